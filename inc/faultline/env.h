@@ -1,0 +1,26 @@
+/* env.h: the contract between `faultline record` and the preloaded shim.
+ *
+ * `record` passes every setting to the traced process through these environment
+ * variables (all values are plain decimal integers or short words). The shim reads
+ * them once, at its lazy initialisation. A process started with the shim but without
+ * FAULTLINE_DIR runs untraced on plain jemalloc (no region, no userfaultfd). */
+#ifndef FAULTLINE_ENV_H
+#define FAULTLINE_ENV_H
+
+#define FL_ENV_DIR          "FAULTLINE_DIR"          /* output directory; the shim writes DIR/<pid>/ */
+#define FL_ENV_LOCAL_BYTES  "FAULTLINE_LOCAL_BYTES"  /* -L in bytes; 0 = unlimited (no eviction) */
+#define FL_ENV_MAX_BYTES    "FAULTLINE_MAX_BYTES"    /* -M in bytes: size of the region */
+#define FL_ENV_HANDLERS     "FAULTLINE_HANDLERS"     /* number of fault handler threads; 0 = default */
+#define FL_ENV_POLICY       "FAULTLINE_POLICY"       /* "clock" (default) or "fifo" */
+#define FL_ENV_STACK_DEPTH  "FAULTLINE_STACK_DEPTH"  /* max frames per stack (issue: stacks) */
+#define FL_ENV_SAMPLE       "FAULTLINE_SAMPLE"       /* record a stack for 1 fault in N */
+#define FL_ENV_PMU          "FAULTLINE_PMU"          /* comma-separated perf event names */
+#define FL_ENV_ALLOC_SAMPLE "FAULTLINE_ALLOC_SAMPLE" /* record an allocation stack for 1 in N */
+#define FL_ENV_FAR          "FAULTLINE_FAR"          /* far store spec: "mem" (default) */
+#define FL_ENV_VERBOSE      "FAULTLINE_VERBOSE"      /* 1 = diagnostics on stderr */
+
+/* Exit status the runtime uses when it must stop the traced program (far store lost,
+ * region registration failed after start). `record` passes it through. */
+#define FL_EXIT_RUNTIME_FAILURE 70
+
+#endif

@@ -1,0 +1,82 @@
+/* trace.h: the on-disk trace format, shared by the runtime (writer) and the tools (reader).
+ *
+ * A recording is a directory DIR holding one subdirectory per traced process, named by its
+ * pid in decimal. Each process directory holds:
+ *   meta.json   what was traced and how (command line, limits, features, clock origin)
+ *   stats.json  counters written at exit (absent if the process was killed by SIGKILL)
+ *   faults      fault records (this header's fl_fault_record), after an fl_file_header
+ * Later issues add stacks, allocs, maps and pmu files, each with the same file header.
+ *
+ * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
+ * binary file starts with an fl_file_header; records follow back to back, each exactly
+ * header.record_size bytes. Records are appended in chunks; a file cut short by a crash
+ * ends in a partial record, which a reader must report as a truncated tail, not as data. */
+#ifndef FAULTLINE_TRACE_H
+#define FAULTLINE_TRACE_H
+
+#include <stdint.h>
+
+#define FL_TRACE_MAGIC   "FLTRACE"   /* 7 characters + NUL = 8 bytes */
+#define FL_TRACE_VERSION 1
+
+enum fl_file_kind {
+	FL_FILE_FAULTS = 1,
+	FL_FILE_STACKS = 2,
+	FL_FILE_ALLOCS = 3,
+	FL_FILE_PMU = 4,
+};
+
+struct fl_file_header {
+	char magic[8];          /* FL_TRACE_MAGIC, NUL-terminated */
+	uint32_t version;       /* FL_TRACE_VERSION */
+	uint32_t kind;          /* enum fl_file_kind */
+	uint32_t header_size;   /* sizeof(struct fl_file_header) = 64 */
+	uint32_t record_size;   /* size of every record that follows */
+	uint32_t pid;           /* process that wrote the file */
+	uint32_t page_size;     /* page size of the region, bytes */
+	uint64_t start_ns;      /* CLOCK_MONOTONIC at runtime start; record times are relative to it */
+	uint64_t region_start;  /* first address of the managed region */
+	uint64_t region_size;   /* bytes reserved for the region (-M) */
+	uint64_t reserved;      /* zero */
+};
+
+/* What a fault did. */
+enum fl_fault_kind {
+	FL_FAULT_FIRST_TOUCH = 1, /* page never held data since (re)allocation: served with zeros */
+	FL_FAULT_REFAULT = 2,     /* page was evicted to the far store: copied back */
+	FL_FAULT_SOFT = 3,        /* page was unmapped by the eviction policy on trial, kept locally */
+	FL_FAULT_CONCURRENT = 4,  /* another message already brought the page in; only woken */
+};
+
+/* Flags of a fault record. */
+#define FL_FAULT_WRITE        0x01 /* the access was a write */
+#define FL_FAULT_PREFETCH_HIT 0x02 /* served from pages prefetched into local staging */
+#define FL_FAULT_NO_STACK     0x04 /* a stack was wanted but could not be taken */
+
+/* One message delivered by the kernel for a page of the region. 32 bytes. */
+struct fl_fault_record {
+	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
+	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
+	uint32_t tid;      /* faulting thread (UFFD_FEATURE_THREAD_ID) */
+	uint32_t seq;      /* per-process sequence number, 0, 1, 2, ... in the order served */
+	uint32_t stack_id; /* index into the stacks table; 0 = no stack */
+	uint8_t kind;      /* enum fl_fault_kind */
+	uint8_t flags;     /* FL_FAULT_* */
+	uint8_t handler;   /* index of the handler thread that served it */
+	uint8_t reserved;  /* zero */
+};
+
+#ifdef __cplusplus
+#define FL_STATIC_ASSERT static_assert
+#else
+#define FL_STATIC_ASSERT _Static_assert
+#endif
+FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 32, "fault record is 32 bytes");
+
+/* Names of the files in a process directory. */
+#define FL_FILE_NAME_META   "meta.json"
+#define FL_FILE_NAME_STATS  "stats.json"
+#define FL_FILE_NAME_FAULTS "faults"
+
+#endif
