@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# rt_exit_codes: `record` exits with the program's status: N for exit(N) and _exit(N), 128 + N when
+# the program dies of signal N (tests/planted/exit_code.c, which first fills 8 MiB of heap, so with
+# -L 4 it ends with evicted pages). Every process that does not die of SIGKILL must leave a complete
+# stats.json and trace (trace.h: stats.json is absent only after SIGKILL; design: flushed on exit and
+# on fatal signals), checked with check_stats. Core dumps are disabled for the run.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted exit_code
+ulimit -c 0
+
+local=4 max=256
+run_case() {  # NAME WANT_STATUS HAS_STATS ARGS...
+	local name=$1 want=$2 has_stats=$3; shift 3
+	run_record "$name" -L "$local" -M "$max" -- "$PLANTED/exit_code" "$@"
+	if [ "$RC" -ne "$want" ]; then
+		show_err "$name"
+		fail "$name: faultline record exited $RC, want $want (exit_code $*)"
+	fi
+	echo "ok $name: exit status $RC"
+	[ "$has_stats" = yes ] || return 0
+	check_stats "$name" --local $((local * MIB)) --max $((max * MIB)) --procs 1
+}
+
+for n in 0 1 3 42 255; do
+	run_case "exit-$n" "$n" yes "$n"
+done
+run_case "_exit-7" 7 yes _exit 7
+run_case "_exit-0" 0 yes _exit 0
+run_case "signal-TERM" $((128 + 15)) yes signal TERM
+run_case "signal-INT" $((128 + 2)) yes signal INT
+run_case "signal-USR1" $((128 + 10)) yes signal USR1
+run_case "signal-SEGV" $((128 + 11)) yes signal SEGV
+run_case "signal-ABRT" $((128 + 6)) yes signal ABRT
+run_case "signal-KILL" $((128 + 9)) no signal KILL
