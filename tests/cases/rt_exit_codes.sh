@@ -33,3 +33,7 @@ run_case "signal-USR1" $((128 + 10)) yes signal USR1
 run_case "signal-SEGV" $((128 + 11)) yes signal SEGV
 run_case "signal-ABRT" $((128 + 6)) yes signal ABRT
 run_case "signal-KILL" $((128 + 9)) no signal KILL
+# a program that resets its own disposition to SIG_DFL and then dies of the signal (GNU sort's
+# cleanup-and-reraise pattern): same status, and still a stats.json
+run_case "signal-dfl-TERM" $((128 + 15)) yes signal-dfl TERM
+run_case "signal-dfl-SEGV" $((128 + 11)) yes signal-dfl SEGV

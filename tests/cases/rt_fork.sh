@@ -7,12 +7,13 @@
 # The case checks: exit 0, output as natively, one process directory per process (3) each with a
 # complete stats.json and trace (check_stats: pid = directory, records_dropped = 0,
 # peak_resident_bytes <= -L in every process), and evictions in the parent's run.
-# Default 64 MiB with -L 16; FAULTLINE_TEST_LONG=1: 128 MiB with -L 32.
+# Default 48 MiB with -L 12 (about 135,000 faults over the three processes); FAULTLINE_TEST_LONG=1:
+# 128 MiB with -L 32.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fork_verify
 
-if [ "$LONG" = 1 ]; then size=128 local=32; else size=64 local=16; fi
+if [ "$LONG" = 1 ]; then size=128 local=32; else size=48 local=12; fi
 max=1024
 
 run_native fork "$PLANTED/fork_verify" "$size"

@@ -3,8 +3,11 @@
  *
  * usage: exit_code N            exit(N) after touching 8 MiB of heap
  *        exit_code _exit N      _exit(N) (no atexit handlers, no stdio flush)
- *        exit_code signal SIG   raise(SIG) with the default action; SIG is a number or a name
- *                               (TERM, SIGTERM, KILL, SEGV, ABRT, ...)
+ *        exit_code signal SIG   raise(SIG) (unblocked; an inherited SIG_IGN is reset to SIG_DFL, any
+ *                               other disposition, e.g. a handler of the runtime, is left alone);
+ *                               SIG is a number or a name (TERM, SIGTERM, KILL, SEGV, ABRT, ...)
+ *        exit_code signal-dfl SIG   signal(SIG, SIG_DFL), then raise(SIG): the pattern of programs
+ *                               that clean up on a signal and then die of it (GNU sort does this)
  * Exits 99 with a message if it is still alive after raising the signal. */
 #include "planted.h"
 #include <signal.h>
@@ -57,18 +60,20 @@ int main(int argc, char **argv)
 		touch_heap();
 		_exit(status);
 	}
-	if (argc == 3 && !strcmp(argv[1], "signal")) {
+	if (argc == 3 && (!strcmp(argv[1], "signal") || !strcmp(argv[1], "signal-dfl"))) {
 		int sig = signal_number(argv[2]);
 		touch_heap();
 		sigset_t set;
 		sigemptyset(&set);
 		sigaddset(&set, sig);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		signal(sig, SIG_DFL);
+		struct sigaction old;
+		if (!strcmp(argv[1], "signal-dfl") || (!sigaction(sig, NULL, &old) && old.sa_handler == SIG_IGN))
+			signal(sig, SIG_DFL);
 		raise(sig);
 		fprintf(stderr, "exit_code: still alive after raise(%d)\n", sig);
 		return 99;
 	}
-	fprintf(stderr, "usage: exit_code N | exit_code _exit N | exit_code signal SIG\n");
+	fprintf(stderr, "usage: exit_code N | exit_code _exit N | exit_code signal|signal-dfl SIG\n");
 	return 2;
 }
