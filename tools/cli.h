@@ -1,0 +1,57 @@
+/* cli.h: helpers shared by every `faultline` verb — option matching in all the usual
+ * spellings, strict number and size parsing, human-readable sizes, and the one format of
+ * messages on stderr ("faultline: ...").
+ *
+ * Parsers never print: they return 0 on success or -1 with a one-line reason in err, so the
+ * caller decides how to report and tests can check the reason. */
+#ifndef FAULTLINE_TOOLS_CLI_H
+#define FAULTLINE_TOOLS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLI_KIB ((uint64_t)1 << 10)
+#define CLI_MIB ((uint64_t)1 << 20)
+#define CLI_GIB ((uint64_t)1 << 30)
+#define CLI_TIB ((uint64_t)1 << 40)
+
+/* Exit status for usage errors (bad option, bad value, refused request). */
+#define CLI_EXIT_USAGE 2
+
+/* Prints "faultline: <message>\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a size: a decimal number with an optional binary unit, case-insensitive:
+ *   B (bytes), K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB.
+ * A number without a unit is in default_unit bytes. A decimal fraction is accepted
+ * ("1.5G", at most 9 fractional digits) and rounded up to a whole byte. Rejects empty
+ * text, signs, spaces, hex, unknown units and results that do not fit in 64 bits. */
+int cli_parse_size(const char *text, uint64_t default_unit, uint64_t *out, char *err, size_t errlen);
+
+/* Parses a plain decimal integer in [min, max] (no sign, no unit, no spaces). */
+int cli_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen);
+
+/* Matches argv[*index] against an option that takes a value, in any of the forms
+ *   -L VALUE   -LVALUE   -L=VALUE   --local VALUE   --local=VALUE
+ * (short_name "-L" or NULL, long_name "--local" or NULL). Returns 1 and sets *value and
+ * advances *index past the value when it matches, 0 when argv[*index] is another option,
+ * -1 with a reason in err when the option is given without its value (last argument,
+ * or followed by "--"). */
+int cli_option_value(int argc, char **argv, int *index, const char *short_name,
+		     const char *long_name, const char **value, char *err, size_t errlen);
+
+/* True when arg is exactly short_name or long_name (either may be NULL). */
+int cli_is_flag(const char *arg, const char *short_name, const char *long_name);
+
+/* Formats bytes for people: "512 B", "4 KiB", "63.9 MiB" (one decimal unless exact).
+ * Returns buf. */
+const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* Formats a count with thousands separators: "1,234,567". Returns buf. */
+const char *cli_format_count(uint64_t count, char *buf, size_t len);
+
+/* Quotes text for a POSIX shell when it needs quoting ('it'\''s'), so that a printed
+ * command can be pasted back. Returns buf; text longer than len is cut with "...". */
+const char *cli_shell_quote(const char *text, char *buf, size_t len);
+
+#endif

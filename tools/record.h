@@ -1,0 +1,50 @@
+/* record.h: `faultline record` — its options, and the pieces of it that tests call
+ * without running anything (argument parsing, LD_PRELOAD composition). */
+#ifndef FAULTLINE_TOOLS_RECORD_H
+#define FAULTLINE_TOOLS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest -M: half of x86-64's 47-bit user address space. */
+#define RECORD_MAX_REGION_BYTES ((uint64_t)64 << 40)
+/* Largest -c: fault records store the handler index in 8 bits. */
+#define RECORD_MAX_HANDLERS 256
+#define RECORD_MAX_STACK_DEPTH 1024
+
+struct record_options {
+	uint64_t local_bytes;   /* -L, rounded up to 4096; 0 = unlimited */
+	uint64_t max_bytes;     /* -M, rounded up to 4096; default: the machine's RAM */
+	bool max_given;         /* -M was given (else max_bytes is the RAM default) */
+	unsigned handlers;      /* -c; 0 = the runtime picks */
+	const char *policy;     /* "clock" or "fifo" */
+	const char *output;     /* -o as given (may hold %p, %h), NULL = default name */
+	bool force;             /* --force: reuse a non-empty output directory */
+	unsigned sample;        /* -s: a stack for 1 fault in N */
+	unsigned stack_depth;   /* --stack-depth */
+	const char *pmu;        /* --pmu, NULL when not given */
+	unsigned alloc_sample;  /* --alloc-sample */
+	const char *far;        /* --far: "mem" */
+	bool quiet;             /* -q: no banner, no summary */
+	bool help;              /* -h: print help and do nothing else */
+	char **command;         /* the command's argv, NULL-terminated, pointing into argv */
+	int command_argc;
+};
+
+/* Parses `record`'s arguments (argv[0] is the verb; argv[argc] must be NULL, as for
+ * main). Strings in *out point into argv. Returns 0, or -1 with a one-line reason. */
+int record_parse_args(int argc, char **argv, struct record_options *out, char *err, size_t errlen);
+
+/* LD_PRELOAD for the child: library appended to existing ("old:lib"), or library alone
+ * when existing is NULL or empty, or existing unchanged when it already lists library.
+ * Returns a new string (free it), or NULL when out of memory. */
+char *record_ld_preload(const char *existing, const char *library);
+
+/* Writes `faultline record --help` to stdout. */
+void record_usage(void);
+
+/* The `record` verb. */
+int cmd_record(int argc, char **argv);
+
+#endif
