@@ -1,0 +1,121 @@
+/* diag.c: async-signal-safe message formatting and output (see diag.h). */
+#include "diag.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+void fl_buf_str(struct fl_buf *b, const char *s)
+{
+	while (*s && b->len + 1 < b->cap)
+		b->p[b->len++] = *s++;
+	if (b->cap)
+		b->p[b->len] = '\0';
+}
+
+void fl_buf_u64(struct fl_buf *b, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp) - 1;
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fl_buf_str(b, tmp + i);
+}
+
+void fl_buf_i64(struct fl_buf *b, int64_t v)
+{
+	if (v < 0) {
+		fl_buf_str(b, "-");
+		fl_buf_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		fl_buf_u64(b, (uint64_t)v);
+	}
+}
+
+void fl_buf_hex(struct fl_buf *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[20];
+	int i = sizeof(tmp) - 1;
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	fl_buf_str(b, "0x");
+	fl_buf_str(b, tmp + i);
+}
+
+void fl_buf_json_str(struct fl_buf *b, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+	char esc[7];
+	fl_buf_str(b, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\', esc[1] = (char)c, esc[2] = '\0';
+			fl_buf_str(b, esc);
+		} else if (c < 0x20) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = digits[c >> 4], esc[5] = digits[c & 15], esc[6] = '\0';
+			fl_buf_str(b, esc);
+		} else {
+			esc[0] = (char)c, esc[1] = '\0';
+			fl_buf_str(b, esc);
+		}
+	}
+	fl_buf_str(b, "\"");
+}
+
+static void write_all_stderr(const char *s, size_t n)
+{
+	int saved = errno;
+	while (n > 0) {
+		ssize_t w = write(2, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		s += w, n -= (size_t)w;
+	}
+	errno = saved;
+}
+
+void fl_log(const char *msg)
+{
+	char tmp[512];
+	struct fl_buf b = { tmp, 0, sizeof(tmp) };
+	fl_buf_str(&b, "faultline: ");
+	fl_buf_str(&b, msg);
+	fl_buf_str(&b, "\n");
+	write_all_stderr(tmp, b.len);
+}
+
+void fl_log_errno(const char *what, int err)
+{
+	char tmp[512];
+	struct fl_buf b = { tmp, 0, sizeof(tmp) };
+	const char *desc = strerrordesc_np(err);
+	fl_buf_str(&b, "faultline: ");
+	fl_buf_str(&b, what);
+	fl_buf_str(&b, " failed: ");
+	fl_buf_str(&b, desc ? desc : "unknown error");
+	fl_buf_str(&b, "\n");
+	write_all_stderr(tmp, b.len);
+}
+
+void fl_log_u64(const char *before, uint64_t v, const char *after)
+{
+	char tmp[512];
+	struct fl_buf b = { tmp, 0, sizeof(tmp) };
+	fl_buf_str(&b, "faultline: ");
+	fl_buf_str(&b, before);
+	fl_buf_u64(&b, v);
+	fl_buf_str(&b, after);
+	fl_buf_str(&b, "\n");
+	write_all_stderr(tmp, b.len);
+}

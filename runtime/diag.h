@@ -1,0 +1,26 @@
+/* diag.h: diagnostics that are safe on any thread, including fault handlers and signal
+ * handlers: no malloc, no stdio, no locale. Messages are formatted into a stack buffer and
+ * written to stderr with one write(2). */
+#ifndef FL_DIAG_H
+#define FL_DIAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Append helpers over a fixed buffer; they never overflow and always NUL-terminate. */
+struct fl_buf {
+	char *p;
+	size_t len, cap;
+};
+void fl_buf_str(struct fl_buf *b, const char *s);
+void fl_buf_u64(struct fl_buf *b, uint64_t v);
+void fl_buf_i64(struct fl_buf *b, int64_t v);
+void fl_buf_hex(struct fl_buf *b, uint64_t v);
+void fl_buf_json_str(struct fl_buf *b, const char *s); /* quoted and escaped */
+
+/* "faultline: <msg>\n" on stderr. fl_log_errno appends ": <call> failed: <strerror>". */
+void fl_log(const char *msg);
+void fl_log_errno(const char *what, int err);
+void fl_log_u64(const char *before, uint64_t v, const char *after);
+
+#endif

@@ -1,0 +1,198 @@
+/* fault.c: serving one userfaultfd message — the runtime's hot path.
+ *
+ * Runs only on handler threads. Takes no lock shared with application threads (a page's
+ * BUSY bit is owned for a few system calls at most, by code that never waits for a fault),
+ * allocates nothing, and never touches region memory: content comes from a static zero page
+ * or from the far mirror, and goes into the region with UFFDIO_COPY.
+ *
+ * Message kinds:
+ *   MISSING on a FREE page  -> first touch: zeros (write-protected when it was a read, so the
+ *                              page stays clean: its far copy, a hole, also reads as zeros)
+ *   MISSING on a FAR page   -> refault: copy back from the far store
+ *   MISSING on a SOFT page  -> soft fault: the clock policy's trial eviction was wrong
+ *   MISSING on a RESIDENT   -> concurrent: another message brought the page in; wake only
+ *   WP on a RESIDENT clean  -> the page becomes dirty: remove write protection (not a fault)
+ * Before a page comes in while local memory is at its limit, room is made first (evict.c),
+ * so resident + soft pages never exceed -L. */
+#include "pages.h"
+#include "diag.h"
+#include "uffd_compat.h"
+
+#include <errno.h>
+#include <sys/ioctl.h>
+
+static char zero_page[FL_PAGE_SIZE] __attribute__((aligned(FL_PAGE_SIZE)));
+
+static void wake_page(struct fl_runtime *rt, size_t page)
+{
+	struct uffdio_range range = { .start = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .len = FL_PAGE_SIZE };
+	if (ioctl(rt->uffd, UFFDIO_WAKE, &range) < 0 && errno != ESRCH && errno != ENOENT)
+		fl_log_errno("ioctl(UFFDIO_WAKE)", errno);
+}
+
+/* Map one page of content at the page's address (waking the faulting threads). Returns 0, or
+ * EEXIST when the page is already mapped. */
+static int install_page(struct fl_runtime *rt, size_t page, const void *src, bool write_protect)
+{
+	struct uffdio_copy copy = {
+		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, page),
+		.src = (uint64_t)(uintptr_t)src,
+		.len = FL_PAGE_SIZE,
+		.mode = write_protect ? UFFDIO_COPY_MODE_WP : 0,
+	};
+	for (;;) {
+		if (ioctl(rt->uffd, UFFDIO_COPY, &copy) == 0)
+			return 0;
+		if (errno == EAGAIN) { /* the address space is changing (fork, mremap): retry */
+			copy.copy = 0;
+			sched_yield();
+			continue;
+		}
+		if (errno == EEXIST) {
+			wake_page(rt, page);
+			return EEXIST;
+		}
+		if (errno != ESRCH && errno != ENOENT) /* the process is exiting: nothing to serve */
+			fl_log_errno("ioctl(UFFDIO_COPY)", errno);
+		return errno;
+	}
+}
+
+/* Reserve one page of local memory, evicting first when at the limit. */
+static void reserve_local_page(struct fl_runtime *rt)
+{
+	size_t limit = rt->local_limit_pages;
+	if (limit == 0) {
+		fl_local_add(rt, 1);
+		return;
+	}
+	for (;;) {
+		size_t cur = atomic_load_explicit(&rt->local_pages, memory_order_relaxed);
+		if (cur < limit) {
+			if (atomic_compare_exchange_weak_explicit(&rt->local_pages, &cur, cur + 1,
+								  memory_order_relaxed, memory_order_relaxed)) {
+				fl_local_add(rt, 0); /* update the peak */
+				return;
+			}
+			continue;
+		}
+		fl_evict_make_room(rt, 1);
+	}
+}
+
+static void serve_write_protect(struct fl_handler *h, size_t page)
+{
+	struct fl_runtime *rt = h->rt;
+	uint64_t waits = 0;
+	uint8_t old = fl_page_lock(rt, page, &waits);
+	atomic_fetch_add_explicit(&h->stats.wp_faults, 1, memory_order_relaxed);
+	if ((old & PG_WHERE) == PG_RESIDENT && !(old & PG_DIRTY)) {
+		struct uffdio_writeprotect wp = {
+			.range = { .start = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .len = FL_PAGE_SIZE },
+			.mode = 0,
+		};
+		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
+			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT, unprotect)", errno);
+		fl_page_unlock(rt, page, (uint8_t)(old | PG_DIRTY | PG_REF));
+	} else {
+		/* already writable, or no longer mapped: the thread retries (and may fault again) */
+		fl_page_unlock(rt, page, old);
+		wake_page(rt, page);
+	}
+	if (waits)
+		atomic_fetch_add_explicit(&h->stats.busy_waits, waits, memory_order_relaxed);
+}
+
+/* Serve a MISSING message; returns the fault kind for the record. */
+static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write)
+{
+	struct fl_runtime *rt = h->rt;
+	uint64_t waits = 0;
+	uint8_t old = fl_page_lock(rt, page, &waits);
+	uint8_t keep = old & PG_NOACCESS;
+	uint8_t kind;
+	bool dirty;
+	const void *src;
+
+	if (waits)
+		atomic_fetch_add_explicit(&h->stats.busy_waits, waits, memory_order_relaxed);
+	switch (old & PG_WHERE) {
+	case PG_RESIDENT:
+		fl_page_unlock(rt, page, old);
+		wake_page(rt, page);
+		return FL_FAULT_CONCURRENT;
+	case PG_FREE:
+		reserve_local_page(rt);
+		kind = FL_FAULT_FIRST_TOUCH;
+		src = zero_page;
+		dirty = write;
+		break;
+	case PG_SOFT:
+		kind = FL_FAULT_SOFT; /* already counted as local */
+		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
+		src = fl_mirror_addr(rt, page);
+		dirty = write || (old & PG_DIRTY);
+		break;
+	default: /* PG_FAR */
+		reserve_local_page(rt);
+		kind = FL_FAULT_REFAULT;
+		src = fl_mirror_addr(rt, page);
+		dirty = write;
+		break;
+	}
+	rt->epoch[page]++;
+	if (install_page(rt, page, src, !dirty) == EEXIST)
+		dirty = true; /* mapped behind our back: assume it was written */
+	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep));
+	if (rt->policy == FL_POLICY_FIFO && kind != FL_FAULT_SOFT)
+		fl_evict_note_installed(rt, page);
+	return kind;
+}
+
+static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
+{
+	struct fl_runtime *rt = h->rt;
+	uint64_t addr = msg->arg.pagefault.address;
+	uint64_t flags = msg->arg.pagefault.flags;
+	struct fl_fault_record rec;
+	size_t page;
+
+	if (msg->event != UFFD_EVENT_PAGEFAULT) {
+		fl_log_u64("unexpected userfaultfd event ", msg->event, " ignored");
+		return;
+	}
+	if (!fl_in_region((const void *)(uintptr_t)addr)) {
+		fl_log_u64("fault outside the region at ", addr, "");
+		return;
+	}
+	page = fl_page_index(rt, addr);
+	if (flags & UFFD_PAGEFAULT_FLAG_WP) {
+		serve_write_protect(h, page);
+		return;
+	}
+	rec.time_ns = fl_now_ns() - rt->start_ns;
+	rec.addr = addr;
+	rec.tid = msg->arg.pagefault.feat.ptid;
+	rec.stack_id = 0;
+	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
+	rec.handler = (uint8_t)h->index;
+	rec.reserved = 0;
+	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+	rec.seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
+
+	atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
+	switch (rec.kind) {
+	case FL_FAULT_FIRST_TOUCH: atomic_fetch_add_explicit(&h->stats.first_touch, 1, memory_order_relaxed); break;
+	case FL_FAULT_REFAULT: atomic_fetch_add_explicit(&h->stats.refault, 1, memory_order_relaxed); break;
+	case FL_FAULT_SOFT: atomic_fetch_add_explicit(&h->stats.soft, 1, memory_order_relaxed); break;
+	default: atomic_fetch_add_explicit(&h->stats.concurrent, 1, memory_order_relaxed); break;
+	}
+	fl_trace_append(h, &rec);
+}
+
+void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n)
+{
+	const struct uffd_msg *m = msgs;
+	for (int i = 0; i < n; i++)
+		serve_one(h, &m[i]);
+}

@@ -1,0 +1,274 @@
+/* region.c: the region's virtual memory — reservation, address allocation, discarding.
+ *
+ * The region is one MAP_NORESERVE reservation of -M bytes, registered with userfaultfd once.
+ * Addresses in it are handed out by a first-fit allocator over a sorted array of free extents
+ * (in pages, coalesced on free), so addresses are reused after free: -M bounds the peak heap,
+ * not the total ever allocated. Freed or discarded pages lose their content (they read back
+ * as zeros) and their far copies. The far mirror and the per-page arrays are reserved here
+ * too, outside the region, with raw system calls (the shim interposes mmap).
+ *
+ * Callers: the shim (jemalloc's extent hooks, the program's mmap family) on application
+ * threads. va_lock is never taken by handler threads. */
+#include "pages.h"
+#include "diag.h"
+#include "uffd_compat.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void *fl_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int fl_sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+int fl_sys_madvise(void *addr, size_t len, int advice) { return (int)syscall(SYS_madvise, addr, len, advice); }
+int fl_sys_mprotect(void *addr, size_t len, int prot) { return (int)syscall(SYS_mprotect, addr, len, prot); }
+
+void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newaddr)
+{
+	return (void *)syscall(SYS_mremap, old, oldsz, newsz, flags, newaddr);
+}
+
+static void *reserve(size_t bytes, const char *what)
+{
+	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		fl_log_errno(what, errno);
+		return NULL;
+	}
+	return p;
+}
+
+int fl_region_setup(struct fl_runtime *rt)
+{
+	size_t pages = rt->max_bytes >> FL_PAGE_SHIFT;
+	rt->region_pages = pages;
+	rt->region = reserve(pages * FL_PAGE_SIZE, "mmap(region of -M bytes)");
+	rt->mirror = reserve(pages * FL_PAGE_SIZE, "mmap(far store mirror)");
+	rt->state = reserve(pages, "mmap(page states)");
+	rt->epoch = reserve(pages * sizeof(uint32_t), "mmap(page epochs)");
+	rt->free_cap = 1024;
+	rt->free_extents = reserve(rt->free_cap * sizeof(struct fl_extent), "mmap(free extents)");
+	if (!rt->region || !rt->mirror || !rt->state || !rt->epoch || !rt->free_extents)
+		return -1;
+	/* 4 KiB pages only: the runtime tracks and moves single pages */
+	fl_sys_madvise(rt->region, pages * FL_PAGE_SIZE, MADV_NOHUGEPAGE);
+	fl_sys_madvise(rt->mirror, pages * FL_PAGE_SIZE, MADV_NOHUGEPAGE);
+	rt->free_extents[0] = (struct fl_extent){ .first = 0, .count = pages };
+	rt->nfree = 1;
+	pthread_mutex_init(&rt->va_lock, NULL);
+	return 0;
+}
+
+static int grow_extents(struct fl_runtime *rt)
+{
+	size_t old_bytes = rt->free_cap * sizeof(struct fl_extent);
+	void *p = fl_sys_mremap(rt->free_extents, old_bytes, 2 * old_bytes, MREMAP_MAYMOVE, NULL);
+	if (p == MAP_FAILED) {
+		fl_log_errno("mremap(free extents)", errno);
+		return -1;
+	}
+	rt->free_extents = p;
+	rt->free_cap *= 2;
+	return 0;
+}
+
+static void remove_extent(struct fl_runtime *rt, size_t i)
+{
+	memmove(&rt->free_extents[i], &rt->free_extents[i + 1], (rt->nfree - i - 1) * sizeof(struct fl_extent));
+	rt->nfree--;
+}
+
+static int insert_extent(struct fl_runtime *rt, size_t i, size_t first, size_t count)
+{
+	if (rt->nfree == rt->free_cap && grow_extents(rt) < 0)
+		return -1;
+	memmove(&rt->free_extents[i + 1], &rt->free_extents[i], (rt->nfree - i) * sizeof(struct fl_extent));
+	rt->free_extents[i] = (struct fl_extent){ .first = first, .count = count };
+	rt->nfree++;
+	return 0;
+}
+
+/* Takes pages [first, first + count) out of free extent i, which contains them. */
+static int carve(struct fl_runtime *rt, size_t i, size_t first, size_t count)
+{
+	struct fl_extent *e = &rt->free_extents[i];
+	size_t head = first - e->first, tail = e->first + e->count - (first + count);
+	if (head && tail) {
+		if (insert_extent(rt, i + 1, first + count, tail) < 0)
+			return -1;
+		rt->free_extents[i].count = head;
+	} else if (head) {
+		e->count = head;
+	} else if (tail) {
+		e->first = first + count, e->count = tail;
+	} else {
+		remove_extent(rt, i);
+	}
+	if (first + count > rt->va_high_pages)
+		__atomic_store_n(&rt->va_high_pages, first + count, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void note_heap(struct fl_runtime *rt, size_t bytes)
+{
+	size_t now = atomic_fetch_add(&rt->heap_bytes, bytes) + bytes;
+	size_t peak = atomic_load(&rt->peak_heap_bytes);
+	while (now > peak && !atomic_compare_exchange_weak(&rt->peak_heap_bytes, &peak, now))
+		;
+}
+
+void *fl_region_alloc(size_t size, size_t align)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	size_t align_pages = align > FL_PAGE_SIZE ? align >> FL_PAGE_SHIFT : 1;
+	size_t base_page = (uintptr_t)rt->region >> FL_PAGE_SHIFT;
+	void *result = NULL;
+
+	if (count == 0)
+		return NULL;
+	pthread_mutex_lock(&rt->va_lock);
+	for (size_t i = 0; i < rt->nfree; i++) {
+		struct fl_extent *e = &rt->free_extents[i];
+		/* align the absolute page number, not the offset in the region */
+		size_t abs = base_page + e->first;
+		size_t first = e->first + ((align_pages - abs % align_pages) % align_pages);
+		if (first + count > e->first + e->count)
+			continue;
+		if (carve(rt, i, first, count) == 0)
+			result = fl_page_addr(rt, first);
+		break;
+	}
+	pthread_mutex_unlock(&rt->va_lock);
+	if (result)
+		note_heap(rt, count << FL_PAGE_SHIFT);
+	else
+		fl_region_report_exhausted(size);
+	return result;
+}
+
+bool fl_region_alloc_at(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	bool ok = false;
+
+	if (!fl_in_region(addr) || first + count > rt->region_pages || ((uintptr_t)addr & (FL_PAGE_SIZE - 1)))
+		return false;
+	pthread_mutex_lock(&rt->va_lock);
+	for (size_t i = 0; i < rt->nfree; i++) {
+		struct fl_extent *e = &rt->free_extents[i];
+		if (e->first > first)
+			break;
+		if (first + count <= e->first + e->count) {
+			ok = carve(rt, i, first, count) == 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&rt->va_lock);
+	if (ok)
+		note_heap(rt, count << FL_PAGE_SHIFT);
+	return ok;
+}
+
+void fl_region_discard(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	size_t local = 0, soft = 0;
+
+	if (count == 0)
+		return;
+	for (size_t p = first; p < first + count; p++) {
+		uint8_t old = fl_page_lock(rt, p, NULL);
+		if ((old & PG_WHERE) == PG_RESIDENT)
+			local++;
+		else if ((old & PG_WHERE) == PG_SOFT)
+			local++, soft++;
+	}
+	if (fl_sys_madvise(fl_page_addr(rt, first), count << FL_PAGE_SHIFT, MADV_DONTNEED) < 0)
+		fl_log_errno("madvise(MADV_DONTNEED) of discarded region pages", errno);
+	if (fl_sys_madvise(fl_mirror_addr(rt, first), count << FL_PAGE_SHIFT, MADV_DONTNEED) < 0)
+		fl_log_errno("madvise(MADV_DONTNEED) of discarded far copies", errno);
+	for (size_t p = first; p < first + count; p++) {
+		uint8_t s = atomic_load(&rt->state[p]);
+		fl_page_unlock(rt, p, (uint8_t)(PG_FREE | (s & PG_NOACCESS)));
+	}
+	atomic_fetch_sub(&rt->soft_pages, soft);
+	fl_local_sub(rt, local);
+}
+
+void fl_region_set_noaccess(void *addr, size_t size, bool noaccess)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	for (size_t p = first; p < first + count && p < rt->region_pages; p++) {
+		if (noaccess)
+			atomic_fetch_or(&rt->state[p], PG_NOACCESS);
+		else
+			atomic_fetch_and(&rt->state[p], (uint8_t)~PG_NOACCESS);
+	}
+}
+
+void fl_region_free(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	size_t i, lo = 0, hi;
+
+	if (count == 0)
+		return;
+	fl_region_discard(addr, size);
+	fl_region_set_noaccess(addr, size, false);
+	pthread_mutex_lock(&rt->va_lock);
+	hi = rt->nfree; /* first extent starting after `first` */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rt->free_extents[mid].first < first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	bool join_prev = i > 0 && rt->free_extents[i - 1].first + rt->free_extents[i - 1].count == first;
+	bool join_next = i < rt->nfree && first + count == rt->free_extents[i].first;
+	if (join_prev && join_next) {
+		rt->free_extents[i - 1].count += count + rt->free_extents[i].count;
+		remove_extent(rt, i);
+	} else if (join_prev) {
+		rt->free_extents[i - 1].count += count;
+	} else if (join_next) {
+		rt->free_extents[i].first = first, rt->free_extents[i].count += count;
+	} else {
+		insert_extent(rt, i, first, count);
+	}
+	pthread_mutex_unlock(&rt->va_lock);
+	atomic_fetch_sub(&rt->heap_bytes, count << FL_PAGE_SHIFT);
+}
+
+void fl_region_report_exhausted(size_t request)
+{
+	struct fl_runtime *rt = &fl_rt;
+	char tmp[400];
+	struct fl_buf b = { tmp, 0, sizeof(tmp) };
+	bool expected = false;
+	if (!atomic_compare_exchange_strong(&rt->exhausted_reported, &expected, true))
+		return;
+	fl_buf_str(&b, "region exhausted: the program asked for ");
+	fl_buf_u64(&b, request);
+	fl_buf_str(&b, " more bytes with ");
+	fl_buf_u64(&b, atomic_load(&rt->heap_bytes) >> 20);
+	fl_buf_str(&b, " MiB of the -M limit of ");
+	fl_buf_u64(&b, rt->max_bytes >> 20);
+	fl_buf_str(&b, " MiB in use; malloc returns NULL (ENOMEM). Raise -M (faultline record -M SIZE)");
+	fl_log(tmp);
+}

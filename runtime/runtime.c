@@ -1,0 +1,227 @@
+/* runtime.c: the runtime's lifecycle — start from the FAULTLINE_* environment, shutdown at
+ * exit or exec, and a fresh runtime in the child of a fork.
+ *
+ * Design choices, measured on this machine (notes/mechanisms.md):
+ *  - One region, registered MISSING | WP once, without UFFD_FEATURE_SIGBUS or
+ *    UFFD_USER_MODE_ONLY (both make read()/write() into a non-resident page fail with EFAULT)
+ *    and without EVENT_REMOVE (its synchronous events deadlock a handler that drops its own
+ *    pages). Synchronous write-protect is the dirty bit: pages copied in from the far store
+ *    are write-protected, their first write is a (cheap, unlogged) WP message, so clean pages
+ *    are dropped without a write-back and dirty pages cannot change while being copied out.
+ *    WP_ASYNC was rejected: a write landing between the dirty check and the drop would be lost.
+ *  - fork: the kernel does not carry userfaultfd registration into the child (no EVENT_FORK),
+ *    so the child registers the region again on a new userfaultfd and starts its own
+ *    handlers, in an atfork *child* handler that runs before jemalloc's (so jemalloc's child
+ *    handler, which touches arena metadata in the region, is already served). The child sees
+ *    the parent's pages as they were: resident pages by copy-on-write, evicted pages through
+ *    its copy-on-write copy of the far mirror. Transitions that were in flight in the parent
+ *    at the instant of the fork are settled from the pages' presence (mincore).
+ *    The parent does nothing special at fork: every page operation is atomic with respect to
+ *    fork (each takes the mmap lock), so the child's copy is consistent. */
+#include "runtime.h"
+#include "pages.h"
+#include "diag.h"
+#include "uffd_compat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faultline/env.h"
+
+struct fl_runtime fl_rt;
+__thread int fl_internal_thread;
+_Atomic int fl_rt_state = FL_RT_UNINIT;
+
+uint64_t fl_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end) {
+		char msg[256];
+		struct fl_buf b = { msg, 0, sizeof(msg) };
+		fl_buf_str(&b, "ignoring malformed ");
+		fl_buf_str(&b, name);
+		fl_buf_str(&b, "=");
+		fl_buf_str(&b, v);
+		fl_log(msg);
+		return dflt;
+	}
+	return x;
+}
+
+static int open_uffd(void)
+{
+	int fd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		int uffd = ioctl(fd, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+		int err = errno;
+		close(fd);
+		if (uffd >= 0)
+			return uffd;
+		errno = err;
+	}
+	return (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+}
+
+/* Opens a userfaultfd with the features we use and registers the region with it. */
+static int connect_region(struct fl_runtime *rt)
+{
+	uint64_t wanted = UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_EXACT_ADDRESS;
+	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+	int probe = open_uffd();
+	if (probe < 0) {
+		fl_log_errno("userfaultfd (needs root, access to /dev/userfaultfd or vm.unprivileged_userfaultfd=1)", errno);
+		return -1;
+	}
+	if (ioctl(probe, UFFDIO_API, &api) < 0) {
+		fl_log_errno("ioctl(UFFDIO_API)", errno);
+		close(probe);
+		return -1;
+	}
+	close(probe);
+	rt->features = api.features & wanted;
+	rt->uffd = open_uffd();
+	if (rt->uffd < 0) {
+		fl_log_errno("userfaultfd", errno);
+		return -1;
+	}
+	api = (struct uffdio_api){ .api = UFFD_API, .features = rt->features };
+	if (ioctl(rt->uffd, UFFDIO_API, &api) < 0) {
+		fl_log_errno("ioctl(UFFDIO_API)", errno);
+		return -1;
+	}
+	struct uffdio_register reg = {
+		.range = { .start = (uint64_t)(uintptr_t)rt->region, .len = rt->region_pages * FL_PAGE_SIZE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	rt->write_protect = true;
+	if (ioctl(rt->uffd, UFFDIO_REGISTER, &reg) < 0) {
+		reg.mode = UFFDIO_REGISTER_MODE_MISSING; /* kernel without anonymous WP: every page is dirty */
+		rt->write_protect = false;
+		if (ioctl(rt->uffd, UFFDIO_REGISTER, &reg) < 0) {
+			fl_log_errno("ioctl(UFFDIO_REGISTER) of the region", errno);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_config(struct fl_runtime *rt)
+{
+	const char *policy = getenv(FL_ENV_POLICY);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t local = env_u64(FL_ENV_LOCAL_BYTES, 0);
+	uint64_t max = env_u64(FL_ENV_MAX_BYTES, (uint64_t)sysconf(_SC_PHYS_PAGES) * FL_PAGE_SIZE);
+
+	rt->max_bytes = (size_t)((max + FL_PAGE_SIZE - 1) & ~(FL_PAGE_SIZE - 1));
+	rt->local_limit_pages = (size_t)((local + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT);
+	if (rt->max_bytes == 0) {
+		fl_log("FAULTLINE_MAX_BYTES is 0: nothing to manage");
+		return -1;
+	}
+	if (rt->local_limit_pages && rt->local_limit_pages < FL_MIN_LOCAL_PAGES) {
+		fl_log("-L must be at least 1 MiB");
+		return -1;
+	}
+	rt->nhandlers = (unsigned)env_u64(FL_ENV_HANDLERS, 0);
+	if (rt->nhandlers == 0)
+		rt->nhandlers = ncpu > 0 ? (unsigned)ncpu : 1;
+	if (rt->nhandlers > FL_MAX_HANDLERS)
+		rt->nhandlers = FL_MAX_HANDLERS;
+	rt->policy = (policy && strcmp(policy, "fifo") == 0) ? FL_POLICY_FIFO : FL_POLICY_CLOCK;
+	return 0;
+}
+
+int fl_runtime_init(void)
+{
+	struct fl_runtime *rt = &fl_rt;
+	if (!getenv(FL_ENV_DIR))
+		return 1;
+	rt->start_ns = fl_now_ns();
+	rt->pid = getpid();
+	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
+	    fl_evict_setup(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0) {
+		fl_log("the runtime could not start; the program runs untraced");
+		return -1;
+	}
+	return 0;
+}
+
+void fl_runtime_shutdown(const char *why)
+{
+	struct fl_runtime *rt = &fl_rt;
+	if (atomic_load(&fl_rt_state) != FL_RT_READY || rt->pid != getpid())
+		return; /* not traced, or a vfork child sharing the parent's memory */
+	fl_handlers_flush(rt);
+	atomic_store(&rt->final_mode, true);
+	fl_trace_write_stats(rt, why);
+}
+
+/* Child of fork: settle pages that were in transition in the parent at the fork. */
+static void settle_pages_after_fork(struct fl_runtime *rt)
+{
+	for (size_t p = 0; p < rt->va_high_pages; p++) {
+		uint8_t s = atomic_load(&rt->state[p]);
+		uint8_t where = s & PG_WHERE, keep = s & PG_NOACCESS;
+		if (where == PG_RESIDENT)
+			s |= PG_DIRTY; /* write protection is not inherited: writes are no longer seen */
+		if (s & PG_BUSY) {
+			unsigned char present = 0;
+			mincore(fl_page_addr(rt, p), FL_PAGE_SIZE, &present);
+			if (present & 1)
+				s = PG_RESIDENT | PG_DIRTY | keep;
+			else if (where == PG_RESIDENT) /* an eviction had unmapped it: content in the mirror */
+				s = PG_SOFT | PG_DIRTY | keep;
+			else
+				s = (uint8_t)(where | keep | (s & PG_DIRTY));
+		}
+		atomic_store(&rt->state[p], (uint8_t)(s & ~PG_BUSY));
+	}
+}
+
+void fl_runtime_fork_child(void)
+{
+	struct fl_runtime *rt = &fl_rt;
+	if (atomic_load(&fl_rt_state) != FL_RT_READY)
+		return;
+	close(rt->uffd);
+	close(rt->faults_fd);
+	for (unsigned i = 0; i < rt->nhandlers; i++) {
+		close(rt->handlers[i].wake_fd);
+		memset(&rt->handlers[i].stats, 0, sizeof(rt->handlers[i].stats));
+		rt->handlers[i].nrecords = 0;
+		rt->handlers[i].last_write_errno = 0;
+	}
+	memset(&rt->evict, 0, sizeof(rt->evict));
+	atomic_store(&rt->next_seq, 0);
+	atomic_store(&rt->final_mode, false);
+	atomic_store(&rt->exhausted_reported, false);
+	atomic_store(&rt->peak_heap_bytes, atomic_load(&rt->heap_bytes));
+	pthread_mutex_init(&rt->va_lock, NULL);
+	rt->start_ns = fl_now_ns();
+	rt->pid = getpid();
+	settle_pages_after_fork(rt);
+	fl_evict_rebuild_after_fork(rt);
+	if (connect_region(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0) {
+		fl_log("the runtime could not start in a forked child; it cannot run correctly");
+		_exit(FL_EXIT_RUNTIME_FAILURE);
+	}
+}

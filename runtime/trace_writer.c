@@ -1,0 +1,269 @@
+/* trace_writer.c: the process's trace directory and files — meta.json at start, fault records
+ * while running, stats.json at exit.
+ *
+ * Fault records collect in a per-handler buffer (owned by that handler thread, in runtime
+ * memory, never in the region) and are appended to the `faults` file in whole chunks with
+ * O_APPEND, so chunks of different handlers never interleave inside a record. A failed write
+ * (ENOSPC, EIO) is the only way a record is dropped; it is counted and its errno kept for
+ * the summary. Files are created with O_EXCL | O_NOFOLLOW: nothing is clobbered or followed. */
+#include "runtime.h"
+#include "pages.h"
+#include "diag.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno;
+		if (w == 0)
+			return EIO;
+		p += w, len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int create_file(const struct fl_runtime *rt, const char *name, int extra_flags)
+{
+	char path[PATH_MAX];
+	struct fl_buf b = { path, 0, sizeof(path) };
+	fl_buf_str(&b, rt->dir);
+	fl_buf_str(&b, "/");
+	fl_buf_str(&b, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644);
+	if (fd < 0)
+		fl_log_errno(path, errno);
+	return fd;
+}
+
+/* Creates DIR/<pid> (or DIR/<pid>.N when this pid already has one, after an exec). */
+static int make_process_dir(struct fl_runtime *rt, const char *top)
+{
+	for (unsigned n = 0; n < 1000; n++) {
+		struct fl_buf b = { rt->dir, 0, sizeof(rt->dir) };
+		fl_buf_str(&b, top);
+		fl_buf_str(&b, "/");
+		fl_buf_u64(&b, (uint64_t)getpid());
+		if (n) {
+			fl_buf_str(&b, ".");
+			fl_buf_u64(&b, n);
+		}
+		if (mkdir(rt->dir, 0755) == 0)
+			return 0;
+		if (errno != EEXIST) {
+			fl_log_errno(rt->dir, errno);
+			return -1;
+		}
+	}
+	return -1;
+}
+
+int fl_trace_open(struct fl_runtime *rt)
+{
+	const char *top = getenv("FAULTLINE_DIR");
+	struct fl_file_header *hdr = &rt->file_header;
+
+	if (!top || make_process_dir(rt, top) < 0)
+		return -1;
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+	hdr->version = FL_TRACE_VERSION;
+	hdr->kind = FL_FILE_FAULTS;
+	hdr->header_size = sizeof(*hdr);
+	hdr->record_size = sizeof(struct fl_fault_record);
+	hdr->pid = (uint32_t)getpid();
+	hdr->page_size = FL_PAGE_SIZE;
+	hdr->start_ns = rt->start_ns;
+	hdr->region_start = (uint64_t)(uintptr_t)rt->region;
+	hdr->region_size = rt->region_pages * FL_PAGE_SIZE;
+	rt->faults_fd = create_file(rt, FL_FILE_NAME_FAULTS, O_EXCL | O_APPEND);
+	if (rt->faults_fd < 0)
+		return -1;
+	int err = write_all(rt->faults_fd, hdr, sizeof(*hdr));
+	if (err) {
+		fl_log_errno("write(faults header)", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < rt->nhandlers; i++) {
+		struct fl_handler *h = &rt->handlers[i];
+		if (!h->records) {
+			h->records = fl_sys_mmap(NULL, FL_TRACE_CHUNK * sizeof(struct fl_fault_record),
+						 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (h->records == MAP_FAILED) {
+				h->records = NULL;
+				fl_log_errno("mmap(trace buffer)", errno);
+				return -1;
+			}
+		}
+		h->nrecords = 0;
+	}
+	fl_trace_write_meta(rt);
+	return 0;
+}
+
+void fl_trace_flush(struct fl_handler *h)
+{
+	struct fl_runtime *rt = h->rt;
+	if (h->nrecords == 0)
+		return;
+	int err = write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record));
+	if (err) {
+		atomic_fetch_add(&h->stats.records_dropped, h->nrecords);
+		h->last_write_errno = err;
+	} else {
+		atomic_fetch_add(&h->stats.records_written, h->nrecords);
+	}
+	h->nrecords = 0;
+}
+
+void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec)
+{
+	h->records[h->nrecords++] = *rec;
+	if (h->nrecords == FL_TRACE_CHUNK)
+		fl_trace_flush(h);
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length. */
+static size_t read_proc(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	if (fd < 0)
+		return 0;
+	while (len + 1 < cap) {
+		ssize_t r = read(fd, buf + len, cap - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+static void json_key_u64(struct fl_buf *b, const char *key, uint64_t v)
+{
+	fl_buf_str(b, ",\n  \"");
+	fl_buf_str(b, key);
+	fl_buf_str(b, "\": ");
+	fl_buf_u64(b, v);
+}
+
+static void json_key_str(struct fl_buf *b, const char *key, const char *v)
+{
+	fl_buf_str(b, ",\n  \"");
+	fl_buf_str(b, key);
+	fl_buf_str(b, "\": ");
+	fl_buf_json_str(b, v);
+}
+
+static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_buf *b)
+{
+	int fd = create_file(rt, name, O_TRUNC);
+	if (fd < 0)
+		return;
+	int err = write_all(fd, b->p, b->len);
+	if (err)
+		fl_log_errno(name, err);
+	close(fd);
+}
+
+static char meta_buf[65536];
+
+void fl_trace_write_meta(struct fl_runtime *rt)
+{
+	static char cmdline[16384], exe[PATH_MAX];
+	struct fl_buf b = { meta_buf, 0, sizeof(meta_buf) };
+	size_t n = read_proc("/proc/self/cmdline", cmdline, sizeof(cmdline));
+	ssize_t elen = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[elen > 0 ? elen : 0] = '\0';
+
+	fl_buf_str(&b, "{\n  \"format_version\": ");
+	fl_buf_u64(&b, FL_TRACE_VERSION);
+	json_key_u64(&b, "pid", (uint64_t)getpid());
+	json_key_u64(&b, "ppid", (uint64_t)getppid());
+	json_key_str(&b, "exe", exe);
+	fl_buf_str(&b, ",\n  \"cmdline\": [");
+	for (size_t off = 0; off < n; off += strlen(cmdline + off) + 1) {
+		if (off)
+			fl_buf_str(&b, ", ");
+		fl_buf_json_str(&b, cmdline + off);
+	}
+	fl_buf_str(&b, "]");
+	json_key_u64(&b, "local_limit_bytes", rt->local_limit_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, "max_bytes", rt->max_bytes);
+	json_key_u64(&b, "handlers", rt->nhandlers);
+	json_key_str(&b, "policy", rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
+	json_key_str(&b, "far", "mem");
+	json_key_u64(&b, "page_size", FL_PAGE_SIZE);
+	json_key_u64(&b, "region_start", (uint64_t)(uintptr_t)rt->region);
+	json_key_u64(&b, "region_size", rt->region_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, "start_ns", rt->start_ns);
+	json_key_u64(&b, "uffd_features", rt->features);
+	json_key_u64(&b, "write_protect", rt->write_protect);
+	fl_buf_str(&b, "\n}\n");
+	write_json_file(rt, FL_FILE_NAME_META, &b);
+}
+
+void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
+{
+	static char buf[8192];
+	struct fl_buf b = { buf, 0, sizeof(buf) };
+	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
+	int write_errno = 0;
+
+	for (unsigned i = 0; i < rt->nhandlers; i++) {
+		struct fl_handler_stats *s = &rt->handlers[i].stats;
+		total += atomic_load(&s->faults_total);
+		first += atomic_load(&s->first_touch);
+		refault += atomic_load(&s->refault);
+		soft += atomic_load(&s->soft);
+		conc += atomic_load(&s->concurrent);
+		wp += atomic_load(&s->wp_faults);
+		written += atomic_load(&s->records_written);
+		dropped += atomic_load(&s->records_dropped);
+		waits += atomic_load(&s->busy_waits);
+		if (rt->handlers[i].last_write_errno)
+			write_errno = rt->handlers[i].last_write_errno;
+	}
+	fl_buf_str(&b, "{\n  \"pid\": ");
+	fl_buf_u64(&b, (uint64_t)getpid());
+	json_key_u64(&b, "faults_total", total);
+	json_key_u64(&b, "faults_first_touch", first);
+	json_key_u64(&b, "faults_refault", refault);
+	json_key_u64(&b, "faults_soft", soft);
+	json_key_u64(&b, "faults_concurrent", conc);
+	json_key_u64(&b, "write_protect_faults", wp);
+	json_key_u64(&b, "evictions", atomic_load(&rt->evict.evictions));
+	json_key_u64(&b, "writebacks", atomic_load(&rt->evict.writebacks));
+	json_key_u64(&b, "evictions_clean", atomic_load(&rt->evict.evictions_clean));
+	json_key_u64(&b, "soft_evictions", atomic_load(&rt->evict.soft_evictions));
+	json_key_u64(&b, "eviction_rounds", atomic_load(&rt->evict.rounds));
+	json_key_u64(&b, "busy_waits", waits);
+	json_key_u64(&b, "resident_bytes_at_exit", atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
+	json_key_u64(&b, "peak_resident_bytes", atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
+	json_key_u64(&b, "local_limit_bytes", rt->local_limit_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, "max_bytes", rt->max_bytes);
+	json_key_u64(&b, "heap_bytes_at_exit", atomic_load(&rt->heap_bytes));
+	json_key_u64(&b, "peak_heap_bytes", atomic_load(&rt->peak_heap_bytes));
+	json_key_u64(&b, "records_written", written);
+	json_key_u64(&b, "records_dropped", dropped);
+	json_key_str(&b, "records_dropped_reason", write_errno ? strerrordesc_np(write_errno) : "");
+	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
+	json_key_str(&b, "exit", exit_reason);
+	fl_buf_str(&b, "\n}\n");
+	write_json_file(rt, FL_FILE_NAME_STATS, &b);
+}

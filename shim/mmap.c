@@ -1,0 +1,199 @@
+/* mmap.c: the program's anonymous memory mappings, served from the region.
+ *
+ * mmap of private anonymous memory (no address hint, not executable, not a stack) is carved
+ * from the region; munmap gives it back (contents discarded); mremap grows in place when the
+ * addresses after it are free, else moves by copying; madvise(DONTNEED/FREE/REMOVE) discards
+ * (pages read back as zeros, far copies dropped); other advice on region memory is ignored
+ * (huge pages would break page-granular tracking); mprotect works as usual and PROT_NONE
+ * pages are never evicted. A MAP_FIXED mapping of anonymous memory over region memory
+ * replaces its contents with zeros; a file or shared MAP_FIXED mapping over the region cannot
+ * be supported and fails with one clear message. jemalloc's own calls (for its non-region
+ * arenas) and the runtime's threads always get real mappings. */
+#include "shim.h"
+#include "../runtime/runtime.h"
+#include "../runtime/diag.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PAGE_MASK (FL_PAGE_SIZE - 1)
+
+static bool managed(const void *caller)
+{
+	return atomic_load_explicit(&fl_rt_state, memory_order_acquire) == FL_RT_READY && !fl_internal_thread &&
+	       !fl_shim_return_in_jemalloc(caller);
+}
+
+static size_t round_up(size_t len) { return (len + PAGE_MASK) & ~PAGE_MASK; }
+
+/* The part of [addr, addr+len) inside the region, if any. */
+static bool region_part(void *addr, size_t len, char **start, size_t *plen)
+{
+	char *a = addr, *end = a + len;
+	char *rs = fl_rt.region, *re = fl_rt.region + fl_rt.region_pages * FL_PAGE_SIZE;
+	char *s = a > rs ? a : rs, *e = end < re ? end : re;
+	if (s >= e)
+		return false;
+	*start = s, *plen = (size_t)(e - s);
+	return true;
+}
+
+static bool eligible(void *addr, int prot, int flags)
+{
+	int bad = MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN | MAP_STACK | MAP_HUGETLB | MAP_32BIT;
+	return addr == NULL && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE && !(flags & bad) &&
+	       !(prot & PROT_EXEC);
+}
+
+static void apply_prot(void *p, size_t len, int prot)
+{
+	if (prot != (PROT_READ | PROT_WRITE))
+		fl_sys_mprotect(p, len, prot);
+	fl_region_set_noaccess(p, len, !(prot & PROT_READ));
+}
+
+static void *map_fixed_over_region(void *addr, size_t len, int prot, int flags)
+{
+	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC)) {
+		fl_log("MAP_FIXED mapping of a file, shared or executable memory over heap memory is not supported");
+		errno = ENOTSUP;
+		return MAP_FAILED;
+	}
+	if (flags & MAP_FIXED_NOREPLACE) {
+		errno = EEXIST;
+		return MAP_FAILED;
+	}
+	fl_region_alloc_at(addr, len); /* claims the addresses if they were free */
+	fl_region_discard(addr, len);
+	fl_sys_mprotect(addr, len, prot);
+	fl_region_set_noaccess(addr, len, !(prot & PROT_READ));
+	return addr;
+}
+
+FL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (managed(__builtin_return_address(0)) && len) {
+		char *rs;
+		size_t rl;
+		if (eligible(addr, prot, flags)) {
+			void *p = fl_region_alloc(round_up(len), FL_PAGE_SIZE);
+			if (!p) {
+				errno = ENOMEM;
+				return MAP_FAILED;
+			}
+			apply_prot(p, round_up(len), prot);
+			return p;
+		}
+		if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && region_part(addr, round_up(len), &rs, &rl)) {
+			if (rs != (char *)addr || rl != round_up(len) || ((uintptr_t)addr & PAGE_MASK)) {
+				fl_log("MAP_FIXED mapping straddling the heap region is not supported");
+				errno = ENOTSUP;
+				return MAP_FAILED;
+			}
+			return map_fixed_over_region(addr, rl, prot, flags);
+		}
+	}
+	return fl_sys_mmap(addr, len, prot, flags, fd, off);
+}
+
+FL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+FL_EXPORT int munmap(void *addr, size_t len)
+{
+	char *rs;
+	size_t rl;
+	if (atomic_load(&fl_rt_state) == FL_RT_READY && region_part(addr, round_up(len), &rs, &rl)) {
+		char *a = addr, *end = a + round_up(len);
+		if ((uintptr_t)addr & PAGE_MASK) {
+			errno = EINVAL;
+			return -1;
+		}
+		fl_sys_mprotect(rs, rl, PROT_READ | PROT_WRITE);
+		fl_region_free(rs, rl);
+		if (a < rs && fl_sys_munmap(a, (size_t)(rs - a)) < 0)
+			return -1;
+		if (rs + rl < end && fl_sys_munmap(rs + rl, (size_t)(end - (rs + rl))) < 0)
+			return -1;
+		return 0;
+	}
+	return fl_sys_munmap(addr, len);
+}
+
+static void *remap_in_region(char *old, size_t oldsz, size_t newsz, int flags)
+{
+	oldsz = round_up(oldsz), newsz = round_up(newsz);
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		fl_log("mremap with MREMAP_FIXED or MREMAP_DONTUNMAP of heap memory is not supported");
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	if (newsz <= oldsz) {
+		if (newsz < oldsz)
+			fl_region_free(old + newsz, oldsz - newsz);
+		return old;
+	}
+	if (fl_region_alloc_at(old + oldsz, newsz - oldsz))
+		return old;
+	if (!(flags & MREMAP_MAYMOVE)) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	char *moved = fl_region_alloc(newsz, FL_PAGE_SIZE);
+	if (!moved) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	memcpy(moved, old, oldsz);
+	fl_sys_mprotect(old, oldsz, PROT_READ | PROT_WRITE);
+	fl_region_free(old, oldsz);
+	return moved;
+}
+
+FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
+{
+	void *newaddr = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		newaddr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old))
+		return remap_in_region(old, oldsz, newsz, flags);
+	return fl_sys_mremap(old, oldsz, newsz, flags, newaddr);
+}
+
+FL_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	char *rs;
+	size_t rl;
+	if (atomic_load(&fl_rt_state) == FL_RT_READY && region_part(addr, round_up(len), &rs, &rl)) {
+		if ((uintptr_t)addr & PAGE_MASK) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)
+			fl_region_discard(rs, rl);
+		/* other advice on region memory is ignored; the rest of the range gets it as usual */
+		char *a = addr, *end = a + round_up(len);
+		if (a < rs && fl_sys_madvise(a, (size_t)(rs - a), advice) < 0)
+			return -1;
+		if (rs + rl < end && fl_sys_madvise(rs + rl, (size_t)(end - (rs + rl)), advice) < 0)
+			return -1;
+		return 0;
+	}
+	return fl_sys_madvise(addr, len, advice);
+}
+
+FL_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	char *rs;
+	size_t rl;
+	int r = fl_sys_mprotect(addr, len, prot);
+	if (r == 0 && atomic_load(&fl_rt_state) == FL_RT_READY && region_part(addr, round_up(len), &rs, &rl))
+		fl_region_set_noaccess(rs, rl, !(prot & PROT_READ));
+	return r;
+}
