@@ -232,9 +232,13 @@ static int record_apply_option(int argc, char **argv, int *i, struct record_opti
 
 		if (match == 0)
 			continue;
-		if (match < 0 || opt->apply(o, value, reason, sizeof(reason)) < 0) {
-			snprintf(err, errlen, "%s%s%s", match < 0 ? "" : opt->long_name,
-				 match < 0 ? "" : ": ", reason);
+		if (match < 0) {
+			snprintf(err, errlen, "%s", reason);
+			return -1;
+		}
+		if (opt->apply(o, value, reason, sizeof(reason)) < 0) {
+			snprintf(err, errlen, "%s%s%s: %s", opt->short_name ? opt->short_name : "",
+				 opt->short_name ? "/" : "", opt->long_name, reason);
 			return -1;
 		}
 		return 1;
@@ -272,7 +276,7 @@ static int record_check_sizes(struct record_options *o, char *err, size_t errlen
 	if (!o->max_given && machine_ram_bytes(&o->max_bytes, err, errlen) < 0)
 		return -1;
 	if (round_up_page(&o->max_bytes) < 0 || o->max_bytes > RECORD_MAX_REGION_BYTES) {
-		snprintf(err, errlen, "--max: at most %s (half of the address space)",
+		snprintf(err, errlen, "-M/--max: at most %s (half of the address space)",
 			 cli_format_size(RECORD_MAX_REGION_BYTES, max, sizeof(max)));
 		return -1;
 	}
@@ -1092,6 +1096,17 @@ static const struct stats_counter {
 	STATS_SUM("records_dropped", dropped),
 };
 
+/* Says why a process dropped records, when its runtime said so. */
+static void report_dropped_reason(const struct flat_json *stats, const char *pid)
+{
+	const char *reason = stats_json_string(stats, "records_dropped_reason");
+	uint64_t dropped;
+
+	if (stats_json_uint(stats, "records_dropped", &dropped) == 0 && dropped > 0 && reason != NULL &&
+	    *reason != '\0')
+		cli_error("pid %s dropped records: %s", pid, reason);
+}
+
 /* Adds one process's stats.json into totals; complains about what it cannot read. */
 static void totals_add_process(struct record_totals *t, const char *dir, const char *pid, bool quiet)
 {
@@ -1129,6 +1144,7 @@ static void totals_add_process(struct record_totals *t, const char *dir, const c
 	}
 	if (missing[0] != '\0')
 		cli_error("%s: no counter (non-negative integer) for %s", path, missing);
+	report_dropped_reason(&stats, pid);
 	stats_json_free(&stats);
 }
 

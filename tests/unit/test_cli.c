@@ -320,10 +320,10 @@ static void test_record_sizes_rejected(void)
 
 	PARSE_BAD(l_gt_m, "larger than -M");
 	PARSE_BAD(l_gt_m_rounded, "larger than -M");
-	PARSE_BAD(m_zero, "larger than 0");
+	PARSE_BAD(m_zero, "-M/--max: the region size must be larger than 0");
 	PARSE_BAD(m_zero_bytes, "larger than 0");
-	PARSE_BAD(m_huge, "at most 64 TiB");
-	PARSE_BAD(l_bad, "--local: invalid size 'lots'");
+	PARSE_BAD(m_huge, "-M/--max: at most 64 TiB");
+	PARSE_BAD(l_bad, "-L/--local: invalid size 'lots'");
 	PARSE_BAD(l_neg, "invalid size '-64'");
 	PARSE_BAD(l_over, "too large");
 	PARSE_BAD(l_over_ram, "larger than -M");
@@ -354,9 +354,9 @@ static void test_record_other_rejections(void)
 	PARSE_BAD(empty_cmd, "empty command");
 	PARSE_BAD(unknown, "unknown option '--bogus'");
 	PARSE_BAD(unknown_short, "unknown option '-Z'");
-	PARSE_BAD(policy, "unknown policy 'lru'");
+	PARSE_BAD(policy, "--policy: unknown policy 'lru'");
 	PARSE_BAD(far, "not supported yet");
-	PARSE_BAD(handlers, "between 0 and 256");
+	PARSE_BAD(handlers, "-c/--handlers: invalid number '257': must be between 0 and 256");
 	PARSE_BAD(sample, "between 1");
 	PARSE_BAD(depth, "between 1");
 	PARSE_BAD(alloc, "--alloc-sample");
