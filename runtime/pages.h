@@ -12,6 +12,7 @@
  *   REF       referenced since the clock hand last passed (set when a fault installs the page)
  *   BUSY      one thread owns a transition of this page; others wait (briefly) for it
  *   NOACCESS  the program made the page PROT_NONE: never evicted (the runtime cannot read it)
+ *   GUARD     free addresses the program unmapped: PROT_NONE until handed out again
  *
  * Invariants: a FREE page has no far copy (its mirror page is a hole). A page is BUSY only
  * while its owner runs code that needs no fault service (so waiting for BUSY cannot deadlock).
@@ -31,6 +32,7 @@
 #define PG_REF      0x08
 #define PG_BUSY     0x10
 #define PG_NOACCESS 0x20
+#define PG_GUARD    0x40  /* free, made PROT_NONE by munmap: access faults as after a real munmap */
 
 static inline size_t fl_page_index(const struct fl_runtime *rt, uint64_t addr)
 {

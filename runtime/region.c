@@ -93,6 +93,20 @@ static int insert_extent(struct fl_runtime *rt, size_t i, size_t first, size_t c
 	return 0;
 }
 
+/* Addresses the program unmapped are PROT_NONE while free; make them usable again. */
+static void lift_guards(struct fl_runtime *rt, size_t first, size_t count)
+{
+	bool guarded = false;
+	for (size_t p = first; p < first + count && !guarded; p++)
+		guarded = atomic_load_explicit(&rt->state[p], memory_order_relaxed) & PG_GUARD;
+	if (!guarded)
+		return;
+	if (fl_sys_mprotect(fl_page_addr(rt, first), count << FL_PAGE_SHIFT, PROT_READ | PROT_WRITE) < 0)
+		fl_log_errno("mprotect(reused region addresses)", errno);
+	for (size_t p = first; p < first + count; p++)
+		atomic_fetch_and(&rt->state[p], (uint8_t) ~(PG_GUARD | PG_NOACCESS));
+}
+
 /* Takes pages [first, first + count) out of free extent i, which contains them. */
 static int carve(struct fl_runtime *rt, size_t i, size_t first, size_t count)
 {
@@ -111,6 +125,7 @@ static int carve(struct fl_runtime *rt, size_t i, size_t first, size_t count)
 	}
 	if (first + count > rt->va_high_pages)
 		__atomic_store_n(&rt->va_high_pages, first + count, __ATOMIC_RELAXED);
+	lift_guards(rt, first, count);
 	return 0;
 }
 
@@ -218,17 +233,10 @@ void fl_region_set_noaccess(void *addr, size_t size, bool noaccess)
 	}
 }
 
-void fl_region_free(void *addr, size_t size)
+/* Gives discarded pages [first, first + count) back to the free extents. */
+static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
 {
-	struct fl_runtime *rt = &fl_rt;
-	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
-	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
 	size_t i, lo = 0, hi;
-
-	if (count == 0)
-		return;
-	fl_region_discard(addr, size);
-	fl_region_set_noaccess(addr, size, false);
 	pthread_mutex_lock(&rt->va_lock);
 	hi = rt->nfree; /* first extent starting after `first` */
 	while (lo < hi) {
@@ -253,6 +261,32 @@ void fl_region_free(void *addr, size_t size)
 	}
 	pthread_mutex_unlock(&rt->va_lock);
 	atomic_fetch_sub(&rt->heap_bytes, count << FL_PAGE_SHIFT);
+}
+
+void fl_region_free(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	if (count == 0)
+		return;
+	fl_region_discard(addr, size);
+	fl_region_set_noaccess(addr, size, false);
+	release_addresses(rt, fl_page_index(rt, (uint64_t)(uintptr_t)addr), count);
+}
+
+void fl_region_unmap(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t count = (size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT;
+	if (count == 0)
+		return;
+	fl_region_discard(addr, size);
+	if (fl_sys_mprotect(addr, count << FL_PAGE_SHIFT, PROT_NONE) < 0)
+		fl_log_errno("mprotect(PROT_NONE) of unmapped region addresses", errno);
+	for (size_t p = first; p < first + count; p++)
+		atomic_fetch_or(&rt->state[p], PG_GUARD | PG_NOACCESS);
+	release_addresses(rt, first, count);
 }
 
 void fl_region_report_exhausted(size_t request)

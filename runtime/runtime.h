@@ -150,6 +150,7 @@ int fl_region_setup(struct fl_runtime *rt);
 void *fl_region_alloc(size_t size, size_t align);
 bool fl_region_alloc_at(void *addr, size_t size);
 void fl_region_free(void *addr, size_t size);     /* discard + give the addresses back */
+void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_NONE until reused */
 void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */
 void fl_region_set_noaccess(void *addr, size_t size, bool noaccess);
 void fl_region_report_exhausted(size_t request);

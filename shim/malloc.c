@@ -197,6 +197,8 @@ void fl_shim_start(void)
 		}
 	}
 	atomic_store(&fl_rt_state, r == 0 ? FL_RT_READY : FL_RT_DISABLED);
+	if (r == 0)
+		fl_shim_signals_start();
 }
 
 /* ---- routing ---- */

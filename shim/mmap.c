@@ -6,7 +6,8 @@
  * (pages read back as zeros, far copies dropped); other advice on region memory is ignored
  * (huge pages would break page-granular tracking); mprotect works as usual and PROT_NONE
  * pages are never evicted. A MAP_FIXED mapping of anonymous memory over region memory
- * replaces its contents with zeros; a file or shared MAP_FIXED mapping over the region cannot
+ * replaces its contents with zeros; unmapped addresses stay PROT_NONE until reused, so a
+ * use after munmap faults as it would without faultline; a file or shared MAP_FIXED mapping over the region cannot
  * be supported and fails with one clear message. jemalloc's own calls (for its non-region
  * arenas) and the runtime's threads always get real mappings. */
 #include "shim.h"
@@ -111,8 +112,7 @@ FL_EXPORT int munmap(void *addr, size_t len)
 			errno = EINVAL;
 			return -1;
 		}
-		fl_sys_mprotect(rs, rl, PROT_READ | PROT_WRITE);
-		fl_region_free(rs, rl);
+		fl_region_unmap(rs, rl);
 		if (a < rs && fl_sys_munmap(a, (size_t)(rs - a)) < 0)
 			return -1;
 		if (rs + rl < end && fl_sys_munmap(rs + rl, (size_t)(end - (rs + rl))) < 0)
@@ -122,17 +122,48 @@ FL_EXPORT int munmap(void *addr, size_t len)
 	return fl_sys_munmap(addr, len);
 }
 
-static void *remap_in_region(char *old, size_t oldsz, size_t newsz, int flags)
+/* mremap(MREMAP_FIXED) of region memory to addresses in the region: whatever was at the
+ * target is replaced, the content moves (by copy), the old range is unmapped. */
+static void *remap_fixed(char *old, size_t oldsz, size_t newsz, char *target)
 {
-	oldsz = round_up(oldsz), newsz = round_up(newsz);
-	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
-		fl_log("mremap with MREMAP_FIXED or MREMAP_DONTUNMAP of heap memory is not supported");
+	char *rs;
+	size_t rl;
+	if (((uintptr_t)target & PAGE_MASK) || !region_part(target, newsz, &rs, &rl) || rs != target || rl != newsz) {
+		fl_log("mremap(MREMAP_FIXED) of heap memory to addresses outside the heap region is not supported");
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
+	if (target < old + oldsz && old < target + newsz) {
+		errno = EINVAL; /* the kernel refuses overlapping ranges too */
+		return MAP_FAILED;
+	}
+	fl_region_alloc_at(target, newsz); /* claim the target if it was free */
+	fl_region_discard(target, newsz);
+	fl_sys_mprotect(target, newsz, PROT_READ | PROT_WRITE);
+	fl_region_set_noaccess(target, newsz, false);
+	memcpy(target, old, oldsz < newsz ? oldsz : newsz);
+	fl_region_unmap(old, oldsz);
+	return target;
+}
+
+static void *remap_in_region(char *old, size_t oldsz, size_t newsz, int flags, void *target)
+{
+	oldsz = round_up(oldsz), newsz = round_up(newsz);
+	if (flags & MREMAP_DONTUNMAP) {
+		fl_log("mremap with MREMAP_DONTUNMAP of heap memory is not supported");
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	if (flags & MREMAP_FIXED) {
+		if (!(flags & MREMAP_MAYMOVE)) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		return remap_fixed(old, oldsz, newsz, target);
+	}
 	if (newsz <= oldsz) {
 		if (newsz < oldsz)
-			fl_region_free(old + newsz, oldsz - newsz);
+			fl_region_unmap(old + newsz, oldsz - newsz);
 		return old;
 	}
 	if (fl_region_alloc_at(old + oldsz, newsz - oldsz))
@@ -147,8 +178,7 @@ static void *remap_in_region(char *old, size_t oldsz, size_t newsz, int flags)
 		return MAP_FAILED;
 	}
 	memcpy(moved, old, oldsz);
-	fl_sys_mprotect(old, oldsz, PROT_READ | PROT_WRITE);
-	fl_region_free(old, oldsz);
+	fl_region_unmap(old, oldsz);
 	return moved;
 }
 
@@ -162,7 +192,7 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 		va_end(ap);
 	}
 	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old))
-		return remap_in_region(old, oldsz, newsz, flags);
+		return remap_in_region(old, oldsz, newsz, flags, newaddr);
 	return fl_sys_mremap(old, oldsz, newsz, flags, newaddr);
 }
 

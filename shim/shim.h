@@ -13,4 +13,7 @@ bool fl_shim_return_in_jemalloc(const void *ret); /* was this call made by jemal
 void fl_shim_enter_bootstrap(int *saved);   /* route this thread's mallocs to the bootstrap heap */
 void fl_shim_leave_bootstrap(int saved);
 
+/* signals.c */
+void fl_shim_signals_start(void);          /* flush the trace on fatal signals */
+
 #endif

@@ -14,17 +14,18 @@ export FAULTLINE="$root/build/faultline" FAULTLINE_ROOT="$root" FAULTLINE_BUILD=
 passed=0 failed=0 skipped=0
 failed_names=()
 
-selected() {
-	[ $# -eq 1 ] && return 0
-	local name=$1; shift
-	for f in "$@"; do [[ $name == *"$f"* ]] && return 0; done
+selected() {   # name: true when no filter was given or one filter is a substring of name
+	local name=$1
+	[ ${#filters[@]} -eq 0 ] && return 0
+	for f in "${filters[@]}"; do [[ $name == *"$f"* ]] && return 0; done
 	return 1
 }
 
 run_one() {   # name, command...
 	local name=$1; shift
-	selected "$name" "${filters[@]}" || return 0
+	selected "$name" || return 0
 	local log="$logs/$name.log" start end rc
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s.%N)
 	( cd "$root" && timeout -k 10 "$timeout_s" "$@" ) >"$log" 2>&1 </dev/null
 	rc=$?
@@ -41,7 +42,7 @@ run_one() {   # name, command...
 	fi
 }
 
-filters=("" "$@")
+filters=("$@")
 for t in build/tests/unit/test_*; do
 	[ -x "$t" ] || continue
 	run_one "unit/$(basename "$t")" "$t"

@@ -1,0 +1,121 @@
+/* signals.c: keeps the trace when the program dies of a signal.
+ *
+ * For every signal whose default action ends the process, while the program's disposition is
+ * the default, the shim installs a handler of its own in its place: it flushes the records and
+ * writes stats.json, then restores the default action and sends the signal again, so the
+ * process dies exactly as it would have (same status, core dump if any). The program never
+ * sees the difference: sigaction() and signal() report SIG_DFL (with the mask and flags it
+ * set) for these signals, and a handler the program installs replaces ours as usual.
+ * SIGKILL cannot be caught: what the handlers wrote until then (they flush every 100 ms when
+ * idle) stays readable. */
+#include "shim.h"
+#include "../runtime/runtime.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,
+	SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS,
+};
+
+/* Per signal: true while our handler stands in for the program's SIG_DFL, with what it set. */
+static _Atomic bool standing_in[NSIG];
+static struct sigaction program_default[NSIG];
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static sigaction_fn real;
+	if (!real)
+		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	return real(sig, act, old);
+}
+
+static bool is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (fatal_signals[i] == sig)
+			return true;
+	return false;
+}
+
+static void on_fatal_signal(int sig, siginfo_t *info, void *uc)
+{
+	char why[32];
+	(void)info, (void)uc;
+	snprintf(why, sizeof(why), "signal %d", sig);
+	fl_runtime_shutdown(why);
+	/* SA_RESETHAND restored the default action; SA_NODEFER leaves the signal unblocked */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	/* a fault-generated signal (SIGSEGV on an access) fires again when we return */
+}
+
+static int stand_in(int sig, const struct sigaction *program_act)
+{
+	struct sigaction ours;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = on_fatal_signal;
+	ours.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	sigfillset(&ours.sa_mask);
+	if (program_act)
+		program_default[sig] = *program_act;
+	else
+		memset(&program_default[sig], 0, sizeof(program_default[sig]));
+	program_default[sig].sa_handler = SIG_DFL;
+	int r = real_sigaction(sig, &ours, NULL);
+	if (r == 0)
+		atomic_store(&standing_in[sig], true);
+	return r;
+}
+
+/* Called once the runtime is ready: stand in for every fatal signal left at its default. */
+void fl_shim_signals_start(void)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction cur;
+		int sig = fatal_signals[i];
+		if (real_sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+			stand_in(sig, &cur);
+	}
+}
+
+FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || atomic_load(&fl_rt_state) != FL_RT_READY)
+		return real_sigaction(sig, act, old);
+	bool was_standing_in = atomic_load(&standing_in[sig]);
+	struct sigaction previous;
+	if (real_sigaction(sig, NULL, &previous) < 0)
+		return -1;
+	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+		if (stand_in(sig, act) < 0)
+			return -1;
+	} else if (act) {
+		if (real_sigaction(sig, act, NULL) < 0)
+			return -1;
+		atomic_store(&standing_in[sig], false);
+	}
+	if (old)
+		*old = was_standing_in ? program_default[sig] : previous;
+	return 0;
+}
+
+FL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act, old;
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	if (sig > 0 && sig < NSIG)
+		sigaddset(&act.sa_mask, sig);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
