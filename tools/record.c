@@ -356,7 +356,10 @@ static int find_command(const char *name, char *path, size_t len)
 	int found_unusable = 0;
 
 	if (strchr(name, '/') != NULL) {
-		snprintf(path, len, "%s", name);
+		if ((size_t)snprintf(path, len, "%s", name) >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
 		return executable_file(path);
 	}
 	if (search == NULL)
@@ -455,8 +458,9 @@ static enum exec_kind classify_executable(const char *path, char *interp, size_t
 	return kind;
 }
 
-/* True when exec'ing path changes credentials, so the loader runs in secure mode and
- * ignores LD_PRELOAD: set-user-ID/-group-ID to someone else, or file capabilities. */
+/* Why exec'ing path would change credentials, so that the loader runs in secure mode and
+ * ignores LD_PRELOAD (set-user-ID/-group-ID to someone else, file capabilities); NULL
+ * when it would not. A set-user-ID file owned by the caller changes nothing. */
 static const char *secure_exec_reason(const char *path)
 {
 	struct stat st;
@@ -473,49 +477,43 @@ static const char *secure_exec_reason(const char *path)
 	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
 		egid = st.st_gid;
 	if (euid != getuid())
-		return "it is set-user-ID";
+		return "is set-user-ID, and the loader ignores LD_PRELOAD for such programs";
 	if (egid != getgid())
-		return "it is set-group-ID";
+		return "is set-group-ID, and the loader ignores LD_PRELOAD for such programs";
 	if (geteuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
-		return "it has file capabilities";
+		return "has file capabilities, and the loader ignores LD_PRELOAD for such programs";
 	return NULL;
 }
 
 /* Refuses (with one clear line) a command LD_PRELOAD cannot reach; follows #! lines. */
 static int check_traceable(const char *path, const char *shown)
 {
-	char interp[PATH_MAX], current[PATH_MAX];
-	const char *reason;
+	char interp[PATH_MAX], current[PATH_MAX], subject[PATH_MAX + 32] = "it";
+	const char *reason = NULL;
 
 	snprintf(current, sizeof(current), "%s", path);
 	for (int depth = 0; depth < RECORD_SCRIPT_DEPTH; depth++) {
-		const char *what = depth == 0 ? "it" : "its interpreter";
-
+		if (depth > 0 && (size_t)snprintf(subject, sizeof(subject), "its interpreter '%s'", current) >=
+				 sizeof(subject))
+			return 0;
 		switch (classify_executable(current, interp, sizeof(interp))) {
 		case EXEC_SCRIPT:
 			snprintf(current, sizeof(current), "%s", interp);
 			continue;
 		case EXEC_STATIC:
-			cli_error("cannot trace '%s': %s%s%s%s is statically linked, so LD_PRELOAD cannot load "
-				  "faultline's runtime into it", shown, what, depth ? " '" : "",
-				  depth ? current : "", depth ? "'" : "");
-			return -1;
+			reason = "is statically linked, so LD_PRELOAD cannot load faultline's runtime into it";
+			break;
 		case EXEC_FOREIGN:
-			cli_error("cannot trace '%s': %s%s%s%s is not a 64-bit program for this machine, "
-				  "and faultline's runtime is", shown, what, depth ? " '" : "",
-				  depth ? current : "", depth ? "'" : "");
-			return -1;
+			reason = "is not a 64-bit program for this machine (faultline's runtime is)";
+			break;
 		case EXEC_DYNAMIC:
 		case EXEC_UNKNOWN:
+			reason = secure_exec_reason(current);
 			break;
 		}
-		reason = secure_exec_reason(current);
-		if (reason != NULL) {
-			cli_error("cannot trace '%s': %s%s, and the loader ignores LD_PRELOAD for such programs",
-				  shown, reason, depth ? " (its interpreter)" : "");
-			return -1;
-		}
-		return 0;
+		if (reason != NULL)
+			cli_error("cannot trace '%s': %s %s", shown, subject, reason);
+		return reason != NULL ? -1 : 0;
 	}
 	return 0;
 }
