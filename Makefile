@@ -14,18 +14,20 @@ TOOL_SRC   := $(wildcard tools/*.c)
 TOOL_MAIN  := tools/main.c
 TOOL_MODS  := $(filter-out $(TOOL_MAIN),$(TOOL_SRC))
 PLANTED    := $(wildcard tests/planted/*.c)
+EXAMPLES   := $(wildcard examples/*.c)
 UNIT       := $(wildcard tests/unit/test_*.c)
 
 RT_OBJ     := $(patsubst %.c,$(BUILD)/pic/%.o,$(RT_SRC) $(LIB_SRC))
 TOOL_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_MODS) $(LIB_SRC))
 PLANTED_BIN:= $(patsubst tests/planted/%.c,$(BUILD)/tests/%,$(PLANTED))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT))
+EXAMPLE_BIN:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLES))
 
 RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind
 TOOL_LIBS  := -lbfd -lsqlite3 -lz -lm
 
 .PHONY: all test test-long demo bench bench-quick clean deps
-all: $(BUILD)/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN)
+all: $(BUILD)/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)
 
 deps:
 	./deps.sh --test
@@ -48,6 +50,10 @@ $(BUILD)/faultline: $(BUILD)/obj/$(TOOL_MAIN:.c=.o) $(TOOL_OBJ)
 $(BUILD)/tests/%: tests/planted/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< -lpthread
+
+$(BUILD)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TOOL_OBJ)
 	@mkdir -p $(dir $@)

@@ -4,8 +4,15 @@
  * pid in decimal. Each process directory holds:
  *   meta.json   what was traced and how (command line, limits, features, clock origin)
  *   stats.json  counters written at exit (absent if the process was killed by SIGKILL)
- *   faults      fault records (this header's fl_fault_record), after an fl_file_header
- * Later issues add stacks, allocs, maps and pmu files, each with the same file header.
+ *   faults      fault records (fl_fault_record), one per message the kernel delivered
+ *   contexts    fault contexts (fl_fault_context): the stack and PMU values of a fault, written
+ *               by the faulting thread itself; joined to `faults` by seq. A fault without a
+ *               context had no stack wanted (sampling) or the thread could not take one.
+ *   stacks      call stacks (fl_stack_record, variable size), each defined once, by stack_id
+ *   allocs      allocation events (fl_alloc_record): malloc family and anonymous mmap
+ *   maps        text: snapshots of /proc/self/maps, each after a line
+ *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
+ *               the latest snapshot taken before the time it symbolizes (or the last one)
  *
  * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
  * binary file starts with an fl_file_header; records follow back to back, each exactly
@@ -21,9 +28,9 @@
 
 enum fl_file_kind {
 	FL_FILE_FAULTS = 1,
-	FL_FILE_STACKS = 2,
+	FL_FILE_STACKS = 2,   /* record_size = 0: records are variable-sized */
 	FL_FILE_ALLOCS = 3,
-	FL_FILE_PMU = 4,
+	FL_FILE_CONTEXTS = 4,
 };
 
 struct fl_file_header {
@@ -66,6 +73,50 @@ struct fl_fault_record {
 	uint8_t reserved;  /* zero */
 };
 
+/* The context of one fault, from the faulting thread (a signal handler that runs before the
+ * faulting instruction re-executes, or when the system call that faulted returns). */
+#define FL_PMU_MAX 4
+struct fl_fault_context {
+	uint32_t seq;            /* the fault record's seq */
+	uint32_t stack_id;       /* its call stack (frame 0 = faulting PC); 0 = none */
+	uint32_t tid;            /* faulting thread (same as the fault record's) */
+	uint32_t npmu;           /* how many pmu values are valid (meta.json names the events) */
+	uint64_t pmu[FL_PMU_MAX];/* the thread's counter values (cumulative, per thread) */
+};
+
+/* Stack flags. */
+#define FL_STACK_EXACT_PC  0x01 /* frame 0 is an exact PC (the faulting instruction), not a return address */
+#define FL_STACK_TRUNCATED 0x02 /* deeper than --stack-depth: the outermost frames are missing */
+
+/* A call stack, innermost frame first: 16 bytes + 8 per frame. Stack ids start at 1. */
+struct fl_stack_record {
+	uint32_t stack_id;
+	uint16_t nframes;
+	uint16_t flags;          /* FL_STACK_* */
+	uint64_t hash;           /* hash of the frames, as used for deduplication */
+	/* uint64_t frames[nframes] follow */
+};
+
+enum fl_alloc_kind {
+	FL_ALLOC_MALLOC = 1,  /* malloc, calloc, memalign & co, and the new block of a realloc */
+	FL_ALLOC_FREE = 2,    /* free, and the old block of a realloc that moved */
+	FL_ALLOC_MMAP = 3,    /* anonymous mmap served from the region */
+	FL_ALLOC_MUNMAP = 4,  /* munmap of region memory (size = bytes unmapped) */
+};
+
+/* One allocation event. 40 bytes. An allocation is live from its MALLOC/MMAP record to the
+ * FREE/MUNMAP record of the same address (a partial MUNMAP shrinks it). */
+struct fl_alloc_record {
+	uint64_t time_ns;    /* since fl_file_header.start_ns */
+	uint64_t addr;
+	uint64_t size;       /* requested bytes (MALLOC/MMAP/MUNMAP); 0 for FREE */
+	uint32_t tid;
+	uint32_t stack_id;   /* allocation site (0 = not sampled: --alloc-sample) */
+	uint32_t alloc_id;   /* per-process sequence of MALLOC/MMAP events, from 1; 0 for FREE/MUNMAP */
+	uint8_t kind;        /* enum fl_alloc_kind */
+	uint8_t reserved[3];
+};
+
 #ifdef __cplusplus
 #define FL_STATIC_ASSERT static_assert
 #else
@@ -73,10 +124,17 @@ struct fl_fault_record {
 #endif
 FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 32, "fault record is 32 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 48, "fault context is 48 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
 
 /* Names of the files in a process directory. */
 #define FL_FILE_NAME_META   "meta.json"
 #define FL_FILE_NAME_STATS  "stats.json"
 #define FL_FILE_NAME_FAULTS "faults"
+#define FL_FILE_NAME_CONTEXTS "contexts"
+#define FL_FILE_NAME_STACKS "stacks"
+#define FL_FILE_NAME_ALLOCS "allocs"
+#define FL_FILE_NAME_MAPS "maps"
 
 #endif
