@@ -178,7 +178,7 @@ check_first_touch() {
 #   with --procs: exactly N process directories, each with stats.json.
 check_stats() {
 	local name=$1; shift
-	"$PY" - "$WORK/$name" "$@" <<'EOF' || fail "$name: stats check failed"
+	"$PY" - "$WORK/$name" "$@" <<'EOF' || { show_err "$name"; fail "$name: stats check failed"; }
 import glob, json, os, struct, sys
 d = sys.argv[1]
 args = sys.argv[2:]

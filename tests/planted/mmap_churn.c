@@ -6,7 +6,8 @@
  *   sizes:    mmap of 1 page .. 8 MiB: zeros, then a pattern that survives eviction
  *   munmap:   head, tail and middle of a mapping; the rest intact, touching a hole faults (SIGSEGV),
  *             MAP_FIXED over a live range and over a hole reads zeros
- *   mremap:   grow (may move), shrink, move to a fixed address: contents preserved, new tail zeros
+ *   mremap:   grow (may move), shrink, move to a fixed address (MREMAP_FIXED, checked last):
+ *             contents preserved, new tail zeros
  *   madvise:  MADV_DONTNEED on resident and on evicted pages reads back zeros, neighbours intact
  *   mprotect: PROT_READ (reads work, a write faults with SIGSEGV), PROT_NONE, and back to writable
  *   shared:   MAP_SHARED|MAP_ANONYMOUS stays shared with a forked child
@@ -184,7 +185,22 @@ static void test_mremap(void)
 	verify_pages(s, 0, 40, 300, "mremap shrink");
 	expect_unmapped(s + 40 * PG, 24 * PG, "mremap shrink: cut tail");
 
-	/* move to a fixed address (a placeholder mapping reserves it) */
+	/* a big grow of evicted memory */
+	evict();
+	uint8_t *g = mremap(s, 40 * PG, 2048 * PG, MREMAP_MAYMOVE);
+	if (g == MAP_FAILED)
+		die_errno("mremap grow 40 -> 2048 pages");
+	verify_pages(g, 0, 40, 300, "mremap big grow: old pages");
+	verify_zero_pages(g, 40, 2048 - 40, "mremap big grow: new pages");
+	unmap(g, 2048 * PG, "mremap");
+}
+
+/* mremap to a fixed address (a placeholder mapping reserves it). Last, so that a runtime without
+ * MREMAP_FIXED support still runs every other check first. */
+static void test_mremap_fixed(void)
+{
+	uint8_t *s = map(40 * PG, "mremap fixed source");
+	fill_pages(s, 0, 40, 300);
 	uint8_t *dst = map(40 * PG, "mremap placeholder");
 	fill_pages(dst, 0, 40, 399); /* old contents at the destination must vanish */
 	evict();
@@ -195,14 +211,7 @@ static void test_mremap(void)
 	verify_pages(m, 0, 40, 300, "mremap move: moved pages");
 	evict();
 	verify_pages(m, 0, 40, 300, "mremap move: moved pages after eviction");
-
-	/* a big grow of evicted memory */
-	uint8_t *g = mremap(m, 40 * PG, 2048 * PG, MREMAP_MAYMOVE);
-	if (g == MAP_FAILED)
-		die_errno("mremap grow 40 -> 2048 pages");
-	verify_pages(g, 0, 40, 300, "mremap big grow: old pages");
-	verify_zero_pages(g, 40, 2048 - 40, "mremap big grow: new pages");
-	unmap(g, 2048 * PG, "mremap");
+	unmap(m, 40 * PG, "mremap fixed");
 }
 
 static void test_dontneed(void)
@@ -301,6 +310,7 @@ int main(int argc, char **argv)
 	test_dontneed();
 	test_mprotect();
 	test_shared();
+	test_mremap_fixed();
 	verify_words(pressure, pressure_words, pressure_round, "pressure buffer");
 	printf("mmap_churn: all checks passed\n");
 	free(pressure);
