@@ -5,13 +5,13 @@
 # overflowing sizes failing with ENOMEM, and every realloc keeping its prefix. The program checks all
 # of it; the case checks exit 0, output identical to the native run, evictions (-L is far below the
 # working set), and the recording's invariants (check_stats).
-# Default 600 operations of up to 16 MiB with -L 8 (about 100,000 faults); FAULTLINE_TEST_LONG=1: 4000
-# of up to 64 MiB with -L 32.
+# Default 600 operations of up to 16 MiB with -L 8 (about 100,000 faults); FAULTLINE_TEST_LONG=1: 2500
+# of up to 48 MiB with -L 24 (about 35 s here).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted realloc_storm
 
-if [ "$LONG" = 1 ]; then iterations=4000 biggest=64 local=32; else iterations=600 biggest=16 local=8; fi
+if [ "$LONG" = 1 ]; then iterations=2500 biggest=48 local=24; else iterations=600 biggest=16 local=8; fi
 max=1024
 
 run_native realloc "$PLANTED/realloc_storm" "$iterations" "$biggest"

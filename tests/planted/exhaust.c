@@ -99,14 +99,16 @@ static void exhaust(int use_mmap, size_t max_bytes)
 		if (p || errno != ENOMEM)
 			die("malloc(2 * -M) returned %p errno %d, want NULL with ENOMEM", p, errno);
 	}
-	size_t first = exhaust_once(use_mmap, max_bytes, 1);
+	size_t got[4];
+	got[1] = exhaust_once(use_mmap, max_bytes, 1);
 	for (int round = 2; round <= 3; round++) {
-		size_t again = exhaust_once(use_mmap, max_bytes, round);
-		if (again * 10 < first * 9)
+		got[round] = exhaust_once(use_mmap, max_bytes, round);
+		if (got[round] * 10 < got[1] * 9)
 			die("%s round %d: only %zu MiB after freeing everything, round 1 got %zu MiB: addresses are not reused",
-			    how, round, again, first);
+			    how, round, got[round], got[1]);
 	}
-	printf("%s: 1 MiB chunks until ENOMEM, 3 rounds, data intact\n", how);
+	printf("%s: 1 MiB chunks until ENOMEM, 3 rounds of %zu, %zu, %zu MiB, data intact\n", how, got[1], got[2],
+	       got[3]);
 }
 
 static void churn(size_t max_bytes)
