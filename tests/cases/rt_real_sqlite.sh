@@ -3,10 +3,10 @@
 # an index, aggregate and grouped queries. Runs natively, recorded without -L, and recorded with
 # -L = a quarter of the unlimited run's peak resident bytes (real_program in lib.sh): output
 # identical to the native run, exit 0, evictions > 0, check_stats invariants.
-# Default 300,000 rows (~40 MB); FAULTLINE_TEST_LONG=1: 2,000,000 rows.
+# Default 300,000 rows (~40 MB); FAULTLINE_TEST_LONG=1: 600,000 rows.
 . "$(dirname "$0")/../lib.sh"
 need_cmd sqlite3
-if [ "$LONG" = 1 ]; then rows=2000000; else rows=300000; fi
+if [ "$LONG" = 1 ]; then rows=600000; else rows=300000; fi
 
 cat >"$WORK/queries.sql" <<SQL
 CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
