@@ -84,8 +84,12 @@ expect_record() {
 run_native() {
 	local name=$1; shift
 	say "native: $*"
-	"$@" >"$WORK/$name.native" 2>"$WORK/$name.native.err" ||
-		{ tail -n 20 "$WORK/$name.native.err" >&2; fail "$name: native run of '$*' exited $?"; }
+	local rc=0
+	"$@" >"$WORK/$name.native" 2>"$WORK/$name.native.err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		tail -n 20 "$WORK/$name.native.err" >&2
+		fail "$name: native run of '$*' exited $rc"
+	fi
 }
 
 # same_output NAME NATIVE: the recording's stdout must equal the native run's, byte for byte.
@@ -105,8 +109,8 @@ json_get() {
 	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
-# stat_agg sum|max|count DIR KEY: KEY aggregated over every DIR/*/stats.json (count: the number of
-# stats.json files). Prints nothing and returns 1 (with a message) when there is no stats.json.
+# stat_agg sum|max DIR KEY: KEY aggregated over every DIR/*/stats.json. Prints nothing and returns 1
+# (with a message) when there is no stats.json or one lacks KEY.
 stat_agg() {
 	"$PY" - "$@" <<'EOF'
 import glob, json, os, sys
@@ -114,8 +118,6 @@ how, d, key = sys.argv[1:4]
 files = sorted(glob.glob(os.path.join(d, "*", "stats.json")))
 if not files:
     sys.exit("no stats.json under %s" % d)
-if how == "count":
-    print(len(files)); sys.exit(0)
 vals = []
 for f in files:
     s = json.load(open(f))
