@@ -16,6 +16,7 @@
  * Every line ends with a backslash; the list ends at the comment. */
 #define FAULTLINE_VERBS(X) \
 	X(record, "run a command with the far-memory runtime and trace its page faults") \
+	X(dump, "print every fault of a recording, one line each, in time order") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);

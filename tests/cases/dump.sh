@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# tests/cases/dump.sh: `faultline dump` on a real recording of a planted program (fill 16 under
+# -L 4 -M 256, so it both first-touches and refaults):
+#   - one line per fault: as many lines as the stats.json files count, every line in the documented
+#     format, in time order, kinds counted as stats.json counts them, a '#' header naming each process;
+#   - when the recording holds contexts/stacks/allocs, the pmu=/stack=/alloc= fields are filled in;
+#   - --pid, --limit, --help, usage errors, the newest faultline-* directory as the default;
+#   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
+#   - a flipped magic: exit 1 and one error line naming the file and offset;
+#   - a missing and an empty directory: exit 1 with a clear message.
+. "$(dirname "$0")/../lib.sh"
+
+need_faultline
+need_planted fill
+
+expect_record fill -L 4 -M 256 -- "$PLANTED/fill" 16
+check_stats fill --local $((4 * MIB)) --max $((256 * MIB))
+REC=$WORK/fill
+OUT=$WORK/dump.out
+ERR=$WORK/dump.err
+
+# dump ARGS...: runs faultline dump; sets RC, stdout in $OUT, stderr in $ERR.
+dump() {
+	RC=0
+	"$FAULTLINE" dump "$@" >"$OUT" 2>"$ERR" || RC=$?
+}
+
+fault_lines() { grep -vc '^#' "$1" || true; }
+
+dump "$REC"
+[ "$RC" -eq 0 ] || { cat "$ERR" >&2; fail "dump exited $RC"; }
+echo "ok dump exit status 0"
+[ -s "$ERR" ] && { cat "$ERR" >&2; fail "dump of a complete recording printed on stderr"; }
+echo "ok no warnings for a complete recording"
+
+# One line per fault.
+total=$(stat_of fill faults_total)
+check_ge "fill faults_total" "$total" 4096
+check_eq "dump fault lines" "$(fault_lines "$OUT")" "$total"
+
+# The header: first line a comment, one "# pid PID ... cmdline ..." line per process directory.
+head -n1 "$OUT" | grep -q '^# faultline dump of ' || fail "first line is not the '# faultline dump of' header: $(head -n1 "$OUT")"
+for d in "$REC"/*/; do
+	pid=$(basename "$d"); pid=${pid%%.*}
+	grep -Eq "^# pid $pid dir [0-9.]+ .* cmdline .*fill 16\$" "$OUT" || fail "no '# pid $pid ... cmdline ... fill 16' header line"
+done
+echo "ok header lines for $(ls -d "$REC"/*/ | wc -l) process(es)"
+
+# Every fault line in the format, time non-decreasing.
+re='^[0-9]+\.[0-9]{9} [0-9]+ [0-9]+ 0x[0-9a-f]{16} (first-touch|refault|soft|concurrent) [rw] h[0-9]+ pmu=(-|[0-9]+(,[0-9]+)*) alloc=(-|[0-9]+) stack=(-|0x[0-9a-f]+(,0x[0-9a-f]+)*)$'
+bad=$(grep -v '^#' "$OUT" | grep -Evc "$re" || true)
+if [ "$bad" -ne 0 ]; then
+	grep -v '^#' "$OUT" | grep -Ev "$re" | head -n 5 >&2
+	fail "$bad fault lines do not match the format"
+fi
+echo "ok every fault line matches the format"
+grep -v '^#' "$OUT" | awk '{ if (NR > 1 && $1 < last) { print "line " NR ": " $1 " < " last; bad = 1; exit } last = $1 }
+	END { exit bad }' || fail "fault lines are not in time order"
+echo "ok fault lines in time order"
+pids=$(for d in "$REC"/*/; do b=$(basename "$d"); echo "${b%%.*}"; done | sort -u | tr '\n' ' ')
+grep -v '^#' "$OUT" | awk -v pids="$pids" 'BEGIN { n = split(pids, p, " "); for (i = 1; i <= n; i++) ok[p[i]] = 1 }
+	!($2 in ok) { print "unknown pid " $2; exit 1 }' || fail "a fault line names a pid without a process directory"
+
+# Kinds agree with stats.json.
+for kind in first-touch refault soft concurrent; do
+	key=faults_$(echo "$kind" | tr - _)
+	got=$(grep -v '^#' "$OUT" | awk -v k="$kind" '$5 == k { n++ } END { print n + 0 }')
+	check_eq "dump $kind lines" "$got" "$(stat_of fill "$key")"
+done
+grep -v '^#' "$OUT" | grep -q ' w h' || fail "no write fault in a program that fills memory"
+echo "ok write faults present"
+
+# Joins, when the recording has the files (the runtime writes them as they land).
+has_file() { ls "$REC"/*/"$1" >/dev/null 2>&1; }
+if has_file stacks && has_file contexts; then
+	n=$(grep -v '^#' "$OUT" | grep -vc ' stack=-$' || true)
+	check_ge "fault lines with a stack" "$n" 1
+	n=$(grep -v '^#' "$OUT" | grep -vc ' pmu=- ' || true)
+	check_ge "fault lines with pmu values" "$n" 1
+else
+	say "recording has no contexts/stacks files yet: stack= and pmu= checks skipped"
+fi
+if has_file allocs; then
+	n=$(grep -v '^#' "$OUT" | grep -vc ' alloc=- ' || true)
+	check_ge "fault lines inside an allocation" "$n" 1
+else
+	say "recording has no allocs file yet: alloc= check skipped"
+fi
+
+# Options.
+dump "$REC" --limit 5
+[ "$RC" -eq 0 ] || fail "dump --limit 5 exited $RC"
+check_eq "dump --limit 5 fault lines" "$(fault_lines "$OUT")" 5
+first_pid=$(basename "$(ls -d "$REC"/*/ | head -n1)"); first_pid=${first_pid%%.*}
+dump --pid "$first_pid" "$REC"
+[ "$RC" -eq 0 ] || fail "dump --pid $first_pid exited $RC"
+want=$(for d in "$REC"/"$first_pid" "$REC"/"$first_pid".*; do [ -f "$d/faults" ] && "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["faults_total"])' "$d/stats.json"; done | awk '{ s += $1 } END { print s + 0 }')
+check_eq "dump --pid $first_pid fault lines" "$(fault_lines "$OUT")" "$want"
+dump --pid 1 "$REC"
+[ "$RC" -eq 1 ] && grep -q 'no process with pid 1' "$ERR" || fail "dump --pid 1: exit $RC, stderr: $(cat "$ERR")"
+echo "ok dump --pid of an absent process: exit 1"
+dump --help
+[ "$RC" -eq 0 ] && grep -q '^usage: faultline dump' "$OUT" || fail "dump --help: exit $RC"
+echo "ok dump --help"
+dump --bogus "$REC"
+[ "$RC" -eq 2 ] && grep -q "unknown option '--bogus'" "$ERR" || fail "dump --bogus: exit $RC, stderr: $(cat "$ERR")"
+dump --limit x "$REC"
+[ "$RC" -eq 2 ] || fail "dump --limit x: exit $RC"
+dump "$REC" "$REC"
+[ "$RC" -eq 2 ] || fail "dump with two directories: exit $RC"
+echo "ok usage errors exit 2"
+
+# Without DIR: the newest faultline-* directory of the current directory.
+mkdir -p "$WORK/cwd"
+cp -r "$REC" "$WORK/cwd/faultline-old"
+cp -r "$REC" "$WORK/cwd/faultline-new"
+touch -d '2000-01-01' "$WORK/cwd/faultline-old"
+(cd "$WORK/cwd" && "$FAULTLINE" dump --limit 3 >"$OUT" 2>"$ERR") || fail "dump without DIR exited $?: $(cat "$ERR")"
+grep -q 'faultline-new' "$ERR" || fail "dump without DIR does not say which recording it read: $(cat "$ERR")"
+check_eq "dump without DIR fault lines" "$(fault_lines "$OUT")" 3
+mkdir -p "$WORK/nothing"
+RC=0; (cd "$WORK/nothing" && "$FAULTLINE" dump >"$OUT" 2>"$ERR") || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'no faultline-\* directory' "$ERR" || fail "dump without DIR in an empty directory: exit $RC: $(cat "$ERR")"
+echo "ok default directory"
+
+# A faults file cut inside a record: dumps the complete records, warns.
+pdir=$(ls -d "$REC"/*/ | head -n1); pdir=${pdir%/}; pname=$(basename "$pdir")
+cp -r "$REC" "$WORK/cut"
+f=$WORK/cut/$pname/faults
+size=$(stat -c %s "$f")
+truncate -s $((size - 7)) "$f"
+dump "$WORK/cut"
+[ "$RC" -eq 0 ] || fail "dump of a cut recording exited $RC: $(cat "$ERR")"
+grep -q "$pname/faults: truncated at offset $((size - 32))" "$ERR" || fail "no truncation warning naming the file: $(cat "$ERR")"
+check_eq "dump of the cut recording: fault lines" "$(fault_lines "$OUT")" $((total - 1))
+echo "ok cut faults file: warning, complete records dumped"
+
+# A flipped magic: exit 1, one clear line naming the file and offset, nothing on stdout.
+cp -r "$REC" "$WORK/badmagic"
+printf 'X' | dd of="$WORK/badmagic/$pname/faults" bs=1 seek=0 conv=notrunc status=none
+dump "$WORK/badmagic"
+[ "$RC" -eq 1 ] || fail "dump of a corrupt recording exited $RC, want 1"
+grep -q "badmagic/$pname/faults: offset 0: bad magic" "$ERR" || fail "error does not name the file and offset: $(cat "$ERR")"
+check_eq "error lines" "$(wc -l <"$ERR")" 1
+[ -s "$OUT" ] && fail "dump of a corrupt recording wrote to stdout"
+echo "ok corrupt magic: exit 1, $(cat "$ERR")"
+
+# A newer format version is refused by name.
+cp -r "$REC" "$WORK/newer"
+printf '\x02' | dd of="$WORK/newer/$pname/faults" bs=1 seek=8 conv=notrunc status=none
+dump "$WORK/newer"
+[ "$RC" -eq 1 ] && grep -q 'format version 2 is newer' "$ERR" || fail "newer version: exit $RC: $(cat "$ERR")"
+echo "ok newer format version refused"
+
+# Missing and empty directories.
+dump "$WORK/does-not-exist"
+[ "$RC" -eq 1 ] && grep -q 'does-not-exist: no such recording directory' "$ERR" || fail "missing dir: exit $RC: $(cat "$ERR")"
+mkdir -p "$WORK/empty"
+dump "$WORK/empty"
+[ "$RC" -eq 1 ] && grep -q 'empty: no process directory' "$ERR" || fail "empty dir: exit $RC: $(cat "$ERR")"
+echo "ok missing and empty directories: exit 1"

@@ -1,0 +1,240 @@
+/* dump.c: `faultline dump` — every fault of a recording as one line of text, in time order, with its
+ * joins (PMU values, allocation, stack) resolved: the raw view for scripts and for checking what a
+ * recording holds. Reading and validation are the trace reader's (trace_reader.h); this file only
+ * parses options and formats.
+ *
+ * Output (stdout): comment lines starting with '#' that describe the recording and each process,
+ * then one line per fault:
+ *     TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
+ * TIME_S is seconds since the recording's first process started (9 decimals); ADDR is 0x + 16 hex
+ * digits; KIND is first-touch|refault|soft|concurrent; pmu=-, alloc=-, stack=- when there is none.
+ * Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
+ * usage error. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trace_reader.h"
+
+struct dump_options {
+	const char *dir;      /* NULL: the newest faultline-* in the current directory */
+	uint32_t pid;         /* 0: every process */
+	uint64_t limit;       /* UINT64_MAX: no limit */
+};
+
+static void dump_usage(FILE *out)
+{
+	fputs("usage: faultline dump [DIR] [--pid PID] [--limit N]\n"
+	      "\n"
+	      "Prints every fault of a recording, one line each, in time order:\n"
+	      "  TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2,... alloc=ID stack=0xPC0,0xPC1,...\n"
+	      "TIME_S counts from the start of the recording's first process; KIND is first-touch,\n"
+	      "refault, soft or concurrent; pmu=, alloc= and stack= show '-' when the fault has no\n"
+	      "context, hit no live allocation, or has no stack. Lines starting with '#' describe the\n"
+	      "recording and its processes.\n"
+	      "\n"
+	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
+	      "      --pid PID          only the faults of this process (all its exec images)\n"
+	      "      --limit N          stop after N faults\n"
+	      "  -h, --help             this help\n"
+	      "\n"
+	      "Warnings about the recording (a file cut by a crash) go to stderr; exit status 1 when the\n"
+	      "recording is missing or corrupt.\n", out);
+}
+
+/* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
+static int dump_parse(int argc, char **argv, struct dump_options *o)
+{
+	char err[256];
+	bool options_done = false;
+
+	*o = (struct dump_options){ NULL, 0, UINT64_MAX };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *value;
+		uint64_t number;
+		int rc;
+
+		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+			if (strcmp(arg, "--") == 0) {
+				options_done = true;
+				continue;
+			}
+			if (cli_is_flag(arg, "-h", "--help")) {
+				dump_usage(stdout);
+				return -1;
+			}
+			if ((rc = cli_option_value(argc, argv, &i, NULL, "--pid", &value, err, sizeof(err))) != 0) {
+				if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0) {
+					cli_error("dump: --pid: %s", err);
+					return CLI_EXIT_USAGE;
+				}
+				o->pid = (uint32_t)number;
+				continue;
+			}
+			if ((rc = cli_option_value(argc, argv, &i, NULL, "--limit", &value, err, sizeof(err))) != 0) {
+				if (rc < 0 || cli_parse_uint(value, 0, UINT64_MAX, &number, err, sizeof(err)) < 0) {
+					cli_error("dump: --limit: %s", err);
+					return CLI_EXIT_USAGE;
+				}
+				o->limit = number;
+				continue;
+			}
+			cli_error("dump: unknown option '%s' (see faultline dump --help)", arg);
+			return CLI_EXIT_USAGE;
+		}
+		if (o->dir) {
+			cli_error("dump: one recording directory at most: '%s' and '%s' given", o->dir, arg);
+			return CLI_EXIT_USAGE;
+		}
+		o->dir = arg;
+	}
+	return 0;
+}
+
+/* Prints TEXT with control characters as '?', so a comment line stays one line. */
+static void put_printable(const char *text, FILE *out)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+/* One comment line per process: who it was and what its trace holds. */
+static void dump_process_header(const struct fl_process *proc, FILE *out)
+{
+	char quoted[4096];
+	char *const *events;
+	size_t nevents;
+
+	fprintf(out, "# pid %u dir %s start +%" PRIu64 ".%09" PRIu64 " faults %zu contexts %zu stacks %zu "
+		"allocs %zu maps %zu", proc->pid, proc->name, proc->offset_ns / 1000000000,
+		proc->offset_ns % 1000000000, proc->nfaults, proc->ncontexts, proc->nstacks, proc->nallocs,
+		proc->nmaps);
+	if (stats_json_strings(&proc->meta, "pmu_events", &events, &nevents) == 0 && nevents > 0) {
+		fputs(" pmu_events ", out);
+		for (size_t i = 0; i < nevents; i++) {
+			put_printable(events[i], out);
+			if (i + 1 < nevents)
+				putc(',', out);
+		}
+	}
+	if (proc->has_stats) {
+		const char *exit_reason = stats_json_string(&proc->stats, "exit");
+		fputs(" exit ", out);
+		put_printable(exit_reason && *exit_reason ? exit_reason : "?", out);
+	} else {
+		fputs(" exit unknown (no stats.json: killed, trace may be cut)", out);
+	}
+	fputs(" cmdline", out);
+	if (proc->ncmdline == 0) {
+		fputs(" ", out);
+		put_printable(*proc->exe ? proc->exe : "?", out);
+	}
+	for (size_t i = 0; i < proc->ncmdline; i++) {
+		putc(' ', out);
+		put_printable(cli_shell_quote(proc->cmdline[i], quoted, sizeof(quoted)), out);
+	}
+	putc('\n', out);
+}
+
+/* One fault line. */
+static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, FILE *out)
+{
+	const struct fl_fault_record *r = &f->rec;
+	const struct fl_fault_context *c = fl_fault_context(proc, f);
+	const struct fl_alloc_record *a = fl_fault_alloc(proc, f);
+	const struct fl_stack *s = fl_fault_stack(proc, f);
+	uint64_t t = fl_fault_time_ns(proc, f);
+
+	fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u 0x%016" PRIx64 " %s %c h%u pmu=", t / 1000000000,
+		t % 1000000000, proc->pid, r->tid, r->addr, fl_fault_kind_name(r->kind),
+		(r->flags & FL_FAULT_WRITE) ? 'w' : 'r', r->handler);
+	if (!c || c->npmu == 0)
+		putc('-', out);
+	for (uint32_t i = 0; c && i < c->npmu; i++)
+		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, c->pmu[i]);
+	if (a)
+		fprintf(out, " alloc=%u stack=", a->alloc_id);
+	else
+		fputs(" alloc=- stack=", out);
+	if (!s || s->nframes == 0)
+		putc('-', out);
+	for (uint32_t i = 0; s && i < s->nframes; i++)
+		fprintf(out, i ? ",0x%" PRIx64 : "0x%" PRIx64, s->frames[i]);
+	putc('\n', out);
+}
+
+/* Prints the recording's faults (of o->pid if set). Returns the exit status. */
+static int dump_recording(const struct fl_recording *rec, const struct dump_options *o, FILE *out)
+{
+	struct fl_fault_iter it;
+	const struct fl_process *proc;
+	const struct fl_fault *f;
+	uint64_t selected = 0, printed = 0;
+	size_t nselected = 0;
+
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (o->pid == 0 || rec->procs[i].pid == o->pid) {
+			selected += rec->procs[i].nfaults;
+			nselected++;
+		}
+	}
+	if (nselected == 0) {
+		cli_error("dump: %s: no process with pid %u in the recording", rec->dir, o->pid);
+		return 1;
+	}
+	if (fl_fault_iter_init(&it, rec, o->pid) < 0) {
+		cli_error("dump: out of memory");
+		return 1;
+	}
+	fputs("# faultline dump of ", out);
+	put_printable(rec->dir, out);
+	fprintf(out, ": %zu process%s, %" PRIu64 " faults\n", nselected, nselected == 1 ? "" : "es", selected);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (o->pid == 0 || rec->procs[i].pid == o->pid)
+			dump_process_header(&rec->procs[i], out);
+	}
+	fputs("# time_s pid tid addr kind r/w handler pmu alloc stack\n", out);
+	while (printed < o->limit && (f = fl_fault_iter_next(&it, &proc)) != NULL) {
+		dump_fault(proc, f, out);
+		printed++;
+	}
+	fl_fault_iter_free(&it);
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error("dump: writing the output: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_options o;
+	struct fl_recording *rec;
+	char newest[4096], err[1024];
+	int rc = dump_parse(argc, argv, &o);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (!o.dir) {
+		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
+			cli_error("dump: %s", err);
+			return 1;
+		}
+		o.dir = newest;
+		cli_error("dump: reading the newest recording here, %s", o.dir);
+	}
+	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
+		cli_error("dump: %s", err);
+		return 1;
+	}
+	for (size_t i = 0; i < rec->nwarnings; i++)
+		cli_error("warning: %s", rec->warnings[i]);
+	if (rec->warnings_suppressed)
+		cli_error("warning: %zu more warnings not shown", rec->warnings_suppressed);
+	rc = dump_recording(rec, &o, stdout);
+	fl_recording_close(rec);
+	return rc;
+}
