@@ -74,5 +74,15 @@ demo:
 	$(MAKE) all
 	scripts/demo.sh
 
+bench:
+	./deps.sh
+	$(MAKE) all
+	scripts/bench.sh
+
+bench-quick:
+	./deps.sh
+	$(MAKE) all
+	scripts/bench.sh --quick
+
 clean:
 	rm -rf $(BUILD)

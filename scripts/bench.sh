@@ -1,0 +1,798 @@
+#!/usr/bin/env bash
+# scripts/bench.sh: `make bench` / `make bench-quick` — faultline against its baselines, measured side
+# by side, printed as one Markdown table (stdout) and written to build/bench.md (bench-quick:
+# build/bench-quick.md).
+#
+# usage: scripts/bench.sh [--quick] [-o FILE.md]
+# environment: FAULTLINE   the faultline binary (default build/faultline; its libfaultline.so next to it)
+#              BENCH_WORK  scratch directory (default build/bench-work; emptied at start, recordings
+#                          removed as soon as they are read; bench.log with every command stays)
+#              BENCH_RUNS  runs per measurement (default 5, quick 3; row 1 takes 2 more when > 3)
+#
+# This machine is a noisy 2-vCPU VM: absolute times mean little, so every baseline is measured in the
+# same loop as faultline, run by run (the order alternates between runs), and each ratio is taken per
+# run (faultline / baseline of the same run) before the median is. Nothing here asserts a time: a
+# measurement fails only when a program fails (exit status, wrong output) and its cell says so.
+# The C programs in bench/ are built here with gcc -O2 into build/bench/ (only when out of date).
+#
+# Rows: 1 fault floor (minimal uffd handler vs faultline's first-touch fault), H handler threads
+# (-c 1 vs -c 2), 2 refault path vs the kernel's swap (memory cgroup + swap file; not in quick),
+# 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
+# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores. Rows whose feature is not
+# built yet say so, so the table always has every row.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+export LC_ALL=C
+
+QUICK=0
+OUT=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	-o) OUT=${2:?-o needs a file}; shift ;;
+	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+BUILD=$ROOT/build
+FAULTLINE=${FAULTLINE:-$BUILD/faultline}
+FILL=$(dirname "$FAULTLINE")/tests/fill     # planted program of the same build as faultline
+BIN=$BUILD/bench
+WORK=${BENCH_WORK:-$BUILD/bench-work}
+S=$WORK/samples          # one file per measured quantity, one value per run
+REC=$WORK/rec            # recordings and program outputs, removed once read
+LOG=$WORK/bench.log
+NCPU=$(nproc)
+SWAP_FILE='' CGROUP_DIR=''
+
+if [ "$QUICK" = 1 ]; then
+	RUNS=${BENCH_RUNS:-3}; R1=$RUNS; TMO=60
+	TOUCH_PAGES=4096; OTHER_PAGES=1024
+	FILL_MIB=32; FILL_L=8
+	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
+	HOT_MIB=4; COLD_MIB=64; HC_L=8
+	RAP_EVENTS=200000
+	: "${OUT:=$BUILD/bench-quick.md}"
+else
+	RUNS=${BENCH_RUNS:-5}; R1=$RUNS; [ "$RUNS" -gt 3 ] && R1=$((RUNS + 2)); TMO=300
+	TOUCH_PAGES=16384; OTHER_PAGES=16384
+	FILL_MIB=256; FILL_L=64
+	SQL_ROWS=300000; PY_N=300000; SORT_LINES=1000000
+	HOT_MIB=16; COLD_MIB=256; HC_L=32
+	RAP_EVENTS=2000000
+	: "${OUT:=$BUILD/bench.md}"
+fi
+RF_L=16; RF_MIB=64       # row 2: working set 4 x -L
+S_HIGH=1000000           # "without stacks": a stack for 1 fault in a million
+
+say() { echo "bench: $*" >&2; }
+die() { echo "bench.sh: $*" >&2; exit 1; }
+log() { echo "$*" >>"$LOG"; }
+
+cleanup() {
+	if [ -n "$SWAP_FILE" ]; then swapoff "$SWAP_FILE" 2>/dev/null; rm -f "$SWAP_FILE"; fi
+	[ -n "$CGROUP_DIR" ] && rmdir "$CGROUP_DIR" 2>/dev/null
+	rm -rf "$REC" "$WORK/inputs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------------------------------------
+# Building the bench programs
+
+# build NAME EXTRA_SOURCES...: build/bench/NAME from bench/NAME.c when out of date (atomic rename,
+# so two bench runs at once never execute a half-written binary).
+build() {
+	local name=$1; shift
+	local bin=$BIN/$name dep fresh=1
+	for dep in "bench/$name.c" bench/bench.h "$@"; do
+		[ "$bin" -nt "$dep" ] || fresh=0
+	done
+	[ "$fresh" = 1 ] && return 0
+	mkdir -p "$BIN"
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinc -Ibench \
+		-o "$bin.tmp.$$" "bench/$name.c" "$@" -lpthread -lm >>"$LOG" 2>&1 || return 1
+	mv -f "$bin.tmp.$$" "$bin"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Running things. Every run sets RC (exit status) and WALL_NS; its stdout is in $REC/NAME.out.
+
+# Times come from $EPOCHREALTIME ("seconds.microseconds", no fork): ${t/./} is in microseconds.
+us_since() { local now=$EPOCHREALTIME; echo $(( ${now/./} - ${1/./} )); }
+
+# native NAME CMD...: run CMD (stdin /dev/null) with stdout in $REC/NAME.out, stderr in .err.
+native() {
+	local name=$1; shift
+	log "\$ $*"
+	local t0=$EPOCHREALTIME t1
+	timeout -k 5 "$TMO" "$@" >"$REC/$name.out" 2>"$REC/$name.err" </dev/null
+	RC=$?; t1=$EPOCHREALTIME
+	WALL_NS=$(( (${t1/./} - ${t0/./}) * 1000 ))
+	head -c 2000 "$REC/$name.out" >>"$LOG"
+}
+
+# rec NAME RECORD_OPTS... -- CMD...: faultline record -q into $REC/NAME (a directory), stdout in
+# $REC/NAME.out.
+rec() {
+	local name=$1; shift
+	rm -rf "${REC:?}/$name"
+	log "\$ faultline record -q -o $REC/$name --force $*"
+	local t0=$EPOCHREALTIME t1
+	timeout -k 5 "$TMO" "$FAULTLINE" record -q -o "$REC/$name" --force "$@" \
+		>"$REC/$name.out" 2>"$REC/$name.err" </dev/null
+	RC=$?; t1=$EPOCHREALTIME
+	WALL_NS=$(( (${t1/./} - ${t0/./}) * 1000 ))
+	head -c 2000 "$REC/$name.out" >>"$LOG"
+}
+
+# why NAME: a short reason for a failed run (exit status and the last line of its stderr).
+why() {
+	local last; last=$(grep -v 'no hardware PMU' "$REC/$1.err" 2>/dev/null | tail -n 1 | tr -d '|' | cut -c1-100)
+	case $RC in
+	124 | 137) echo "timeout after ${TMO}s" ;;
+	*) echo "exit $RC${last:+: $last}" ;;
+	esac
+}
+
+# ok NAME KEY...: true when the last run exited 0; otherwise marks every KEY failed.
+ok() {
+	local name=$1; shift
+	[ "$RC" -eq 0 ] && return 0
+	local reason k; reason=$(why "$name")
+	log "FAILED: $reason"
+	for k in "$@"; do fail "$k" "$reason"; done
+	return 1
+}
+
+# val NAME TAG KEY: value of KEY=... on the last stdout line of NAME starting with TAG.
+val() {
+	awk -v tag="$2" -v key="$3" '$1 == tag { for (i = 2; i <= NF; i++) { split($i, kv, "=");
+		if (kv[1] == key) v = kv[2] } } END { if (v != "") print v }' "$REC/$1.out"
+}
+
+# stat_sum NAME KEY: KEY summed over every process's stats.json of recording NAME (empty if none).
+stat_sum() {
+	cat "$REC/$1"/*/stats.json 2>/dev/null | awk -v key="\"$2\"" -F'[:,]' '
+		{ k = $1; gsub(/[ \t]/, "", k) } k == key { s += $2; n++ } END { if (n) print s }'
+}
+
+# trace_bytes NAME FILES...: total size of the named trace files over every process of NAME.
+trace_bytes() {
+	local name=$1 f total=0 sz; shift
+	for f in "$@"; do
+		for sz in $(stat -c %s "$REC/$name"/*/"$f" 2>/dev/null); do total=$((total + sz)); done
+	done
+	echo "$total"
+}
+
+# same_output NAME REF KEY...: fails KEYs unless NAME's stdout equals REF's.
+same_output() {
+	local name=$1 ref=$2; shift 2
+	cmp -s "$REC/$name.out" "$REC/$ref.out" && return 0
+	log "FAILED: $name: output differs from $ref"
+	local k; for k in "$@"; do fail "$k" "output differs from the native run"; done
+	return 1
+}
+
+drop() { rm -rf "${REC:?}/$1" "$REC/$1.out" "$REC/$1.err"; }
+
+# ---------------------------------------------------------------------------------------------
+# Samples and table cells
+
+add() {   # KEY VALUE: one more sample; an empty VALUE (not in the program's output) fails KEY
+	if [ -n "$2" ]; then echo "$2" >>"$S/$1"; else fail "$1" "no value in the output (see $LOG)"; fi
+}
+fail() { [ -f "$S/$1.fail" ] || echo "$2" >"$S/$1.fail"; }
+note() { echo "$2" >"$S/$1.note"; }
+
+# num X [FMT]: X formatted for the table: integers as such, others to about 3 significant digits,
+# never in exponent notation; FMT (a printf format) overrides.
+num() {
+	awk -v x="$1" -v f="${2:-}" 'BEGIN { a = x < 0 ? -x : x
+		if (f == "") {
+			if (a == int(a) && a < 1e15) f = "%.0f"; else if (a >= 100) f = "%.0f";
+			else if (a >= 10) f = "%.1f"; else if (a >= 1) f = "%.2f";
+			else if (a >= 0.01) f = "%.3f"; else f = "%.5f"
+		}
+		printf f, x }'
+}
+
+# summary FILE SCALE: "median min max count" of the values in FILE, each multiplied by SCALE.
+summary() {
+	sort -g "$1" | awk -v sc="$2" '{ v[NR] = $1 * sc } END { if (!NR) exit 1
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		print m, v[1], v[NR], NR }'
+}
+
+# cell KEY UNIT [SCALE [FMT]]: "median UNIT (min–max)" of KEY's samples (times SCALE, formatted with
+# num), or why there are none.
+cell() {
+	local key=$1 unit=$2 scale=${3:-1} f=${4:-}
+	if [ -f "$S/$key.fail" ]; then echo "failed: $(cat "$S/$key.fail")"; return; fi
+	if [ -f "$S/$key.skip" ]; then cat "$S/$key.skip"; return; fi
+	[ -s "$S/$key" ] || { echo "failed: no samples"; return; }
+	local m lo hi n; read -r m lo hi n < <(summary "$S/$key" "$scale")
+	if [ "$n" -eq 1 ]; then echo "$(num "$m" "$f")${unit:+ $unit}"; return; fi
+	echo "$(num "$m" "$f")${unit:+ $unit} ($(num "$lo" "$f")–$(num "$hi" "$f"))"
+}
+
+# ratio KEY_OURS KEY_BASE: median (min–max) of the per-run ratios ours/base (pairs by line).
+ratio() {
+	local ours=$1 base=$2 k
+	for k in "$ours" "$base"; do
+		[ -f "$S/$k.skip" ] && { cat "$S/$k.skip"; return; }
+		[ -f "$S/$k.fail" ] && { echo "n/a (failed)"; return; }
+		[ -s "$S/$k" ] || { echo "n/a (failed)"; return; }
+	done
+	paste "$S/$ours" "$S/$base" | awk 'NF == 2 && $2 != 0 { print $1 / $2 }' >"$S/.ratio"
+	[ -s "$S/.ratio" ] || { echo "n/a"; return; }
+	local m lo hi n f=""; read -r m lo hi n < <(summary "$S/.ratio" 1)
+	awk -v a="$m" -v b="$lo" -v c="$hi" 'BEGIN { exit !(a == int(a) && b == int(b) && c == int(c)) }' && f=%.2f
+	if [ "$n" -eq 1 ]; then echo "$(num "$m" "$f")×"; return; fi
+	echo "$(num "$m" "$f")× ($(num "$lo" "$f")–$(num "$hi" "$f"))"
+}
+
+runs_of() { local k; for k in "$@"; do [ -s "$S/$k" ] && { wc -l <"$S/$k"; return; }; done; echo 0; }
+
+TABLE=$WORK/table.md
+# row ID WHAT BASELINE OURS RATIO RUNS NOTES
+row() {   # a literal | inside a cell is escaped as \| (Markdown)
+	local cells=() c
+	for c in "$@"; do cells+=("${c//|/\\|}"); done
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${cells[@]}" >>"$TABLE"
+}
+row_unbuilt() { row "$1" "$2" "not built yet" "not built yet" "not built yet" 0 "$3"; }
+row_skipped() { row "$1" "$2" "skipped: $3" "skipped: $3" "skipped: $3" 0 "${4:-}"; }
+
+# ---------------------------------------------------------------------------------------------
+# Setup
+
+rm -rf "$WORK"
+mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
+: >"$LOG"
+: >"$TABLE"
+[ -x "$FAULTLINE" ] || die "$FAULTLINE not built (run make)"
+[ -f "$(dirname "$FAULTLINE")/libfaultline.so" ] || die "libfaultline.so not built next to $FAULTLINE (run make)"
+[ -x "$FILL" ] || die "$FILL not built (run make)"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+T_START=$EPOCHREALTIME
+say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
+
+for p in uffd_floor touch refault hotcold; do
+	build "$p" || die "building bench/$p.c failed (see $LOG)"
+done
+RAP_OK=0
+if [ -f inc/faultline/rap.h ] && [ -f lib/rap.c ]; then
+	build rap_bench lib/rap.c && RAP_OK=1 || log "rap_bench did not build: row 7 reported as not built"
+fi
+
+# What is built yet: stacks (a -s 1 recording has stack records), report, visualize, file far store.
+rec probe -L 16M -M 16M -s 1 -- "$BIN/touch" 64
+STACKS=0
+[ "$RC" -eq 0 ] && [ "$(trace_bytes probe stacks)" -gt 64 ] && STACKS=1
+drop probe
+HELP=$("$FAULTLINE" help 2>&1)
+HAS_REPORT=0; grep -qE '^[[:space:]]+report([[:space:]]|$)' <<<"$HELP" && HAS_REPORT=1
+HAS_VISUALIZE=0; grep -qE '^[[:space:]]+visualize([[:space:]]|$)' <<<"$HELP" && HAS_VISUALIZE=1
+HAS_FAR_FILE=0; "$FAULTLINE" record --help 2>&1 | grep -q 'file:' && HAS_FAR_FILE=1
+log "built: stacks=$STACKS report=$HAS_REPORT visualize=$HAS_VISUALIZE far_file=$HAS_FAR_FILE"
+
+# ---------------------------------------------------------------------------------------------
+# Row 1 (+ row 4's samples): the fault floor. Per run: the minimal handler on the faulting CPU and on
+# the other one, the kernel's own first touch (native), faultline -s 1 (and, with stacks, -s 100 and
+# -s 1000000). The same first-touch program is measured inside: its touch loop / pages.
+
+bench_floor() {
+	say "row 1: fault floor ($R1 runs, $TOUCH_PAGES pages)"
+	local i order m
+	for i in $(seq 1 "$R1"); do
+		order="same other native s1 s100 shigh"
+		[ $((i % 2)) = 0 ] && order="shigh s100 s1 native other same"
+		for m in $order; do
+			case $m in
+			same)
+				native floor "$BIN/uffd_floor" "$TOUCH_PAGES" 0 0 1
+				ok floor floor_same && add floor_same "$(val floor uffd ns_per_fault)" ;;
+			other)
+				[ "$NCPU" -ge 2 ] || continue
+				native floor "$BIN/uffd_floor" "$OTHER_PAGES" 1 0 1
+				ok floor floor_other && add floor_other "$(val floor uffd ns_per_fault)" ;;
+			native)
+				native touch "$BIN/touch" "$TOUCH_PAGES"
+				ok touch touch_native && add touch_native "$(val touch touch ns_per_page)" ;;
+			s1)
+				rec touch -L 256M -M 256M -s 1 -- "$BIN/touch" "$TOUCH_PAGES"
+				if ok touch touch_s1 trace_bpf; then
+					add touch_s1 "$(val touch touch ns_per_page)"
+					local faults bytes; faults=$(stat_sum touch faults_total)
+					bytes=$(trace_bytes touch faults contexts stacks)
+					[ -n "$faults" ] && [ "$faults" -gt 0 ] &&
+						add trace_bpf "$(awk -v b="$bytes" -v f="$faults" 'BEGIN { print b / f }')"
+					add touch_s1_faults "$faults"
+				fi
+				drop touch ;;
+			s100 | shigh)
+				[ "$STACKS" = 1 ] || continue
+				local s=100; [ "$m" = shigh ] && s=$S_HIGH
+				rec touch -L 256M -M 256M -s "$s" -- "$BIN/touch" "$TOUCH_PAGES"
+				ok touch "touch_$m" && add "touch_$m" "$(val touch touch ns_per_page)"
+				drop touch ;;
+			esac
+		done
+	done
+}
+
+table_floor() {
+	local n; n=$(runs_of touch_s1)
+	local fpp; fpp="faults/page $(cell touch_s1_faults "" "$(awk -v p="$TOUCH_PAGES" 'BEGIN { print 1 / p }')")"
+	row 1a "First-touch fault, per page: minimal uffd handler on the faulting CPU (UFFDIO_COPY, blocking read) vs faultline -s 1 (stacks on), -L = -M" \
+		"$(cell floor_same µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_same)" "$n" \
+		"$TOUCH_PAGES pages per run, touch loop timed inside the program; faultline $fpp"
+	if [ "$STACKS" = 1 ]; then
+		row 1b "First-touch fault, per page: minimal handler, same CPU vs faultline without stacks (-s $S_HIGH)" \
+			"$(cell floor_same µs 0.001)" "$(cell touch_shigh µs 0.001)" "$(ratio touch_shigh floor_same)" \
+			"$(runs_of touch_shigh)" ""
+	else
+		row 1b "First-touch fault, per page: minimal handler, same CPU vs faultline without stacks (-s $S_HIGH)" \
+			"$(cell floor_same µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_same)" "$n" \
+			"stacks not built yet: same runs as 1a"
+	fi
+	if [ "$NCPU" -ge 2 ]; then
+		row 1c "Reference: minimal handler on the other CPU vs faultline -s 1" \
+			"$(cell floor_other µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_other)" \
+			"$(runs_of floor_other)" "$OTHER_PAGES pages per run; cross-vCPU wake-ups"
+	else
+		row_skipped 1c "Reference: minimal handler on the other CPU vs faultline -s 1" "one CPU only"
+	fi
+	row 1d "Reference: kernel anonymous first-touch fault (native run) vs faultline -s 1" \
+		"$(cell touch_native µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 touch_native)" \
+		"$(runs_of touch_native)" "same program, no faultline"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row H: handler threads, -c 1 vs -c NCPU (the default), on the first-touch program and on fill.
+
+bench_handlers() {
+	[ "$NCPU" -ge 2 ] || return 0
+	say "row H: -c 1 vs -c $NCPU ($RUNS runs; fill $FILL_MIB MiB at -L $FILL_L)"
+	local i c order
+	for i in $(seq 1 "$RUNS"); do
+		order="1 $NCPU"; [ $((i % 2)) = 0 ] && order="$NCPU 1"
+		for c in $order; do
+			rec touch -L 256M -M 256M -c "$c" -- "$BIN/touch" "$TOUCH_PAGES"
+			ok touch "h_touch_c$c" && add "h_touch_c$c" "$(val touch touch ns_per_page)"
+			drop touch
+		done
+		for c in $order; do
+			rec fill -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -c "$c" -- "$FILL" "$FILL_MIB"
+			if ok fill "h_fill_c$c"; then
+				add "h_fill_c$c" "$WALL_NS"
+				add "h_fill_faults" "$(stat_sum fill faults_total)"
+			fi
+			drop fill
+		done
+	done
+}
+
+table_handlers() {
+	if [ "$NCPU" -lt 2 ]; then
+		row_skipped H1 "Handler threads: first-touch fault per page, -c $NCPU (default) vs -c 1" "one CPU only"
+		row_skipped H2 "Handler threads: fill $FILL_MIB at -L ${FILL_L}M, wall" "one CPU only"
+		return
+	fi
+	row H1 "Handler threads: first-touch fault per page, -c $NCPU (default, one per CPU) vs -c 1" \
+		"$(cell "h_touch_c$NCPU" µs 0.001)" "$(cell h_touch_c1 µs 0.001)" "$(ratio h_touch_c1 "h_touch_c$NCPU")" \
+		"$(runs_of h_touch_c1)" "baseline = -c $NCPU, faultline = -c 1; < 1× means -c 1 is faster"
+	row H2 "Handler threads: build/tests/fill $FILL_MIB (write + 2 read passes) at -L ${FILL_L}M, wall, -c $NCPU vs -c 1" \
+		"$(cell "h_fill_c$NCPU" s 1e-9)" "$(cell h_fill_c1 s 1e-9)" "$(ratio h_fill_c1 "h_fill_c$NCPU")" \
+		"$(runs_of h_fill_c1)" "faults per run $(cell h_fill_faults "")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row 2: refaults vs the kernel's swap. The kernel runs the same program in a memory cgroup limited
+# to -L with a swap file on the same disk; faultline runs it with -L.
+
+# swap_setup: sets CGROUP_DIR and SWAP_FILE, or SWAP_SKIP to why not and fails.
+swap_setup() {
+	[ "$(id -u)" = 0 ] || { SWAP_SKIP="needs root (swapon, cgroups)"; return 1; }
+	command -v swapon >/dev/null && command -v mkswap >/dev/null || { SWAP_SKIP="no swapon/mkswap"; return 1; }
+	local cg fs; fs=$(stat -fc %T /sys/fs/cgroup 2>/dev/null)
+	if [ "$fs" = cgroup2fs ]; then
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || { SWAP_SKIP="cgroup v2 without the memory controller"; return 1; }
+		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+		cg=/sys/fs/cgroup/faultline-bench-$$
+		mkdir "$cg" 2>/dev/null || { SWAP_SKIP="mkdir $cg failed"; return 1; }
+		CGROUP_DIR=$cg
+		echo $((RF_L * 1048576)) >"$cg/memory.max" 2>/dev/null ||
+			{ SWAP_SKIP="cannot set memory.max in $cg"; return 1; }
+		[ -f "$cg/memory.swap.max" ] && echo max >"$cg/memory.swap.max"
+		CG_KIND=v2
+	elif [ -d /sys/fs/cgroup/memory ]; then
+		cg=/sys/fs/cgroup/memory/faultline-bench-$$
+		mkdir "$cg" 2>/dev/null || { SWAP_SKIP="mkdir $cg failed"; return 1; }
+		CGROUP_DIR=$cg
+		echo $((RF_L * 1048576)) >"$cg/memory.limit_in_bytes" 2>/dev/null ||
+			{ SWAP_SKIP="cannot set memory.limit_in_bytes in $cg"; return 1; }
+		CG_KIND=v1
+	else
+		SWAP_SKIP="no memory cgroup (neither v1 nor v2 mounted)"; return 1
+	fi
+	local f=$WORK/swapfile
+	{ fallocate -l $(( (RF_MIB * 2 + 64) * 1048576 )) "$f" && chmod 600 "$f" && mkswap "$f"; } >>"$LOG" 2>&1 ||
+		{ rm -f "$f"; SWAP_SKIP="creating a swap file failed"; return 1; }
+	local err; err=$(swapon "$f" 2>&1) || { rm -f "$f"; SWAP_SKIP="swapon failed: $err"; return 1; }
+	SWAP_FILE=$f
+	log "swap: $f on, memory cgroup $CG_KIND $cg limited to $RF_L MiB"
+}
+
+swap_teardown() {
+	[ -n "$SWAP_FILE" ] && { swapoff "$SWAP_FILE" 2>>"$LOG"; rm -f "$SWAP_FILE"; SWAP_FILE=; }
+	[ -n "$CGROUP_DIR" ] && { rmdir "$CGROUP_DIR" 2>>"$LOG"; CGROUP_DIR=; }
+}
+
+bench_refault() {
+	if [ "$QUICK" = 1 ]; then SWAP_SKIP="not in bench-quick"; return; fi
+	say "row 2: refaults vs kernel swap ($RUNS runs, $RF_MIB MiB at -L ${RF_L}M)"
+	SWAP_SKIP=
+	swap_setup || { swap_teardown; log "row 2 skipped: $SWAP_SKIP"; return; }
+	local i mode who order
+	for i in $(seq 1 "$RUNS"); do
+		order="kernel ours"; [ $((i % 2)) = 0 ] && order="ours kernel"
+		for mode in seq rand; do
+			for who in $order; do
+				if [ "$who" = kernel ]; then
+					# shellcheck disable=SC2016
+					native rf bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
+						"$BIN/refault" "$mode" "$RF_MIB" 1
+				else
+					rec rf -L "${RF_L}M" -M 256M -- "$BIN/refault" "$mode" "$RF_MIB" 1
+				fi
+				if ok rf "rf_${mode}_$who"; then
+					# refaults of the pass: the kernel's page faults in it (a swap-in is major, a
+					# page read ahead into the swap cache minor); faultline's from stats.json
+					# (refaults + soft faults: the fill before the pass has neither), because
+					# getrusage reports ~20 % more faults than faultline served in a pass
+					local pass_ns faults maj min
+					pass_ns=$(val rf pass ns); maj=$(val rf pass majflt); min=$(val rf pass minflt)
+					faults=$(( ${maj:-0} + ${min:-0} ))
+					if [ "$who" = ours ]; then
+						maj=$(stat_sum rf faults_refault); min=$(stat_sum rf faults_soft)
+						faults=$(( ${maj:-0} + ${min:-0} ))
+					fi
+					add "rf_${mode}_$who" "$([ "$faults" -gt 0 ] && [ -n "$pass_ns" ] &&
+						awk -v t="$pass_ns" -v f="$faults" 'BEGIN { print t / f }')"
+					add "rf_${mode}_${who}_page" "$(val rf pass ns_per_page)"
+					add "rf_${mode}_${who}_faults" "$faults"
+				fi
+				drop rf
+			done
+		done
+	done
+	swap_teardown
+}
+
+table_refault() {
+	local what_s="Refault, sequential read of 4× -L ($RF_MIB MiB at -L ${RF_L}M), per refault: kernel swap (memory cgroup $RF_L MiB + swap file) vs faultline"
+	local what_r="Refault, random read (a permutation of the pages) of 4× -L, per refault: kernel swap vs faultline"
+	if [ -n "$SWAP_SKIP" ]; then
+		row_skipped 2a "$what_s" "$SWAP_SKIP"
+		row_skipped 2b "$what_r" "$SWAP_SKIP"
+		return
+	fi
+	local m
+	for m in seq rand; do
+		local id=2a what=$what_s; [ $m = rand ] && { id=2b; what=$what_r; }
+		row $id "$what" "$(cell "rf_${m}_kernel" µs 0.001)" "$(cell "rf_${m}_ours" µs 0.001)" \
+			"$(ratio "rf_${m}_ours" "rf_${m}_kernel")" "$(runs_of "rf_${m}_ours")" \
+			"per refault = pass time / refaults in the pass (kernel: getrusage major + minor faults; faultline: faults_refault + faults_soft); refaults per pass kernel $(cell "rf_${m}_kernel_faults" "") / faultline $(cell "rf_${m}_ours_faults" ""); per page read kernel $(cell "rf_${m}_kernel_page" µs 0.001) / faultline $(cell "rf_${m}_ours_page" µs 0.001)"
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row 3: overhead with ample memory (-L = -M), wall time vs native, outputs checked.
+
+make_inputs() {
+	local in=$WORK/inputs
+	cat >"$in/queries.sql" <<SQL
+CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $SQL_ROWS)
+INSERT INTO t SELECT x, (x * 7919) % 1000, printf('%08d-%s-%s', x, hex(x * x), hex(x * 7)) FROM c;
+CREATE INDEX t_k ON t(k, v);
+SELECT count(*), sum(k), sum(length(v)), max(v) FROM t;
+SELECT k, count(*), min(v), max(v) FROM t GROUP BY k ORDER BY count(*) DESC, k LIMIT 5;
+SELECT sum(id) FROM t WHERE k BETWEEN 100 AND 200;
+SELECT count(DISTINCT substr(v, 10, 3)) FROM t;
+SELECT id, v FROM t ORDER BY v DESC LIMIT 3;
+SQL
+	cat >"$in/dict.py" <<'PY'
+import sys, zlib
+n = int(sys.argv[1])
+d = {}
+for i in range(n):
+    d[i] = ("%x-" % (i * 2654435761 % 4294967296)) * 3
+crc = 0
+total = 0
+for k, v in d.items():
+    crc = zlib.crc32(v.encode(), crc)
+    total += k * len(v)
+print(len(d), total, crc, max(d.values(), key=len))
+PY
+	awk -v n="$SORT_LINES" 'BEGIN { for (i = 1; i <= n; i++)
+		printf "%08x %d line-%d\n", (i * 2654435761) % 4294967296, i % 977, i }' >"$in/sort.txt"
+}
+
+workload_cmd() {   # NAME: sets CMD (array) and MAXM
+	local in=$WORK/inputs
+	case $1 in
+	sqlite) CMD=(sqlite3 -bail :memory: ".read $in/queries.sql"); MAXM=2048M ;;
+	python) CMD=(env PYTHONMALLOC=malloc PYTHONHASHSEED=0 /usr/bin/python3 "$in/dict.py" "$PY_N"); MAXM=2048M ;;
+	sort) CMD=(sort "-k2,2n" "-k1,1" "$in/sort.txt"); MAXM=2048M ;;
+	touch) CMD=("$BIN/touch" "$TOUCH_PAGES"); MAXM=256M ;;
+	esac
+}
+
+bench_overhead() {
+	say "row 3: overhead vs native, -L = -M, -s 100 ($RUNS runs)"
+	make_inputs
+	local w i who order avail=()
+	command -v sqlite3 >/dev/null && avail+=(sqlite) || fail ov_sqlite_ours "sqlite3 not installed (./deps.sh)"
+	[ -x /usr/bin/python3 ] && avail+=(python) || fail ov_python_ours "/usr/bin/python3 not installed (./deps.sh)"
+	avail+=(sort touch)
+	for i in $(seq 1 "$RUNS"); do
+		order="native ours"; [ $((i % 2)) = 0 ] && order="ours native"
+		for w in "${avail[@]}"; do
+			workload_cmd "$w"
+			for who in $order; do
+				if [ "$who" = native ]; then
+					native "ov_$w" "${CMD[@]}"
+					if ok "ov_$w" "ov_${w}_native" "ov_${w}_ours"; then
+						add "ov_${w}_native" "$WALL_NS"
+						[ -f "$REC/ov_$w.ref.out" ] || cp "$REC/ov_$w.out" "$REC/ov_$w.ref.out"
+					fi
+				else
+					rec "ov_$w" -L "$MAXM" -M "$MAXM" -s 100 -- "${CMD[@]}"
+					if ok "ov_$w" "ov_${w}_ours"; then
+						add "ov_${w}_ours" "$WALL_NS"
+						add "ov_${w}_faults" "$(stat_sum "ov_$w" faults_total)"
+					fi
+				fi
+				# outputs compared with the first native run (touch prints timings: not compared)
+				if [ "$RC" = 0 ] && [ "$w" != touch ] && [ -f "$REC/ov_$w.ref.out" ]; then
+					same_output "ov_$w" "ov_$w.ref" "ov_${w}_$who"
+				fi
+				drop "ov_$w"
+			done
+		done
+	done
+}
+
+table_overhead() {
+	local w id what
+	for w in sqlite python sort touch; do
+		case $w in
+		sqlite) id=3a; what="sqlite3 :memory:, $SQL_ROWS rows inserted, indexed, queried" ;;
+		python) id=3b; what="python3 dict of $PY_N strings (PYTHONMALLOC=malloc)" ;;
+		sort) id=3c; what="sort -k2,2n -k1,1 of $SORT_LINES lines" ;;
+		touch) id=3d; what="first-touch program, $TOUCH_PAGES pages (shows the per-fault floor)" ;;
+		esac
+		row "$id" "Overhead with ample memory (-L = -M, -s 100): $what, wall vs native" \
+			"$(cell "ov_${w}_native" s 1e-9)" "$(cell "ov_${w}_ours" s 1e-9)" \
+			"$(ratio "ov_${w}_ours" "ov_${w}_native")" "$(runs_of "ov_${w}_ours")" \
+			"faults per run $(cell "ov_${w}_faults" "")$([ "$w" != touch ] && echo "; output = native output")"
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row 4: tracing cost (samples taken in row 1).
+
+table_tracing() {
+	local what_a="Tracing cost: first-touch fault per page, stacks off (-s $S_HIGH) vs on (-s 1)"
+	local what_b="Tracing cost: first-touch fault per page, stacks off vs -s 100"
+	if [ "$STACKS" = 1 ]; then
+		row 4a "$what_a" "$(cell touch_shigh µs 0.001)" "$(cell touch_s1 µs 0.001)" \
+			"$(ratio touch_s1 touch_shigh)" "$(runs_of touch_s1)" "runs of row 1"
+		row 4b "$what_b" "$(cell touch_shigh µs 0.001)" "$(cell touch_s100 µs 0.001)" \
+			"$(ratio touch_s100 touch_shigh)" "$(runs_of touch_s100)" "runs of row 1"
+	else
+		row_unbuilt 4a "$what_a" "stacks not built yet (no stack records with -s 1)"
+		row_unbuilt 4b "$what_b" "stacks not built yet"
+	fi
+	local files="faults + contexts + stacks"; [ "$STACKS" = 1 ] || files="faults file only; contexts/stacks: not built yet"
+	[ -s "$S/trace_bpf" ] && sed 's/.*/150/' "$S/trace_bpf" >"$S/fltrace_bpf"
+	row 4c "Trace bytes per fault, -s 1, first-touch program: fltrace (notes) vs faultline" \
+		"150 B" "$(cell trace_bpf B)" "$(ratio trace_bpf fltrace_bpf)" "$(runs_of trace_bpf)" \
+		"$files; baseline: fltrace ≈ 150 B/fault (notes/fltrace.md, not measured here)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Rows 5, 6, 9: report, flamegraph, far stores — measured once they exist.
+
+# A recording to report on: fill at a quarter of its size, so it has first touches and refaults.
+report_input() {
+	[ -d "$REC/rin" ] && return 0
+	rec rin -L "$((FILL_MIB / 4))M" -M "$((FILL_MIB * 2))M" -- "$FILL" "$FILL_MIB"
+	[ "$RC" -eq 0 ]
+}
+
+# bench_verb VERB KEY: time `faultline VERB DIR` per run, as trace records per second.
+bench_verb() {
+	local verb=$1 key=$2 i faults
+	report_input || { ok rin "$key"; return; }
+	faults=$(stat_sum rin faults_total)
+	mkdir -p "$WORK/verb-cwd"
+	for i in $(seq 1 "$RUNS"); do
+		log "\$ faultline $verb $REC/rin"
+		local t0=$EPOCHREALTIME t1
+		(cd "$WORK/verb-cwd" && timeout -k 5 "$TMO" "$FAULTLINE" "$verb" "$REC/rin") >/dev/null 2>"$REC/verb.err" </dev/null
+		RC=$?; t1=$EPOCHREALTIME
+		ok verb "$key" || return
+		add "$key" "$(awk -v f="$faults" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print f / (us / 1e6) }')"
+	done
+	add "${key}_records" "$faults"
+}
+
+bench_far() {
+	local i st order mib=$((FILL_MIB / 4)) l=$((FILL_MIB / 16))
+	for i in $(seq 1 "$RUNS"); do
+		order="mem file"; [ $((i % 2)) = 0 ] && order="file mem"
+		for st in $order; do
+			local spec=mem; [ $st = file ] && spec="file:$WORK/far-store.$i"
+			rec far -L "${l}M" -M "$((mib * 2))M" --far "$spec" -- "$FILL" "$mib"
+			ok far "far_$st" && add "far_$st" "$WALL_NS"
+			drop far; rm -f "$WORK/far-store.$i"
+		done
+	done
+}
+
+bench_later_rows() {
+	if [ "$HAS_REPORT" = 1 ]; then say "row 5: report speed"; bench_verb report rep_speed; fi
+	if [ "$HAS_VISUALIZE" = 1 ]; then say "row 6: flamegraph"; bench_verb visualize vis_speed; fi
+	if [ "$HAS_FAR_FILE" = 1 ]; then say "row 9: far stores"; bench_far; fi
+	drop rin
+}
+
+# verb_row ID WHAT KEY BASE_RATE BASE_TEXT
+verb_row() {
+	local id=$1 what=$2 key=$3 base=$4 base_text=$5
+	echo "$base" >"$S/${key}_base1"
+	[ -s "$S/$key" ] && sed "s/.*/$base/" "$S/$key" >"$S/${key}_base"
+	row "$id" "$what" "$(cell "${key}_base1" "k records/s" 0.001)" "$(cell "$key" "k records/s" 0.001)" \
+		"$(ratio "$key" "${key}_base")" "$(runs_of "$key")" \
+		"$base_text; recording of fill $FILL_MIB at -L $((FILL_MIB / 4))M, $(cell "${key}_records" records)"
+}
+
+table_later_rows() {
+	if [ "$HAS_REPORT" = 1 ]; then
+		verb_row 5 "Report speed: faultline report DIR, trace records per second" rep_speed 310369 \
+			"baseline: fltrace report, 204,845 rows in 0.66 s (notes/fltrace.md §7, not side by side)"
+	else
+		row_unbuilt 5 "Report speed: faultline report DIR, trace records per second" "faultline help does not list report"
+	fi
+	if [ "$HAS_VISUALIZE" = 1 ]; then
+		verb_row 6 "Flamegraph: faultline visualize DIR, trace records per second" vis_speed 1463179 \
+			"baseline: fltrace visualize, 204,845 rows in 0.14 s (notes/fltrace.md §7, not side by side)"
+	else
+		row_unbuilt 6 "Flamegraph: faultline visualize DIR, trace records per second" "faultline help does not list visualize"
+	fi
+}
+
+table_far() {
+	local what="Far stores: fill $((FILL_MIB / 4)) at -L $((FILL_MIB / 16))M, wall, --far mem vs --far file:"
+	if [ "$HAS_FAR_FILE" = 1 ]; then
+		row 9 "$what" "$(cell far_mem s 1e-9)" "$(cell far_file s 1e-9)" "$(ratio far_file far_mem)" \
+			"$(runs_of far_file)" "file store on the same disk as build/"
+	else
+		row_unbuilt 9 "$what" "record --help does not mention --far file:"
+	fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row 7: RAP against exact per-page counting.
+
+bench_rap() {
+	[ "$RAP_OK" = 1 ] || return
+	say "row 7: RAP ($RUNS runs, $RAP_EVENTS events)"
+	native rap "$BIN/rap_bench" "$RAP_EVENTS" "$RUNS" 8192 0.05
+	ok rap rap_ups rap_bytes rap_acc || return
+	awk '$1 == "rap" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		print v["exact_ups"] > S "/exact_ups"; print v["rap_ups"] > S "/rap_ups"
+		print v["exact_bytes"] > S "/exact_bytes"; print v["rap_bytes"] > S "/rap_bytes"
+		print 100 > S "/exact_acc"; print v["accuracy"] * 100 > S "/rap_acc"
+		print v["hot_ranges"] > S "/rap_hot"; print v["rap_nodes"] > S "/rap_nodes"
+		print v["accuracy_noroot"] * 100 > S "/rap_acc_noroot" }' S="$S" "$REC/rap.out"
+	drop rap
+}
+
+table_rap() {
+	local w="RAP (ε 0.01, b 4, ≤ 8 KiB) vs exact per-page hash counts, 90/10 stream of $RAP_EVENTS addresses (90 % in 1 MiB, 10 % over 2^36 pages)"
+	if [ "$RAP_OK" != 1 ]; then
+		row_unbuilt 7a "$w: updates/s" "inc/faultline/rap.h or lib/rap.c missing or not building"
+		row_unbuilt 7b "$w: memory" ""
+		row_unbuilt 7c "$w: accuracy over the hot ranges at φ = 0.05" ""
+		return
+	fi
+	local n; n=$(runs_of rap_ups)
+	row 7a "$w: updates/s" "$(cell exact_ups "M/s" 1e-6)" "$(cell rap_ups "M/s" 1e-6)" \
+		"$(ratio rap_ups exact_ups)" "$n" "> 1× = RAP faster"
+	row 7b "$w: memory" "$(cell exact_bytes KiB "$(awk 'BEGIN { print 1 / 1024 }')")" \
+		"$(cell rap_bytes KiB "$(awk 'BEGIN { print 1 / 1024 }')")" "$(ratio rap_bytes exact_bytes)" "$n" \
+		"RAP: pool + descriptor, $(cell rap_nodes nodes) live"
+	row 7c "$w: accuracy over the hot ranges at φ = 0.05" "$(cell exact_acc % 1 %.3f)" "$(cell rap_acc % 1 %.3f)" \
+		"$(ratio rap_acc exact_acc)" "$n" "1 − Σ|est − true| / Σ true; $(cell rap_hot ranges) reported, the root among them; without the root $(cell rap_acc_noroot % 1 %.3f)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row 8: eviction policy, clock (default) vs fifo, on the hot/cold program.
+
+bench_policy() {
+	say "row 8: eviction policy clock vs fifo ($RUNS runs, hot $HOT_MIB + cold $COLD_MIB MiB at -L ${HC_L}M)"
+	local i p order
+	for i in $(seq 1 "$RUNS"); do
+		order="fifo clock"; [ $((i % 2)) = 0 ] && order="clock fifo"
+		for p in $order; do
+			rec hc -L "${HC_L}M" -M "$(( (HOT_MIB + COLD_MIB) * 2 ))M" --policy "$p" -- \
+				"$BIN/hotcold" "$HOT_MIB" "$COLD_MIB"
+			if ok hc "pol_${p}_refault" "pol_${p}_soft" "pol_${p}_wall"; then
+				add "pol_${p}_refault" "$(stat_sum hc faults_refault)"
+				add "pol_${p}_soft" "$(stat_sum hc faults_soft)"
+				add "pol_${p}_wall" "$WALL_NS"
+			fi
+			drop hc
+		done
+	done
+}
+
+table_policy() {
+	local w="Eviction policy, hot $HOT_MIB MiB used while cold $COLD_MIB MiB streams, -L ${HC_L}M: --policy fifo vs clock (default)"
+	local n; n=$(runs_of pol_clock_refault)
+	row 8a "$w: refaults" "$(cell pol_fifo_refault "")" "$(cell pol_clock_refault "")" \
+		"$(ratio pol_clock_refault pol_fifo_refault)" "$n" "faults_refault (copied back from the far store)"
+	local r; r=$(ratio pol_clock_soft pol_fifo_soft); [ "$r" = "n/a" ] && r="n/a (fifo has none)"
+	row 8b "$w: soft faults" "$(cell pol_fifo_soft "")" "$(cell pol_clock_soft "")" "$r" "$n" \
+		"faults_soft (unmapped on trial, still local: CLOCK's reference bit)"
+	row 8c "$w: wall" "$(cell pol_fifo_wall s 1e-9)" "$(cell pol_clock_wall s 1e-9)" \
+		"$(ratio pol_clock_wall pol_fifo_wall)" "$n" ""
+}
+
+# ---------------------------------------------------------------------------------------------
+# Main: measure in table order, then print.
+
+bench_floor
+bench_handlers
+bench_refault
+bench_overhead
+bench_later_rows
+bench_rap
+bench_policy
+
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes")
+
+table_floor
+table_handlers
+table_refault
+table_overhead
+table_tracing
+table_later_rows
+table_rap
+table_policy
+table_far
+{
+	echo "## faultline bench$([ "$QUICK" = 1 ] && echo " (quick)")"
+	echo
+	echo "Ratio = faultline / baseline, taken per run (baseline and faultline interleaved, order alternating), then median (min–max). Other cells: median (min–max) over the runs. Nothing is asserted."
+	echo
+	echo "| # | What | Baseline | faultline | Ratio | Runs | Notes |"
+	echo "|---|---|---|---|---|---|---|"
+	cat "$TABLE"
+	echo
+	echo "Load average (1/5/15 min) at start: $LOAD_START; at end: $LOAD_END. $NCPU CPUs, kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), ${ELAPSED} s, commit $COMMIT$DIRTY, $RUNS runs (row 1: $R1)."
+} >"$OUT.tmp.$$" && mv -f "$OUT.tmp.$$" "$OUT"
+cat "$OUT"
+say "table written to $OUT (${ELAPSED} s)"
