@@ -30,15 +30,15 @@ static void wake_page(struct fl_runtime *rt, size_t page)
 		fl_log_errno("ioctl(UFFDIO_WAKE)", errno);
 }
 
-/* Map one page of content at the page's address (waking the faulting threads). Returns 0, or
- * EEXIST when the page is already mapped. */
-static int install_page(struct fl_runtime *rt, size_t page, const void *src, bool write_protect)
+/* Map one page of content at the page's address; wakes the faulting threads unless told not
+ * to (then the caller wakes them). Returns 0, or EEXIST when the page is already mapped. */
+static int install_page(struct fl_runtime *rt, size_t page, const void *src, bool write_protect, bool dontwake)
 {
 	struct uffdio_copy copy = {
 		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, page),
 		.src = (uint64_t)(uintptr_t)src,
 		.len = FL_PAGE_SIZE,
-		.mode = write_protect ? UFFDIO_COPY_MODE_WP : 0,
+		.mode = (write_protect ? UFFDIO_COPY_MODE_WP : 0) | (dontwake ? UFFDIO_COPY_MODE_DONTWAKE : 0),
 	};
 	for (;;) {
 		if (ioctl(rt->uffd, UFFDIO_COPY, &copy) == 0)
@@ -103,8 +103,9 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 		atomic_fetch_add_explicit(&h->stats.busy_waits, waits, memory_order_relaxed);
 }
 
-/* Serve a MISSING message; returns the fault kind for the record. */
-static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write)
+/* Serve a MISSING message; returns the fault kind for the record. With `dontwake` the page is
+ * installed without waking the thread (the caller asks for its stack, then wakes it). */
+static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake)
 {
 	struct fl_runtime *rt = h->rt;
 	uint64_t waits = 0;
@@ -141,7 +142,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write)
 		break;
 	}
 	rt->epoch[page]++;
-	if (install_page(rt, page, src, !dirty) == EEXIST)
+	if (install_page(rt, page, src, !dirty, dontwake) == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep));
 	if (rt->policy == FL_POLICY_FIFO && kind != FL_FAULT_SOFT)
@@ -170,6 +171,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 		serve_write_protect(h, page);
 		return;
 	}
+	bool want_stack = rt->stack_signal && (rt->sample <= 1 || h->rt->sample_counter[h->index]++ % rt->sample == 0);
 	rec.time_ns = fl_now_ns() - rt->start_ns;
 	rec.addr = addr;
 	rec.tid = msg->arg.pagefault.feat.ptid;
@@ -177,8 +179,15 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
-	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE);
 	rec.seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
+	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, want_stack);
+	if (want_stack) {
+		/* a concurrent message's thread was already woken by the fault that brought the
+		 * page in: it has run on, so a stack taken now would be wrong */
+		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
+			rec.flags |= FL_FAULT_NO_STACK;
+		wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
+	}
 
 	atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
 	switch (rec.kind) {

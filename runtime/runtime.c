@@ -24,6 +24,7 @@
 #include "uffd_compat.h"
 
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,31 @@ static int read_config(struct fl_runtime *rt)
 	if (rt->nhandlers > FL_MAX_HANDLERS)
 		rt->nhandlers = FL_MAX_HANDLERS;
 	rt->policy = (policy && strcmp(policy, "fifo") == 0) ? FL_POLICY_FIFO : FL_POLICY_CLOCK;
+	rt->stack_depth = (unsigned)env_u64(FL_ENV_STACK_DEPTH, 64);
+	if (rt->stack_depth > FL_MAX_STACK_DEPTH)
+		rt->stack_depth = FL_MAX_STACK_DEPTH;
+	rt->sample = (unsigned)env_u64(FL_ENV_SAMPLE, 1);
+	rt->alloc_sample = (unsigned)env_u64(FL_ENV_ALLOC_SAMPLE, 1);
+	if (rt->sample == 0)
+		rt->sample = 1;
+	if (rt->alloc_sample == 0)
+		rt->alloc_sample = 1;
+	return 0;
+}
+
+static int find_own_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct fl_runtime *rt = data;
+	uintptr_t probe = (uintptr_t)&fl_runtime_init;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && probe >= start && probe < start + ph->p_memsz) {
+			rt->own_text_start = start, rt->own_text_end = start + ph->p_memsz;
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -157,11 +183,15 @@ int fl_runtime_init(void)
 		return 1;
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
+	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    fl_evict_setup(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0) {
+	    fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    fl_pmu_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
+	    fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
 	}
+	fl_maps_snapshot("start");
 	return 0;
 }
 
@@ -172,6 +202,8 @@ void fl_runtime_shutdown(const char *why)
 		return; /* not traced, or a vfork child sharing the parent's memory */
 	fl_handlers_flush(rt);
 	atomic_store(&rt->final_mode, true);
+	fl_threads_flush_all();
+	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_trace_write_stats(rt, why);
 }
 
@@ -204,6 +236,18 @@ void fl_runtime_fork_child(void)
 		return;
 	close(rt->uffd);
 	close(rt->faults_fd);
+	close(rt->maps_fd);
+	for (int i = 0; i < FL_SF_COUNT; i++)
+		close(rt->side_fd[i]);
+	fl_threads_after_fork();
+	fl_stacks_after_fork();
+	atomic_store(&rt->side_bytes_dropped, 0);
+	atomic_store(&rt->side_write_errno, 0);
+	atomic_store(&rt->next_alloc_id, 1);
+	atomic_store(&rt->stack_signals_sent, 0);
+	atomic_store(&rt->stack_signals_failed, 0);
+	atomic_store(&rt->contexts_written, 0);
+	atomic_store(&rt->alloc_events, 0);
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		close(rt->handlers[i].wake_fd);
 		memset(&rt->handlers[i].stats, 0, sizeof(rt->handlers[i].stats));
@@ -224,4 +268,5 @@ void fl_runtime_fork_child(void)
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		_exit(FL_EXIT_RUNTIME_FAILURE);
 	}
+	fl_maps_snapshot("start");
 }

@@ -18,6 +18,7 @@
 #include <limits.h>
 
 #include "faultline/trace.h"
+#include "stream.h"
 
 #define FL_PAGE_SIZE 4096UL
 #define FL_PAGE_SHIFT 12
@@ -26,6 +27,7 @@
 #define FL_EVICT_BATCH 64        /* pages evicted per eviction round, at least */
 #define FL_TRACE_CHUNK 2048      /* fault records per handler buffer (64 KiB) */
 #define FL_MIN_LOCAL_PAGES 256   /* -L below 1 MiB is refused */
+#define FL_MAX_STACK_DEPTH 256   /* --stack-depth is capped here */
 
 enum fl_policy { FL_POLICY_CLOCK = 0, FL_POLICY_FIFO = 1 };
 
@@ -110,8 +112,28 @@ struct fl_runtime {
 	_Atomic size_t heap_bytes, peak_heap_bytes;
 	_Atomic bool exhausted_reported;
 
+	/* stacks, PMU context, allocations (thread_ctx.c, stacks.c, pmu.c, fault_context.c, alloc_log.c) */
+	unsigned stack_depth;                /* frames per stack */
+	unsigned sample;                     /* a stack for one fault in `sample` */
+	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */
+	int stack_signal;                    /* real-time signal that asks a thread for its stack; 0 = off */
+	int side_fd[FL_SF_COUNT];            /* contexts, stacks, allocs files */
+	int maps_fd;
+	_Atomic uint64_t side_bytes_dropped; /* bytes of side records lost to failed writes */
+	_Atomic int side_write_errno;
+	_Atomic uint32_t next_alloc_id;
+	_Atomic uint64_t stack_signals_sent, stack_signals_failed, contexts_written;
+	_Atomic uint64_t alloc_events;
+	uintptr_t own_text_start, own_text_end;  /* libfaultline's code: skipped in stacks */
+	unsigned pmu_count;                  /* events read with each fault context */
+	uint32_t pmu_type[FL_PMU_MAX];
+	uint64_t pmu_config[FL_PMU_MAX];
+	char pmu_names[256];                 /* comma-separated, as recorded in meta.json */
+	bool pmu_hardware;
+
 	/* handlers and trace */
 	struct fl_handler handlers[FL_MAX_HANDLERS];
+	uint64_t sample_counter[FL_MAX_HANDLERS];
 	_Atomic uint32_t next_seq;
 	int faults_fd;
 	struct fl_file_header file_header;
@@ -129,6 +151,9 @@ extern struct fl_runtime fl_rt;
 
 /* Set on the runtime's own threads: the shim routes their allocations outside the region. */
 extern __thread int fl_internal_thread;
+/* Set while the runtime works on an application thread (logging an allocation, taking a
+ * stack): the shim then serves that thread's mmap calls outside the region, unlogged. */
+extern __thread int fl_in_runtime_call;
 
 /* ---- state of the runtime, for the shim ---- */
 enum fl_rt_state { FL_RT_UNINIT = 0, FL_RT_INITIALIZING, FL_RT_READY, FL_RT_DISABLED };
@@ -154,6 +179,35 @@ void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_N
 void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */
 void fl_region_set_noaccess(void *addr, size_t size, bool noaccess);
 void fl_region_report_exhausted(size_t request);
+
+/* thread_ctx.c: per-thread state of application threads */
+struct fl_thread;
+struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
+int fl_threads_setup(struct fl_runtime *rt);
+void fl_threads_flush_all(void);
+void fl_threads_after_fork(void);
+
+/* stacks.c */
+int fl_stacks_setup(struct fl_runtime *rt);
+uint32_t fl_stack_intern(struct fl_stream *defs, const uint64_t *frames, unsigned n, uint16_t flags, bool may_wait);
+unsigned fl_stack_capture_here(uint64_t *frames, unsigned max);   /* callers of the runtime/shim */
+void fl_stacks_after_fork(void);
+
+/* fault_context.c: the faulting thread's side of a fault */
+int fl_fault_context_setup(struct fl_runtime *rt);
+bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq);
+void fl_fault_context_keep_unblocked(void *sigset);  /* remove the stack signal from a sigset_t */
+
+/* pmu.c */
+struct fl_thread;
+int fl_pmu_setup(struct fl_runtime *rt);
+unsigned fl_pmu_read(struct fl_thread *t, uint64_t *values);
+
+/* alloc_log.c */
+void fl_alloc_event(uint8_t kind, const void *addr, size_t size);
+
+/* maps_log.c */
+void fl_maps_snapshot(const char *reason);
 
 /* fault.c */
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n);

@@ -69,32 +69,47 @@ static int make_process_dir(struct fl_runtime *rt, const char *top)
 	return -1;
 }
 
+/* Creates a binary trace file and writes its header; returns the descriptor or -1. */
+static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
+{
+	struct fl_file_header hdr;
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+	hdr.version = FL_TRACE_VERSION;
+	hdr.kind = kind;
+	hdr.header_size = sizeof(hdr);
+	hdr.record_size = record_size;
+	hdr.pid = (uint32_t)getpid();
+	hdr.page_size = FL_PAGE_SIZE;
+	hdr.start_ns = rt->start_ns;
+	hdr.region_start = (uint64_t)(uintptr_t)rt->region;
+	hdr.region_size = rt->region_pages * FL_PAGE_SIZE;
+	int fd = create_file(rt, name, O_EXCL | O_APPEND);
+	if (fd < 0)
+		return -1;
+	int err = write_all(fd, &hdr, sizeof(hdr));
+	if (err) {
+		fl_log_errno(name, err);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int fl_trace_open(struct fl_runtime *rt)
 {
 	const char *top = getenv("FAULTLINE_DIR");
-	struct fl_file_header *hdr = &rt->file_header;
 
 	if (!top || make_process_dir(rt, top) < 0)
 		return -1;
-	memset(hdr, 0, sizeof(*hdr));
-	memcpy(hdr->magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
-	hdr->version = FL_TRACE_VERSION;
-	hdr->kind = FL_FILE_FAULTS;
-	hdr->header_size = sizeof(*hdr);
-	hdr->record_size = sizeof(struct fl_fault_record);
-	hdr->pid = (uint32_t)getpid();
-	hdr->page_size = FL_PAGE_SIZE;
-	hdr->start_ns = rt->start_ns;
-	hdr->region_start = (uint64_t)(uintptr_t)rt->region;
-	hdr->region_size = rt->region_pages * FL_PAGE_SIZE;
-	rt->faults_fd = create_file(rt, FL_FILE_NAME_FAULTS, O_EXCL | O_APPEND);
-	if (rt->faults_fd < 0)
+	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	rt->side_fd[FL_SF_CONTEXTS] = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
+	rt->side_fd[FL_SF_STACKS] = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
+	rt->side_fd[FL_SF_ALLOCS] = open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
+	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
+	    rt->side_fd[FL_SF_ALLOCS] < 0 || rt->maps_fd < 0)
 		return -1;
-	int err = write_all(rt->faults_fd, hdr, sizeof(*hdr));
-	if (err) {
-		fl_log_errno("write(faults header)", err);
-		return -1;
-	}
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		if (!h->records) {
@@ -214,6 +229,25 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	json_key_u64(&b, "start_ns", rt->start_ns);
 	json_key_u64(&b, "uffd_features", rt->features);
 	json_key_u64(&b, "write_protect", rt->write_protect);
+	json_key_u64(&b, "stack_depth", rt->stack_depth);
+	json_key_u64(&b, "sample", rt->sample);
+	json_key_u64(&b, "alloc_sample", rt->alloc_sample);
+	json_key_u64(&b, "stack_signal", (uint64_t)rt->stack_signal);
+	fl_buf_str(&b, ",\n  \"pmu_events\": [");
+	for (const char *p = rt->pmu_names; *p;) {
+		char name[64];
+		size_t n = 0;
+		while (*p && *p != ',' && n + 1 < sizeof(name))
+			name[n++] = *p++;
+		name[n] = '\0';
+		if (*p == ',')
+			p++;
+		fl_buf_json_str(&b, name);
+		if (*p)
+			fl_buf_str(&b, ", ");
+	}
+	fl_buf_str(&b, "]");
+	json_key_str(&b, "pmu_kind", rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
 	fl_buf_str(&b, "\n}\n");
 	write_json_file(rt, FL_FILE_NAME_META, &b);
 }
@@ -261,7 +295,15 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "peak_heap_bytes", atomic_load(&rt->peak_heap_bytes));
 	json_key_u64(&b, "records_written", written);
 	json_key_u64(&b, "records_dropped", dropped);
+	int side_errno = atomic_load(&rt->side_write_errno);
+	if (!write_errno)
+		write_errno = side_errno;
 	json_key_str(&b, "records_dropped_reason", write_errno ? strerrordesc_np(write_errno) : "");
+	json_key_u64(&b, "side_bytes_dropped", atomic_load(&rt->side_bytes_dropped));
+	json_key_u64(&b, "contexts_written", atomic_load(&rt->contexts_written));
+	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
+	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
+	json_key_u64(&b, "alloc_events", atomic_load(&rt->alloc_events));
 	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
 	json_key_str(&b, "exit", exit_reason);
 	fl_buf_str(&b, "\n}\n");

@@ -9,6 +9,7 @@
  *   UNBOUND    not decided yet; before the shim's constructor started the runtime (malloc runs
  *              before any constructor) calls go to arena 0 without binding
  * jemalloc is called only through its non-standard API (mallocx & co): its `malloc` is ours.
+ * Every allocation and free by a thread bound to the region is logged (alloc_log.c).
  * Extent hooks: alloc carves addresses from the region (always zeroed and committed), dalloc
  * gives them back, purge_forced discards pages (they read back as zeros, far copies dropped),
  * decommit and purge_lazy opt out, split/merge are allowed. */
@@ -264,6 +265,8 @@ static void *alloc_aligned(size_t size, size_t align, int extra)
 	}
 	if (!p)
 		errno = ENOMEM;
+	else if (tls_mode == MODE_REGION)
+		fl_alloc_event(FL_ALLOC_MALLOC, p, size);
 	return p;
 }
 
@@ -276,6 +279,8 @@ FL_EXPORT void free(void *p)
 	if (!p || boot_owns(p))
 		return;
 	int saved = errno;
+	if (tls_mode == MODE_REGION && fl_in_region(p))
+		fl_alloc_event(FL_ALLOC_FREE, p, 0);
 	dallocx(p, free_flags());
 	errno = saved;
 }
@@ -309,8 +314,13 @@ FL_EXPORT void *realloc(void *p, size_t size)
 		return q;
 	}
 	void *q = rallocx(p, size, flags);
-	if (!q)
+	if (!q) {
 		errno = ENOMEM;
+	} else if (tls_mode == MODE_REGION) {
+		if (fl_in_region(p))
+			fl_alloc_event(FL_ALLOC_FREE, p, 0);
+		fl_alloc_event(FL_ALLOC_MALLOC, q, size);
+	}
 	return q;
 }
 

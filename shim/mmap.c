@@ -24,7 +24,7 @@
 static bool managed(const void *caller)
 {
 	return atomic_load_explicit(&fl_rt_state, memory_order_acquire) == FL_RT_READY && !fl_internal_thread &&
-	       !fl_shim_return_in_jemalloc(caller);
+	       !fl_in_runtime_call && !fl_shim_return_in_jemalloc(caller);
 }
 
 static size_t round_up(size_t len) { return (len + PAGE_MASK) & ~PAGE_MASK; }
@@ -85,6 +85,7 @@ FL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 				return MAP_FAILED;
 			}
 			apply_prot(p, round_up(len), prot);
+			fl_alloc_event(FL_ALLOC_MMAP, p, len);
 			return p;
 		}
 		if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && region_part(addr, round_up(len), &rs, &rl)) {
@@ -112,6 +113,7 @@ FL_EXPORT int munmap(void *addr, size_t len)
 			errno = EINVAL;
 			return -1;
 		}
+		fl_alloc_event(FL_ALLOC_MUNMAP, rs, rl);
 		fl_region_unmap(rs, rl);
 		if (a < rs && fl_sys_munmap(a, (size_t)(rs - a)) < 0)
 			return -1;
@@ -191,8 +193,14 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 		newaddr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old))
-		return remap_in_region(old, oldsz, newsz, flags, newaddr);
+	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old)) {
+		void *moved = remap_in_region(old, oldsz, newsz, flags, newaddr);
+		if (moved != MAP_FAILED) { /* logged as the old mapping ending and a new one starting */
+			fl_alloc_event(FL_ALLOC_MUNMAP, old, round_up(oldsz));
+			fl_alloc_event(FL_ALLOC_MMAP, moved, newsz);
+		}
+		return moved;
+	}
 	return fl_sys_mremap(old, oldsz, newsz, flags, newaddr);
 }
 

@@ -7,9 +7,15 @@
  * sees the difference: sigaction() and signal() report SIG_DFL (with the mask and flags it
  * set) for these signals, and a handler the program installs replaces ours as usual.
  * SIGKILL cannot be caught: what the handlers wrote until then (they flush every 100 ms when
- * idle) stays readable. */
+ * idle) stays readable.
+ *
+ * The runtime's stack signal (fault_context.c) must reach a faulting thread promptly, so the
+ * shim removes it from every mask the program sets (sigprocmask, pthread_sigmask, the masks
+ * of its handlers). If the program installs a handler for that very signal, the program wins
+ * and faults are recorded without stacks from then on. */
 #include "shim.h"
 #include "../runtime/runtime.h"
+#include "../runtime/diag.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -85,8 +91,33 @@ void fl_shim_signals_start(void)
 	}
 }
 
+/* The program takes the stack signal for itself: it wins, faults go on without stacks. */
+static void yield_stack_signal(int sig, const struct sigaction *act)
+{
+	if (!act || sig != fl_rt.stack_signal || !sig)
+		return;
+	fl_rt.stack_signal = 0;
+	fl_log_u64("the program installs a handler for signal ", (uint64_t)sig,
+		   ", which faultline uses for stacks: faults are recorded without stacks from now on");
+}
+
+/* The program's handlers must not block the stack signal while they run. */
+static const struct sigaction *without_stack_signal(const struct sigaction *act, struct sigaction *copy)
+{
+	if (!act || !fl_rt.stack_signal)
+		return act;
+	*copy = *act;
+	fl_fault_context_keep_unblocked(&copy->sa_mask);
+	return copy;
+}
+
 FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	struct sigaction filtered;
+	if (atomic_load(&fl_rt_state) == FL_RT_READY) {
+		yield_stack_signal(sig, act);
+		act = without_stack_signal(act, &filtered);
+	}
 	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || atomic_load(&fl_rt_state) != FL_RT_READY)
 		return real_sigaction(sig, act, old);
 	bool was_standing_in = atomic_load(&standing_in[sig]);
@@ -104,6 +135,38 @@ FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	if (old)
 		*old = was_standing_in ? program_default[sig] : previous;
 	return 0;
+}
+
+/* Signal masks: the stack signal stays deliverable whatever the program blocks, so a faulting
+ * thread always gets to take its stack. */
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+static int filtered_mask(const char *name, int how, const sigset_t *set, sigset_t *old)
+{
+	static sigmask_fn real_fns[2];
+	int which = name[0] == 'p'; /* pthread_sigmask or sigprocmask */
+	if (!real_fns[which])
+		real_fns[which] = (sigmask_fn)dlsym(RTLD_NEXT, name);
+	sigset_t copy;
+	/* not for the runtime's own calls (libunwind saving and restoring the mask inside the
+	 * stack signal's handler, where the signal must stay blocked) */
+	if (set && how != SIG_UNBLOCK && fl_rt.stack_signal && !fl_in_runtime_call &&
+	    atomic_load(&fl_rt_state) == FL_RT_READY) {
+		copy = *set;
+		fl_fault_context_keep_unblocked(&copy);
+		set = &copy;
+	}
+	return real_fns[which](how, set, old);
+}
+
+FL_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return filtered_mask("pthread_sigmask", how, set, old);
+}
+
+FL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return filtered_mask("sigprocmask", how, set, old);
 }
 
 FL_EXPORT sighandler_t signal(int sig, sighandler_t handler)

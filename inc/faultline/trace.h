@@ -74,7 +74,11 @@ struct fl_fault_record {
 };
 
 /* The context of one fault, from the faulting thread (a signal handler that runs before the
- * faulting instruction re-executes, or when the system call that faulted returns). */
+ * faulting instruction re-executes, or when the system call that faulted returns). A
+ * thread's contexts appear in its file in the order the thread took them, and its PMU values
+ * increase in that order; faults inside one system call are taken together when it returns
+ * (their stacks start at the call's caller, a return address) and not necessarily in seq
+ * order. */
 #define FL_PMU_MAX 4
 struct fl_fault_context {
 	uint32_t seq;            /* the fault record's seq */

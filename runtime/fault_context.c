@@ -1,0 +1,153 @@
+/* fault_context.c: the faulting thread's side of a fault — its call stack and PMU values.
+ *
+ * Why a signal (design (a) of DESIGN.md, chosen over perf sampling, design (b)): the thread
+ * unwinds itself with libunwind's DWARF unwinder (correct without frame pointers, exact
+ * faulting PC as frame 0), ~0.3 µs, and reads its own counters; perf's kernel callchains walk
+ * frame pointers only (shallow through Debian's libraries) and DWARF would need 8 KiB stack
+ * copies per sample unwound offline.
+ *
+ * Protocol, per fault that wants a stack (fault.c): the handler installs the page without
+ * waking the thread (UFFDIO_COPY_MODE_DONTWAKE), queues the stack signal to it with the
+ * fault's seq (rt_tgsigqueueinfo), then wakes it. The signal ends the thread's wait; for a
+ * fault in user mode its handler runs before the faulting instruction re-executes, with that
+ * instruction's registers in the ucontext; for a fault inside a system call the kernel
+ * retries the copy (a non-fatal signal does not abort it) and the handler runs when the call
+ * returns, so the stack is that of the call's caller. Either way the instruction finds its
+ * page and no second message comes: nothing is counted twice. The handler writes a context
+ * record {seq, stack_id, pmu} to its own stream; the fault record itself is written by the
+ * fault handler regardless, so a thread that exits before its signal arrives loses only a
+ * stack. Never surfacing to the program: SA_RESTART, errno saved, the signal kept unblocked
+ * (the shim filters it out of the program's signal masks), the handler never allocates. */
+#include "runtime.h"
+#include "thread_ctx.h"
+#include "diag.h"
+
+#include <errno.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* Frames the unwinder walks through before the interrupted one: this handler, the
+ * signal trampoline, and a few to spare. */
+#define HANDLER_FRAMES 8
+
+static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
+{
+	struct fl_runtime *rt = &fl_rt;
+	int saved_errno = errno;
+	ucontext_t *uc = ucv;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	void *raw[FL_MAX_STACK_DEPTH + HANDLER_FRAMES];
+	uint64_t frames[FL_MAX_STACK_DEPTH];
+	struct fl_fault_context ctx;
+	struct fl_thread *t;
+	unsigned n = 0;
+	uint16_t flags = FL_STACK_EXACT_PC;
+	int got, start = -1;
+
+	int saved_in_runtime = fl_in_runtime_call;
+	(void)sig;
+	fl_in_runtime_call = 1; /* libunwind's own mmap calls stay out of the region */
+	if (si->si_code != SI_QUEUE || si->si_pid != getpid() || !(t = fl_thread_self())) {
+		fl_in_runtime_call = saved_in_runtime;
+		errno = saved_errno;
+		return;
+	}
+	got = unw_backtrace(raw, (int)(rt->stack_depth + HANDLER_FRAMES));
+	for (int i = 0; i < got && i < HANDLER_FRAMES; i++)
+		if ((uint64_t)(uintptr_t)raw[i] == pc) {
+			start = i;
+			break;
+		}
+	if (start >= 0) {
+		/* delivered when the shim's system call wrapper unblocked it (a fault inside the
+		 * call): start at the wrapper's caller, a return address */
+		int last_own = -1;
+		for (int i = start; i < got && i < start + HANDLER_FRAMES; i++)
+			if ((uintptr_t)raw[i] >= rt->own_text_start && (uintptr_t)raw[i] < rt->own_text_end)
+				last_own = i;
+		if (last_own >= 0) {
+			start = last_own + 1;
+			flags &= (uint16_t)~FL_STACK_EXACT_PC;
+		}
+	}
+	if (start < 0) { /* the unwinder did not see through the signal frame: the PC alone */
+		frames[n++] = pc;
+		flags |= FL_STACK_TRUNCATED;
+	} else {
+		for (int i = start; i < got && n < rt->stack_depth; i++)
+			frames[n++] = (uint64_t)(uintptr_t)raw[i];
+		if (got == (int)(rt->stack_depth + HANDLER_FRAMES) || (unsigned)(got - start) > rt->stack_depth)
+			flags |= FL_STACK_TRUNCATED;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.seq = (uint32_t)si->si_value.sival_int;
+	ctx.tid = (uint32_t)t->tid;
+	ctx.stack_id = fl_stack_intern(&t->fault_stacks, frames, n, flags, false);
+	ctx.npmu = fl_pmu_read(t, ctx.pmu);
+	fl_stream_append(&t->contexts, &ctx, sizeof(ctx), NULL, 0);
+	atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
+	fl_in_runtime_call = saved_in_runtime;
+	errno = saved_errno;
+}
+
+/* The highest real-time signal nobody handles (glibc keeps the first ones for itself). */
+static int pick_signal(void)
+{
+	for (int sig = SIGRTMAX - 1; sig > SIGRTMIN + 2; sig--) {
+		struct sigaction cur;
+		if (sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+			return sig;
+	}
+	return 0;
+}
+
+int fl_fault_context_setup(struct fl_runtime *rt)
+{
+	struct sigaction sa;
+	rt->stack_signal = 0;
+	if (rt->stack_depth == 0)
+		return 0;
+	int sig = pick_signal();
+	if (!sig) {
+		fl_log("no free real-time signal: faults are recorded without stacks");
+		return 0;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stack_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) < 0) {
+		fl_log_errno("sigaction(stack signal)", errno);
+		return 0;
+	}
+	rt->stack_signal = sig;
+	return 0;
+}
+
+bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = rt->stack_signal;
+	si.si_code = SI_QUEUE;
+	si.si_pid = rt->pid;
+	si.si_uid = getuid();
+	si.si_value.sival_int = (int)seq;
+	if (syscall(SYS_rt_tgsigqueueinfo, rt->pid, tid, rt->stack_signal, &si) == 0) {
+		atomic_fetch_add_explicit(&rt->stack_signals_sent, 1, memory_order_relaxed);
+		return true;
+	}
+	atomic_fetch_add_explicit(&rt->stack_signals_failed, 1, memory_order_relaxed);
+	return false;
+}
+
+void fl_fault_context_keep_unblocked(void *set)
+{
+	if (fl_rt.stack_signal)
+		sigdelset((sigset_t *)set, fl_rt.stack_signal);
+}

@@ -1,0 +1,77 @@
+/* stream.c: per-thread record streams (see stream.h). */
+#include "stream.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+static void lock(struct fl_stream *s)
+{
+	while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void unlock(struct fl_stream *s) { atomic_store_explicit(&s->lock, 0, memory_order_release); }
+
+void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
+{
+	atomic_store(&s->lock, 0);
+	s->len = 0;
+	s->file = (uint8_t)file;
+}
+
+/* Writes the buffer out; called with the lock held. */
+static void write_out(struct fl_stream *s)
+{
+	int fd = fl_rt.side_fd[s->file];
+	const char *p = s->buf;
+	size_t left = s->len;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			atomic_fetch_add(&fl_rt.side_bytes_dropped, left);
+			atomic_store(&fl_rt.side_write_errno, w < 0 ? errno : EIO);
+			break;
+		}
+		p += w, left -= (size_t)w;
+	}
+	s->len = 0;
+}
+
+void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen)
+{
+	int saved = errno;
+	lock(s);
+	if (s->len + alen + blen > FL_STREAM_BYTES)
+		write_out(s);
+	if (alen + blen <= FL_STREAM_BYTES) {
+		memcpy(s->buf + s->len, a, alen);
+		if (blen)
+			memcpy(s->buf + s->len + alen, b, blen);
+		s->len += (uint32_t)(alen + blen);
+	}
+	if (atomic_load_explicit(&fl_rt.final_mode, memory_order_relaxed))
+		write_out(s);
+	unlock(s);
+	errno = saved;
+}
+
+void fl_stream_flush(struct fl_stream *s)
+{
+	int saved = errno;
+	lock(s);
+	if (s->len)
+		write_out(s);
+	unlock(s);
+	errno = saved;
+}
+
+void fl_stream_discard(struct fl_stream *s)
+{
+	atomic_store(&s->lock, 0);
+	s->len = 0;
+}

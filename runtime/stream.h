@@ -1,0 +1,32 @@
+/* stream.h: per-thread record streams into the trace's shared files.
+ *
+ * A stream is a small buffer owned by one thread (and one context: normal code or the stack
+ * signal's handler, never both, so an interrupted append is never re-entered). Records are
+ * appended whole; a full buffer is written to its file with one write(2) (the files are
+ * O_APPEND, so buffers of different threads never interleave inside a record). Other threads
+ * may flush a stream (at exit, or when its thread is gone): a per-stream lock, held only
+ * around memcpy and write(2), orders them. Nothing here allocates or touches the region. */
+#ifndef FL_STREAM_H
+#define FL_STREAM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_STREAM_BYTES 8192
+
+enum fl_stream_file { FL_SF_CONTEXTS = 0, FL_SF_STACKS, FL_SF_ALLOCS, FL_SF_COUNT };
+
+struct fl_stream {
+	_Atomic int lock;
+	uint32_t len;
+	uint8_t file;                /* enum fl_stream_file */
+	char buf[FL_STREAM_BYTES];
+};
+
+void fl_stream_init(struct fl_stream *s, enum fl_stream_file file);
+void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen);
+void fl_stream_flush(struct fl_stream *s);
+void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
+
+#endif

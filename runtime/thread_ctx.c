@@ -1,0 +1,136 @@
+/* thread_ctx.c: per-thread state of application threads — their record streams and PMU
+ * counters — kept in a pool allocated once (raw mmap, never in the region).
+ *
+ * A thread gets its slot on first use, from normal code or from the stack signal's handler
+ * (lock-free: a compare-and-swap on in_use), and keeps it in an initial-exec TLS pointer.
+ * When the thread exits, a pthread key destructor flushes its streams, closes its counters
+ * and frees the slot for reuse, so programs that create and end many threads need only as
+ * many slots as they have threads alive at once. At process exit every slot in use is
+ * flushed (threads still running, or ended without the destructor: the main thread). */
+#include "thread_ctx.h"
+#include "diag.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define FL_MAX_THREADS 16384
+
+static struct fl_thread *pool;
+static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used */
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+static __thread struct fl_thread *self;
+
+static void close_counters(struct fl_thread *t)
+{
+	for (unsigned i = 0; i < t->pmu_n; i++)
+		if (t->pmu_fds[i] >= 0)
+			close(t->pmu_fds[i]);
+	t->pmu_n = 0;
+	t->pmu_tried = false;
+}
+
+static void release_slot(struct fl_thread *t)
+{
+	fl_stream_flush(&t->allocs);
+	fl_stream_flush(&t->alloc_stacks);
+	fl_stream_flush(&t->contexts);
+	fl_stream_flush(&t->fault_stacks);
+	close_counters(t);
+	atomic_store(&t->in_use, 0);
+}
+
+static void on_thread_exit(void *arg)
+{
+	struct fl_thread *t = arg;
+	if (t && t == self) {
+		self = NULL;
+		release_slot(t);
+	}
+}
+
+int fl_threads_setup(struct fl_runtime *rt)
+{
+	(void)rt;
+	pool = fl_sys_mmap(NULL, FL_MAX_THREADS * sizeof(struct fl_thread), PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (pool == MAP_FAILED) {
+		fl_log_errno("mmap(thread pool)", errno);
+		return -1;
+	}
+	/* keys below 32 live in the thread descriptor: pthread_setspecific then never allocates,
+	 * which makes it usable from the stack signal's handler */
+	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0 && exit_key < 32;
+	return 0;
+}
+
+struct fl_thread *fl_thread_self(void)
+{
+	if (self)
+		return self;
+	if (!pool || fl_internal_thread)
+		return NULL;
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < FL_MAX_THREADS; i++) {
+		struct fl_thread *t = &pool[i];
+		int expected = 0;
+		if (i >= high && !atomic_compare_exchange_strong(&pool_high, &high, i + 1)) {
+			high = atomic_load(&pool_high);
+			if (i >= high)
+				continue;
+		}
+		if (!atomic_compare_exchange_strong(&t->in_use, &expected, 1))
+			continue;
+		t->tid = (int)syscall(SYS_gettid);
+		t->alloc_count = 0;
+		t->pmu_n = 0;
+		t->pmu_tried = false;
+		fl_stream_init(&t->allocs, FL_SF_ALLOCS);
+		fl_stream_init(&t->alloc_stacks, FL_SF_STACKS);
+		fl_stream_init(&t->contexts, FL_SF_CONTEXTS);
+		fl_stream_init(&t->fault_stacks, FL_SF_STACKS);
+		self = t;
+		if (exit_key_ok)
+			pthread_setspecific(exit_key, t);
+		return t;
+	}
+	return NULL; /* more live threads than slots: their records are counted as dropped */
+}
+
+void fl_threads_flush_all(void)
+{
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = &pool[i];
+		if (!atomic_load(&t->in_use))
+			continue;
+		fl_stream_flush(&t->allocs);
+		fl_stream_flush(&t->alloc_stacks);
+		fl_stream_flush(&t->contexts);
+		fl_stream_flush(&t->fault_stacks);
+	}
+}
+
+/* In a forked child only the forking thread exists; what the others had buffered belongs to
+ * the parent, which writes it itself. The counters were the parent's threads'. */
+void fl_threads_after_fork(void)
+{
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = &pool[i];
+		if (!atomic_load(&t->in_use))
+			continue;
+		fl_stream_discard(&t->allocs);
+		fl_stream_discard(&t->alloc_stacks);
+		fl_stream_discard(&t->contexts);
+		fl_stream_discard(&t->fault_stacks);
+		close_counters(t);
+		if (t != self)
+			atomic_store(&t->in_use, 0);
+		else
+			t->tid = (int)syscall(SYS_gettid);
+	}
+}
