@@ -3,8 +3,9 @@
  * Events come from FAULTLINE_PMU (comma-separated perf names) or, by default, hardware
  * instructions and cycles where the machine has them, else the software events task-clock,
  * page-faults and context-switches (this VM has no hardware PMU). Each event is probed once
- * at start; what is not available is dropped with one message on stderr, and meta.json
- * records the events actually used. Each thread opens its counters as one group on its first
+ * at start; an event the user asked for that is not available is dropped with one message on
+ * stderr; meta.json records the events actually used and whether they are hardware or software
+ * events (`record` says so once in its summary). Each thread opens its counters as one group on its first
  * fault context and reads them all with one read(2) (~0.85 µs) per context. */
 #include "runtime.h"
 #include "thread_ctx.h"
@@ -116,15 +117,6 @@ int fl_pmu_setup(struct fl_runtime *rt)
 	add_event(rt, "task-clock", 10, true);
 	add_event(rt, "page-faults", 11, true);
 	add_event(rt, "context-switches", 16, true);
-	if (!getenv("FAULTLINE_PMU_NOTED")) {
-		char msg[300];
-		struct fl_buf b = { msg, 0, sizeof(msg) };
-		fl_buf_str(&b, "no hardware PMU counters on this machine: fault contexts carry software events (");
-		fl_buf_str(&b, rt->pmu_names);
-		fl_buf_str(&b, ")");
-		fl_log(msg);
-		setenv("FAULTLINE_PMU_NOTED", "1", 1); /* once per recording, not once per process */
-	}
 	return 0;
 }
 

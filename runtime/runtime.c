@@ -183,6 +183,7 @@ int fl_runtime_init(void)
 		return 1;
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
+	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
 	    fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||

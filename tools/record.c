@@ -637,15 +637,20 @@ static int output_dir_name(const struct record_options *o, char *out, size_t len
 	return 0;
 }
 
-static int all_digits(const char *name)
+/* A process directory: "<pid>", or "<pid>.<n>" for a later exec image of the same pid. */
+static int is_process_dir_name(const char *name)
 {
-	if (*name == '\0')
-		return 0;
+	int digits = 0, dots = 0;
+
 	for (; *name; name++) {
-		if (*name < '0' || *name > '9')
+		if (*name == '.' && digits && !dots)
+			dots = 1, digits = 0;
+		else if (*name >= '0' && *name <= '9')
+			digits++;
+		else
 			return 0;
 	}
-	return 1;
+	return digits > 0;
 }
 
 static int is_dot_entry(const char *name)
@@ -730,7 +735,7 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 		nonempty = 1;
 		if (!force)
 			break;
-		if (!all_digits(entry->d_name) ||
+		if (!is_process_dir_name(entry->d_name) ||
 		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		path_for_message(shown, sizeof(shown), path, entry->d_name);
@@ -1071,6 +1076,8 @@ struct record_totals {
 	uint64_t evictions, writebacks;
 	uint64_t peak_resident, peak_heap;   /* max over processes */
 	uint64_t written, dropped;
+	uint64_t contexts, side_dropped, alloc_events;
+	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 };
 
 /* The stats.json counters the summary adds up, and where each goes. */
@@ -1092,6 +1099,9 @@ static const struct stats_counter {
 	STATS_MAX("peak_heap_bytes", peak_heap),
 	STATS_SUM("records_written", written),
 	STATS_SUM("records_dropped", dropped),
+	STATS_SUM("contexts_written", contexts),
+	STATS_SUM("side_bytes_dropped", side_dropped),
+	STATS_SUM("alloc_events", alloc_events),
 };
 
 /* Says why a process dropped records, when its runtime said so. */
@@ -1103,6 +1113,31 @@ static void report_dropped_reason(const struct flat_json *stats, const char *pid
 	if (stats_json_uint(stats, "records_dropped", &dropped) == 0 && dropped > 0 && reason != NULL &&
 	    *reason != '\0')
 		cli_error("pid %s dropped records: %s", pid, reason);
+}
+
+/* Which PMU events the runtime used, from meta.json: said once per recording. */
+static void describe_pmu(struct record_totals *t, const char *dir, const char *pid)
+{
+	char path[PATH_MAX], err[PATH_MAX + 256];
+	struct flat_json meta;
+	const char *kind;
+	char *const *events = NULL;
+	size_t n = 0, used = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", dir, pid, FL_FILE_NAME_META) >= sizeof(path) ||
+	    stats_json_load(path, &meta, err, sizeof(err)) < 0)
+		return;
+	kind = stats_json_string(&meta, "pmu_kind");
+	stats_json_strings(&meta, "pmu_events", &events, &n);
+	if (kind != NULL && strcmp(kind, "software") == 0)
+		used = (size_t)snprintf(t->pmu, sizeof(t->pmu), "software events (no hardware counters here): ");
+	else if (kind != NULL && strcmp(kind, "hardware") == 0)
+		used = (size_t)snprintf(t->pmu, sizeof(t->pmu), "hardware events: ");
+	else
+		snprintf(t->pmu, sizeof(t->pmu), "none");
+	for (size_t i = 0; i < n && used < sizeof(t->pmu); i++)
+		used += (size_t)snprintf(t->pmu + used, sizeof(t->pmu) - used, "%s%s", i ? "," : "", events[i]);
+	stats_json_free(&meta);
 }
 
 /* Adds one process's stats.json into totals; complains about what it cannot read. */
@@ -1144,6 +1179,8 @@ static void totals_add_process(struct record_totals *t, const char *dir, const c
 		cli_error("%s: no counter (non-negative integer) for %s", path, missing);
 	report_dropped_reason(&stats, pid);
 	stats_json_free(&stats);
+	if (t->pmu[0] == '\0')
+		describe_pmu(t, dir, pid);
 }
 
 static int compare_pids(const void *a, const void *b)
@@ -1169,7 +1206,7 @@ static void totals_collect(struct record_totals *t, const char *dir, bool quiet)
 	while ((entry = readdir(d)) != NULL) {
 		struct stat st;
 
-		if (!all_digits(entry->d_name) ||
+		if (!is_process_dir_name(entry->d_name) ||
 		    fstatat(dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		if (count == cap) {
@@ -1230,6 +1267,14 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_size(t->peak_heap, a, sizeof(a)), cli_format_size(o->max_bytes, b, sizeof(b)));
 	fprintf(stderr, "  records           %s written, %s dropped\n",
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
+	fprintf(stderr, "  stacks            %s of %s faults; %s allocation events\n",
+		cli_format_count(t->contexts, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
+		cli_format_count(t->alloc_events, c, sizeof(c)));
+	if (t->pmu[0])
+		fprintf(stderr, "  PMU context       %s\n", t->pmu);
+	if (t->side_dropped)
+		cli_error("%s bytes of stacks, contexts or allocation records were lost (see records_dropped_reason "
+			  "in stats.json)", cli_format_count(t->side_dropped, a, sizeof(a)));
 }
 
 /* The totals, after saying whether the trace is complete. */
