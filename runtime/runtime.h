@@ -37,6 +37,7 @@ struct fl_handler_stats {
 	_Atomic uint64_t wp_faults;          /* write-protect messages (dirty tracking), not faults */
 	_Atomic uint64_t records_written, records_dropped;
 	_Atomic uint64_t busy_waits;         /* messages that waited for a page in transition */
+	_Atomic uint64_t write_wait_ns;      /* time spent writing records out (back-pressure) */
 };
 
 struct fl_handler {

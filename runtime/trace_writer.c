@@ -132,7 +132,10 @@ void fl_trace_flush(struct fl_handler *h)
 	struct fl_runtime *rt = h->rt;
 	if (h->nrecords == 0)
 		return;
+	/* the handler waits for its write: that is the back-pressure, and it is counted */
+	uint64_t start = fl_now_ns();
 	int err = write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record));
+	atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
 	if (err) {
 		atomic_fetch_add(&h->stats.records_dropped, h->nrecords);
 		h->last_write_errno = err;
@@ -257,6 +260,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
+	uint64_t write_wait = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -270,6 +274,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		written += atomic_load(&s->records_written);
 		dropped += atomic_load(&s->records_dropped);
 		waits += atomic_load(&s->busy_waits);
+		write_wait += atomic_load(&s->write_wait_ns);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -287,6 +292,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "soft_evictions", atomic_load(&rt->evict.soft_evictions));
 	json_key_u64(&b, "eviction_rounds", atomic_load(&rt->evict.rounds));
 	json_key_u64(&b, "busy_waits", waits);
+	json_key_u64(&b, "trace_write_wait_ns", write_wait);
 	json_key_u64(&b, "resident_bytes_at_exit", atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
 	json_key_u64(&b, "peak_resident_bytes", atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
 	json_key_u64(&b, "local_limit_bytes", rt->local_limit_pages * FL_PAGE_SIZE);
