@@ -170,7 +170,8 @@ check_first_touch() {
 
 # check_stats NAME [--local BYTES] [--max BYTES] [--procs N]: the invariants every recording must
 # satisfy, for every DIR/<pid>/ of $WORK/NAME:
-#   stats.json holds every contract key (integers, "exit" a non-empty string), pid = directory name,
+#   stats.json holds every contract key (integers, "exit" a non-empty string), pid = directory name
+#   (<pid>, or <pid>.N after an exec),
 #   records_dropped = 0, faults_total = first_touch + refault + soft + concurrent,
 #   records_written >= faults_total, writebacks <= evictions, evictions_clean <= evictions,
 #   meta.json exists, the faults file has a valid header (magic FLTRACE, version 1, kind 1, the pid)
@@ -181,7 +182,7 @@ check_first_touch() {
 check_stats() {
 	local name=$1; shift
 	"$PY" - "$WORK/$name" "$@" <<'EOF' || { show_err "$name"; fail "$name: stats check failed"; }
-import glob, json, os, struct, sys
+import glob, json, os, re, struct, sys
 d = sys.argv[1]
 args = sys.argv[2:]
 opts = dict(zip(args[::2], (int(a) for a in args[1::2])))
@@ -191,7 +192,8 @@ INT_KEYS = ("pid faults_total faults_first_touch faults_refault faults_soft faul
 errors = []
 def bad(msg):
     errors.append(msg)
-pids = sorted(p for p in os.listdir(d) if p.isdigit()) if os.path.isdir(d) else []
+# one directory per process: <pid>, and <pid>.N for the N-th program it exec'd
+pids = sorted(p for p in os.listdir(d) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", p)) if os.path.isdir(d) else []
 if not pids:
     sys.exit("FAIL: %s: no process directory" % d)
 if "--procs" in opts and len(pids) != opts["--procs"]:
@@ -208,7 +210,7 @@ for pid in pids:
         bad("%s: stats.json lacks integer keys %s" % (where, " ".join(missing))); continue
     if not isinstance(s.get("exit"), str) or not s["exit"]:
         bad("%s: stats.json 'exit' is %r, want a non-empty string" % (where, s.get("exit")))
-    if s["pid"] != int(pid):
+    if s["pid"] != int(pid.split(".")[0]):
         bad("%s: stats.json pid %d != directory name" % (where, s["pid"]))
     if s["records_dropped"] != 0:
         bad("%s: records_dropped = %d, want 0" % (where, s["records_dropped"]))
@@ -240,7 +242,7 @@ for pid in pids:
     if len(data) < 64:
         bad("%s: faults file is %d bytes, shorter than its header" % (where, len(data))); continue
     magic, version, kind, hsize, rsize, fpid = struct.unpack_from("<8s5I", data)
-    if magic != b"FLTRACE\0" or version != 1 or kind != 1 or hsize != 64 or rsize < 32 or fpid != int(pid):
+    if magic != b"FLTRACE\0" or version != 1 or kind != 1 or hsize != 64 or rsize < 32 or fpid != s["pid"]:
         bad("%s: faults header magic=%r version=%d kind=%d header_size=%d record_size=%d pid=%d"
             % (where, magic, version, kind, hsize, rsize, fpid)); continue
     body = len(data) - hsize
