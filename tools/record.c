@@ -66,7 +66,7 @@ void record_usage(void)
 	      "      --force            reuse a non-empty output directory: its old per-process\n"
 	      "                         subdirectories (named by pid) are removed, nothing else\n"
 	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault)\n"
-	      "      --stack-depth N    frames kept per stack (default 64)\n"
+	      "      --stack-depth N    frames kept per stack (default 64; 0 = no stacks)\n"
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
 	      "      --alloc-sample N   record an allocation stack for 1 allocation in N (default 1)\n"
 	      "      --far SPEC         far store: mem (default; the only one supported yet)\n"
@@ -158,7 +158,7 @@ static int apply_sample(struct record_options *o, const char *v, char *err, size
 
 static int apply_stack_depth(struct record_options *o, const char *v, char *err, size_t errlen)
 {
-	return parse_unsigned(v, 1, RECORD_MAX_STACK_DEPTH, &o->stack_depth, err, errlen);
+	return parse_unsigned(v, 0, RECORD_MAX_STACK_DEPTH, &o->stack_depth, err, errlen);
 }
 
 static int apply_pmu(struct record_options *o, const char *v, char *err, size_t errlen)

@@ -11,7 +11,7 @@
 #define RECORD_MAX_REGION_BYTES ((uint64_t)64 << 40)
 /* Largest -c: fault records store the handler index in 8 bits. */
 #define RECORD_MAX_HANDLERS 256
-#define RECORD_MAX_STACK_DEPTH 1024
+#define RECORD_MAX_STACK_DEPTH 256  /* the runtime keeps at most 256 frames */
 
 struct record_options {
 	uint64_t local_bytes;   /* -L, rounded up to 4096; 0 = unlimited */

@@ -344,7 +344,7 @@ static void test_record_other_rejections(void)
 	char *far[] = { "record", "--far", "file:/tmp/x", "x", NULL };
 	char *handlers[] = { "record", "-c", "257", "x", NULL };
 	char *sample[] = { "record", "-s", "0", "x", NULL };
-	char *depth[] = { "record", "--stack-depth", "0", "x", NULL };
+	char *depth[] = { "record", "--stack-depth", "257", "x", NULL };
 	char *alloc[] = { "record", "--alloc-sample", "-1", "x", NULL };
 	char *pmu[] = { "record", "--pmu=", "x", NULL };
 	char *output[] = { "record", "-o", "", "x", NULL };
@@ -358,7 +358,7 @@ static void test_record_other_rejections(void)
 	PARSE_BAD(far, "not supported yet");
 	PARSE_BAD(handlers, "-c/--handlers: invalid number '257': must be between 0 and 256");
 	PARSE_BAD(sample, "between 1");
-	PARSE_BAD(depth, "between 1");
+	PARSE_BAD(depth, "between 0 and 256");
 	PARSE_BAD(alloc, "--alloc-sample");
 	PARSE_BAD(pmu, "--pmu");
 	PARSE_BAD(output, "empty directory");
