@@ -47,13 +47,14 @@ REC=$WORK/rec            # recordings and program outputs, removed once read
 LOG=$WORK/bench.log
 NCPU=$(nproc)
 SWAP_FILE='' CGROUP_DIR=''
+T_START=$EPOCHREALTIME
 
 if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-3}; R1=$RUNS; TMO=60
 	TOUCH_PAGES=4096; OTHER_PAGES=1024
-	FILL_MIB=32; FILL_L=8
+	FILL_MIB=16; FILL_L=4
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
-	HOT_MIB=4; COLD_MIB=64; HC_L=8
+	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
@@ -68,7 +69,7 @@ fi
 RF_L=16; RF_MIB=64       # row 2: working set 4 x -L
 S_HIGH=1000000           # "without stacks": a stack for 1 fault in a million
 
-say() { echo "bench: $*" >&2; }
+say() { echo "bench: [$(( $(us_since "$T_START") / 1000000 )) s] $*" >&2; }
 die() { echo "bench.sh: $*" >&2; exit 1; }
 log() { echo "$*" >>"$LOG"; }
 
@@ -189,35 +190,40 @@ add() {   # KEY VALUE: one more sample; an empty VALUE (not in the program's out
 fail() { [ -f "$S/$1.fail" ] || echo "$2" >"$S/$1.fail"; }
 note() { echo "$2" >"$S/$1.note"; }
 
-# num X [FMT]: X formatted for the table: integers as such, others to about 3 significant digits,
-# never in exponent notation; FMT (a printf format) overrides.
-num() {
-	awk -v x="$1" -v f="${2:-}" 'BEGIN { a = x < 0 ? -x : x
-		if (f == "") {
-			if (a == int(a) && a < 1e15) f = "%.0f"; else if (a >= 100) f = "%.0f";
-			else if (a >= 10) f = "%.1f"; else if (a >= 1) f = "%.2f";
-			else if (a >= 0.01) f = "%.3f"; else f = "%.5f"
-		}
-		printf f, x }'
+# The awk code behind cell and ratio (one process per cell: forks are slow under load): report()
+# sorts v[1..n] and prints "median UNIT (min–max)", numbers formatted by fmt(): integers as such,
+# others to about 3 significant digits, never in exponent notation; FMT (a printf format)
+# overrides; an all-integer ratio gets 2 decimals.
+STATS_AWK='
+function fmt(x,   a, f) {
+	a = x < 0 ? -x : x; f = FMT
+	if (f == "") {
+		if (a == int(a) && a < 1e15) f = "%.0f"; else if (a >= 100) f = "%.0f";
+		else if (a >= 10) f = "%.1f"; else if (a >= 1) f = "%.2f";
+		else if (a >= 0.01) f = "%.3f"; else f = "%.5f"
+	}
+	return sprintf(f, x)
 }
+function report(   i, j, t, m, u) {
+	if (!n) { print EMPTY; return }
+	for (i = 2; i <= n; i++) {
+		t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t
+	}
+	m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	if (RATIO && FMT == "" && m == int(m) && v[1] == int(v[1]) && v[n] == int(v[n])) FMT = "%.2f"
+	u = UNIT == "" ? "" : (RATIO ? UNIT : " " UNIT)
+	if (n == 1) print fmt(m) u; else print fmt(m) u " (" fmt(v[1]) "–" fmt(v[n]) ")"
+}'
 
-# summary FILE SCALE: "median min max count" of the values in FILE, each multiplied by SCALE.
-summary() {
-	sort -g "$1" | awk -v sc="$2" '{ v[NR] = $1 * sc } END { if (!NR) exit 1
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		print m, v[1], v[NR], NR }'
-}
-
-# cell KEY UNIT [SCALE [FMT]]: "median UNIT (min–max)" of KEY's samples (times SCALE, formatted with
-# num), or why there are none.
+# cell KEY UNIT [SCALE [FMT]]: "median UNIT (min–max)" of KEY's samples times SCALE, or why there
+# are none.
 cell() {
 	local key=$1 unit=$2 scale=${3:-1} f=${4:-}
 	if [ -f "$S/$key.fail" ]; then echo "failed: $(cat "$S/$key.fail")"; return; fi
 	if [ -f "$S/$key.skip" ]; then cat "$S/$key.skip"; return; fi
 	[ -s "$S/$key" ] || { echo "failed: no samples"; return; }
-	local m lo hi n; read -r m lo hi n < <(summary "$S/$key" "$scale")
-	if [ "$n" -eq 1 ]; then echo "$(num "$m" "$f")${unit:+ $unit}"; return; fi
-	echo "$(num "$m" "$f")${unit:+ $unit} ($(num "$lo" "$f")–$(num "$hi" "$f"))"
+	awk -v SC="$scale" -v UNIT="$unit" -v FMT="$f" -v EMPTY="failed: no samples" \
+		"$STATS_AWK"' { v[++n] = $1 * SC } END { report() }' "$S/$key"
 }
 
 # ratio KEY_OURS KEY_BASE: median (min–max) of the per-run ratios ours/base (pairs by line).
@@ -228,12 +234,9 @@ ratio() {
 		[ -f "$S/$k.fail" ] && { echo "n/a (failed)"; return; }
 		[ -s "$S/$k" ] || { echo "n/a (failed)"; return; }
 	done
-	paste "$S/$ours" "$S/$base" | awk 'NF == 2 && $2 != 0 { print $1 / $2 }' >"$S/.ratio"
-	[ -s "$S/.ratio" ] || { echo "n/a"; return; }
-	local m lo hi n f=""; read -r m lo hi n < <(summary "$S/.ratio" 1)
-	awk -v a="$m" -v b="$lo" -v c="$hi" 'BEGIN { exit !(a == int(a) && b == int(b) && c == int(c)) }' && f=%.2f
-	if [ "$n" -eq 1 ]; then echo "$(num "$m" "$f")×"; return; fi
-	echo "$(num "$m" "$f")× ($(num "$lo" "$f")–$(num "$hi" "$f"))"
+	awk -v UNIT="×" -v RATIO=1 -v EMPTY="n/a" "$STATS_AWK"'
+		FNR == NR { b[FNR] = $1; next } (FNR in b) && b[FNR] != 0 { v[++n] = $1 / b[FNR] }
+		END { report() }' "$S/$base" "$S/$ours"
 }
 
 runs_of() { local k; for k in "$@"; do [ -s "$S/$k" ] && { wc -l <"$S/$k"; return; }; done; echo 0; }
@@ -259,7 +262,6 @@ mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
 [ -f "$(dirname "$FAULTLINE")/libfaultline.so" ] || die "libfaultline.so not built next to $FAULTLINE (run make)"
 [ -x "$FILL" ] || die "$FILL not built (run make)"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-T_START=$EPOCHREALTIME
 say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
 
 for p in uffd_floor touch refault hotcold; do
@@ -769,11 +771,6 @@ bench_later_rows
 bench_rap
 bench_policy
 
-LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
-ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes")
-
 table_floor
 table_handlers
 table_refault
@@ -783,6 +780,11 @@ table_later_rows
 table_rap
 table_policy
 table_far
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes")
+
 {
 	echo "## faultline bench$([ "$QUICK" = 1 ] && echo " (quick)")"
 	echo
