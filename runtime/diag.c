@@ -71,17 +71,30 @@ void fl_buf_json_str(struct fl_buf *b, const char *s)
 	fl_buf_str(b, "\"");
 }
 
+int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
+{
+	const char *p = buf;
+	size_t done = 0;
+	int err = 0;
+	while (done < len) {
+		ssize_t w = write(fd, p + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? errno : EIO;
+			break;
+		}
+		done += (size_t)w;
+	}
+	if (written)
+		*written = done;
+	return err;
+}
+
 static void write_all_stderr(const char *s, size_t n)
 {
 	int saved = errno;
-	while (n > 0) {
-		ssize_t w = write(2, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		s += w, n -= (size_t)w;
-	}
+	fl_write_all(2, s, n, NULL);
 	errno = saved;
 }
 

@@ -1,4 +1,4 @@
-/* diag.h: diagnostics that are safe on any thread, including fault handlers and signal
+/* diag.h: output and diagnostics that are safe on any thread, including fault handlers and signal
  * handlers: no malloc, no stdio, no locale. Messages are formatted into a stack buffer and
  * written to stderr with one write(2). */
 #ifndef FL_DIAG_H
@@ -17,6 +17,10 @@ void fl_buf_u64(struct fl_buf *b, uint64_t v);
 void fl_buf_i64(struct fl_buf *b, int64_t v);
 void fl_buf_hex(struct fl_buf *b, uint64_t v);
 void fl_buf_json_str(struct fl_buf *b, const char *s); /* quoted and escaped */
+
+/* Writes all of buf to fd, retrying on EINTR and short writes; returns 0 or the errno.
+ * *written (if not NULL) receives the bytes written before a failure. */
+int fl_write_all(int fd, const void *buf, size_t len, size_t *written);
 
 /* "faultline: <msg>\n" on stderr. fl_log_errno appends ": <call> failed: <strerror>". */
 void fl_log(const char *msg);

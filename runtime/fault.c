@@ -188,6 +188,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 			rec.flags |= FL_FAULT_NO_STACK;
 		wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
 	}
+	fl_rap_online_add(h, addr); /* online hot ranges (rap_online.c) */
 
 	atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
 	switch (rec.kind) {

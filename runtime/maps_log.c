@@ -61,16 +61,9 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 		len += (size_t)r;
 	}
 	close(fd);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(rt->maps_fd, scratch + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			atomic_fetch_add(&rt->side_bytes_dropped, len - off);
-			break;
-		}
-		off += (size_t)w;
-	}
+	size_t written;
+	if (fl_write_all(rt->maps_fd, scratch, len, &written) != 0)
+		atomic_fetch_add(&rt->side_bytes_dropped, len - written);
 }
 
 void fl_maps_snapshot(const char *reason)

@@ -188,7 +188,7 @@ int fl_runtime_init(void)
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
 	    fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
-	    fl_handlers_start(rt) < 0) {
+	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
 	}
@@ -205,6 +205,7 @@ void fl_runtime_shutdown(const char *why)
 	atomic_store(&rt->final_mode, true);
 	fl_threads_flush_all();
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
+	fl_rap_online_write(rt); /* ranges.rap */
 	fl_trace_write_stats(rt, why);
 }
 
@@ -265,6 +266,7 @@ void fl_runtime_fork_child(void)
 	rt->pid = getpid();
 	settle_pages_after_fork(rt);
 	fl_evict_rebuild_after_fork(rt);
+	fl_rap_online_after_fork(rt);
 	if (connect_region(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		_exit(FL_EXIT_RUNTIME_FAILURE);

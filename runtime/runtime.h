@@ -141,6 +141,8 @@ struct fl_runtime {
 	uint64_t start_ns;
 	_Atomic bool final_mode;             /* after shutdown: records written at once */
 	_Atomic bool stopping;
+
+	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
 };
 
 /* Free range of the region, in pages. */
@@ -222,6 +224,12 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
 /* handler.c */
 int fl_handlers_start(struct fl_runtime *rt);
 void fl_handlers_flush(struct fl_runtime *rt);
+
+/* rap_online.c: RAP trees of the faults, written to ranges.rap at shutdown */
+int fl_rap_online_setup(struct fl_runtime *rt);         /* always 0: the tree is optional */
+void fl_rap_online_after_fork(struct fl_runtime *rt);   /* child: trees start empty */
+void fl_rap_online_add(struct fl_handler *h, uint64_t addr);  /* fault path: no lock, no malloc */
+void fl_rap_online_write(struct fl_runtime *rt);        /* merge the trees, write ranges.rap */
 
 /* trace_writer.c */
 int fl_trace_open(struct fl_runtime *rt);

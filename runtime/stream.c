@@ -1,6 +1,7 @@
 /* stream.c: per-thread record streams (see stream.h). */
 #include "stream.h"
 #include "runtime.h"
+#include "diag.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -25,19 +26,11 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 /* Writes the buffer out; called with the lock held. */
 static void write_out(struct fl_stream *s)
 {
-	int fd = fl_rt.side_fd[s->file];
-	const char *p = s->buf;
-	size_t left = s->len;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			atomic_fetch_add(&fl_rt.side_bytes_dropped, left);
-			atomic_store(&fl_rt.side_write_errno, w < 0 ? errno : EIO);
-			break;
-		}
-		p += w, left -= (size_t)w;
+	size_t written;
+	int err = fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
+	if (err) {
+		atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len - written);
+		atomic_store(&fl_rt.side_write_errno, err);
 	}
 	s->len = 0;
 }

@@ -18,22 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno;
-		if (w == 0)
-			return EIO;
-		p += w, len -= (size_t)w;
-	}
-	return 0;
-}
-
 static int create_file(const struct fl_runtime *rt, const char *name, int extra_flags)
 {
 	char path[PATH_MAX];
@@ -87,7 +71,7 @@ static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, u
 	int fd = create_file(rt, name, O_EXCL | O_APPEND);
 	if (fd < 0)
 		return -1;
-	int err = write_all(fd, &hdr, sizeof(hdr));
+	int err = fl_write_all(fd, &hdr, sizeof(hdr), NULL);
 	if (err) {
 		fl_log_errno(name, err);
 		close(fd);
@@ -134,7 +118,7 @@ void fl_trace_flush(struct fl_handler *h)
 		return;
 	/* the handler waits for its write: that is the back-pressure, and it is counted */
 	uint64_t start = fl_now_ns();
-	int err = write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record));
+	int err = fl_write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record), NULL);
 	atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
 	if (err) {
 		atomic_fetch_add(&h->stats.records_dropped, h->nrecords);
@@ -193,7 +177,7 @@ static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_b
 	int fd = create_file(rt, name, O_TRUNC);
 	if (fd < 0)
 		return;
-	int err = write_all(fd, b->p, b->len);
+	int err = fl_write_all(fd, b->p, b->len, NULL);
 	if (err)
 		fl_log_errno(name, err);
 	close(fd);

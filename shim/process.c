@@ -74,36 +74,45 @@ static void collect_args(char **argv, size_t n, const char *arg0, va_list *ap)
 	argv[n] = NULL;
 }
 
+/* Runs exec_fn with the argument list that follows arg0 (and, for execle, the environment
+ * after its NULL). */
+enum exec_kind { EXEC_PATH, EXEC_SEARCH, EXEC_ENV };
+
+static int exec_list(enum exec_kind kind, const char *file, const char *arg0, va_list ap)
+{
+	size_t n = count_args(arg0, ap);
+	char *argv[n + 1];
+	collect_args(argv, n, arg0, (va_list *)&ap);
+	if (kind == EXEC_ENV)
+		return execve(file, argv, va_arg(ap, char *const *));
+	if (kind == EXEC_SEARCH)
+		return execvpe(file, argv, environ);
+	return execve(file, argv, environ);
+}
+
 FL_EXPORT int execl(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	char *argv[n + 1];
-	collect_args(argv, n, arg0, &ap);
+	int r = exec_list(EXEC_PATH, path, arg0, ap);
 	va_end(ap);
-	return execve(path, argv, environ);
+	return r;
 }
 
 FL_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	char *argv[n + 1];
-	collect_args(argv, n, arg0, &ap);
+	int r = exec_list(EXEC_SEARCH, file, arg0, ap);
 	va_end(ap);
-	return execvpe(file, argv, environ);
+	return r;
 }
 
 FL_EXPORT int execle(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	char *argv[n + 1];
-	collect_args(argv, n, arg0, &ap);
-	char *const *envp = va_arg(ap, char *const *);
+	int r = exec_list(EXEC_ENV, path, arg0, ap);
 	va_end(ap);
-	return execve(path, argv, envp);
+	return r;
 }
