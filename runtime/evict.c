@@ -79,9 +79,19 @@ int fl_evict_setup(struct fl_runtime *rt)
 	return ring_init(&rt->fifo, 2 * limit + 4096);
 }
 
-/* SOFT -> FAR for a page this thread has locked. */
+/* SOFT -> FAR for a page this thread has locked: the backend takes it (for the in-memory
+ * store nothing moves; others write it out, then its mirror page is dropped). */
 static void finalize_locked(struct fl_runtime *rt, size_t page, uint8_t old)
 {
+	if (!rt->far->mirror_is_far) {
+		bool dirty = old & PG_DIRTY;
+		int err = rt->far->put(rt, &page, &dirty, 1);
+		if (err) {
+			fl_log_errno("far store: writing an evicted page", err);
+			fl_fatal_stop("a page of the program's memory cannot be written to the far store");
+		}
+		fl_sys_madvise(fl_mirror_addr(rt, page), FL_PAGE_SIZE, MADV_DONTNEED);
+	}
 	atomic_fetch_add_explicit(&rt->evict.evictions, 1, memory_order_relaxed);
 	if (old & PG_DIRTY)
 		atomic_fetch_add_explicit(&rt->evict.writebacks, 1, memory_order_relaxed);
@@ -126,8 +136,9 @@ static void unmap_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
 			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT) before eviction", errno);
 	}
+	/* clean pages keep a valid copy in the mirror only when the mirror is the far store */
 	for (size_t i = 0; i < n; i++)
-		if ((old[i] & PG_DIRTY) || !rt->write_protect)
+		if ((old[i] & PG_DIRTY) || !rt->write_protect || !rt->far->mirror_is_far)
 			memcpy(fl_mirror_addr(rt, first + i), start + i * FL_PAGE_SIZE, FL_PAGE_SIZE);
 	if (fl_sys_madvise(start, n * FL_PAGE_SIZE, MADV_DONTNEED) < 0)
 		fl_log_errno("madvise(MADV_DONTNEED) of evicted pages", errno);

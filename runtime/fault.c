@@ -58,6 +58,21 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 	}
 }
 
+/* A far page's content, from the mirror or through the backend into the handler's bounce
+ * page. A backend that cannot return the page is fatal: never zeros instead of data. */
+static const void *fetch_far_page(struct fl_handler *h, size_t page)
+{
+	struct fl_runtime *rt = h->rt;
+	if (!rt->far->get)
+		return fl_mirror_addr(rt, page);
+	int err = rt->far->get(rt, page, h->bounce);
+	if (err) {
+		fl_log_errno("far store: reading an evicted page", err);
+		fl_fatal_stop("a page of the program's memory cannot be read back from the far store");
+	}
+	return h->bounce;
+}
+
 /* Reserve one page of local memory, evicting first when at the limit. */
 static void reserve_local_page(struct fl_runtime *rt)
 {
@@ -137,7 +152,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	default: /* PG_FAR */
 		reserve_local_page(rt);
 		kind = FL_FAULT_REFAULT;
-		src = fl_mirror_addr(rt, page);
+		src = fetch_far_page(h, page);
 		dirty = write;
 		break;
 	}

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +103,14 @@ int fl_handlers_start(struct fl_runtime *rt)
 		h->index = i;
 		h->cpu = (int)(i % (unsigned)ncpu);
 		h->nrecords = 0;
+		if (!h->bounce) {
+			h->bounce = fl_sys_mmap(NULL, FL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (h->bounce == MAP_FAILED) {
+				h->bounce = NULL;
+				fl_log_errno("mmap(handler bounce page)", errno);
+				return -1;
+			}
+		}
 		atomic_store(&h->flush_request, 0);
 		atomic_store(&h->flush_done, 0);
 		h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -124,6 +133,10 @@ void fl_handlers_flush(struct fl_runtime *rt)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		uint64_t one = 1;
+		if (pthread_equal(h->thread, pthread_self())) { /* a handler stopping the program */
+			fl_trace_flush(h);
+			continue;
+		}
 		atomic_fetch_add(&h->flush_request, 1);
 		if (write(h->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			fl_log_errno("write(handler eventfd)", errno);
@@ -131,6 +144,8 @@ void fl_handlers_flush(struct fl_runtime *rt)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		struct timespec pause = { 0, 100000 };
+		if (pthread_equal(h->thread, pthread_self()))
+			continue;
 		for (int tries = 0; tries < 20000; tries++) {
 			if (atomic_load(&h->flush_done) >= atomic_load(&h->flush_request))
 				break;

@@ -212,6 +212,7 @@ void fl_region_discard(void *addr, size_t size)
 		fl_log_errno("madvise(MADV_DONTNEED) of discarded region pages", errno);
 	if (fl_sys_madvise(fl_mirror_addr(rt, first), count << FL_PAGE_SHIFT, MADV_DONTNEED) < 0)
 		fl_log_errno("madvise(MADV_DONTNEED) of discarded far copies", errno);
+	rt->far->discard(rt, first, count);
 	for (size_t p = first; p < first + count; p++) {
 		uint8_t s = atomic_load(&rt->state[p]);
 		fl_page_unlock(rt, p, (uint8_t)(PG_FREE | (s & PG_NOACCESS)));

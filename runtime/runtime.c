@@ -148,6 +148,11 @@ static int read_config(struct fl_runtime *rt)
 	if (rt->nhandlers > FL_MAX_HANDLERS)
 		rt->nhandlers = FL_MAX_HANDLERS;
 	rt->policy = (policy && strcmp(policy, "fifo") == 0) ? FL_POLICY_FIFO : FL_POLICY_CLOCK;
+	rt->far = fl_far_store_find(getenv(FL_ENV_FAR));
+	if (!rt->far) {
+		fl_log("unknown far store in FAULTLINE_FAR");
+		return -1;
+	}
 	rt->stack_depth = (unsigned)env_u64(FL_ENV_STACK_DEPTH, 64);
 	if (rt->stack_depth > FL_MAX_STACK_DEPTH)
 		rt->stack_depth = FL_MAX_STACK_DEPTH;
@@ -186,7 +191,7 @@ int fl_runtime_init(void)
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    rt->far->open(rt, getenv(FL_ENV_FAR)) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
@@ -194,6 +199,14 @@ int fl_runtime_init(void)
 	}
 	fl_maps_snapshot("start");
 	return 0;
+}
+
+void fl_fatal_stop(const char *why)
+{
+	fl_log(why);
+	fl_runtime_shutdown("far store failure");
+	syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
+	__builtin_unreachable();
 }
 
 void fl_runtime_shutdown(const char *why)
@@ -267,7 +280,8 @@ void fl_runtime_fork_child(void)
 	settle_pages_after_fork(rt);
 	fl_evict_rebuild_after_fork(rt);
 	fl_rap_online_after_fork(rt);
-	if (connect_region(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0) {
+	if (rt->far->after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
+	    fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		_exit(FL_EXIT_RUNTIME_FAILURE);
 	}

@@ -3,8 +3,8 @@
  * The runtime owns one region of virtual memory (the program's heap), registered with
  * userfaultfd. Every page of the region has one state byte (pages.h). Handler threads
  * (handler.c) read fault messages and serve them (fault.c); when local memory is at its
- * limit they evict pages (evict.c) into the far store (a mirror of the region in this
- * process's memory: far copy of page i at mirror + i * PAGE). Fault records go through
+ * limit they evict pages (evict.c) into the far store (far_store.h: the in-process mirror of
+ * the region, or a backend behind it). Fault records go through
  * per-handler buffers to the trace files (trace_writer.c). The shim calls the functions
  * declared at the end of this file; it never touches page states itself. */
 #ifndef FL_RUNTIME_H
@@ -19,6 +19,7 @@
 
 #include "faultline/trace.h"
 #include "stream.h"
+#include "far_store.h"
 
 #define FL_PAGE_SIZE 4096UL
 #define FL_PAGE_SHIFT 12
@@ -42,6 +43,7 @@ struct fl_handler_stats {
 
 struct fl_handler {
 	struct fl_runtime *rt;
+	char *bounce;                        /* one page: a far page on its way in */
 	pthread_t thread;
 	unsigned index;
 	int cpu;                             /* pinned CPU, or -1 */
@@ -84,7 +86,8 @@ struct fl_runtime {
 	/* the region and its far copy */
 	char *region;
 	size_t region_pages;
-	char *mirror;                        /* far store: page i at mirror + i * PAGE */
+	char *mirror;                        /* local copies of unmapped pages: page i at mirror + i * PAGE */
+	const struct fl_far_store *far;      /* where evicted pages go (far_store.h) */
 	_Atomic uint8_t *state;              /* one byte per page, see pages.h */
 	uint32_t *epoch;                     /* per page: incremented at every install */
 
@@ -171,6 +174,7 @@ static inline bool fl_in_region(const void *p)
 int fl_runtime_init(void);            /* reads FAULTLINE_*; 0 = ready, 1 = disabled, -1 = failed */
 void fl_runtime_shutdown(const char *why); /* flush records, write stats.json; handlers keep serving */
 void fl_runtime_fork_child(void);     /* atfork child: new uffd, handlers, trace directory */
+void fl_fatal_stop(const char *why) __attribute__((noreturn)); /* flush, exit FL_EXIT_RUNTIME_FAILURE */
 uint64_t fl_now_ns(void);
 
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */

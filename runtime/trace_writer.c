@@ -209,7 +209,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	json_key_u64(&b, "max_bytes", rt->max_bytes);
 	json_key_u64(&b, "handlers", rt->nhandlers);
 	json_key_str(&b, "policy", rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
-	json_key_str(&b, "far", "mem");
+	json_key_str(&b, "far", rt->far->name);
 	json_key_u64(&b, "page_size", FL_PAGE_SIZE);
 	json_key_u64(&b, "region_start", (uint64_t)(uintptr_t)rt->region);
 	json_key_u64(&b, "region_size", rt->region_pages * FL_PAGE_SIZE);
