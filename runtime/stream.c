@@ -53,6 +53,26 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 	errno = saved;
 }
 
+/* For flushes at exit, possibly from a fatal signal's handler that interrupted the stream's
+ * own thread inside fl_stream_append: give up after a while instead of waiting forever. */
+bool fl_stream_try_flush(struct fl_stream *s)
+{
+	int saved = errno;
+	for (int tries = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire); tries++) {
+		if (tries == 1000) {
+			atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len);
+			errno = saved;
+			return false;
+		}
+		sched_yield();
+	}
+	if (s->len)
+		write_out(s);
+	unlock(s);
+	errno = saved;
+	return true;
+}
+
 void fl_stream_flush(struct fl_stream *s)
 {
 	int saved = errno;

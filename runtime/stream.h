@@ -10,6 +10,7 @@
 #define FL_STREAM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ struct fl_stream {
 void fl_stream_init(struct fl_stream *s, enum fl_stream_file file);
 void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen);
 void fl_stream_flush(struct fl_stream *s);
+bool fl_stream_try_flush(struct fl_stream *s); /* at exit: never waits long for the lock */
 void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
 
 #endif

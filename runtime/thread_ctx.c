@@ -6,7 +6,8 @@
  * When the thread exits, a pthread key destructor flushes its streams, closes its counters
  * and frees the slot for reuse, so programs that create and end many threads need only as
  * many slots as they have threads alive at once. At process exit every slot in use is
- * flushed (threads still running, or ended without the destructor: the main thread). */
+ * flushed (threads still running, or ended without the destructor: the main thread), without
+ * waiting long for a stream whose thread was stopped inside an append (fatal signal). */
 #include "thread_ctx.h"
 #include "diag.h"
 
@@ -107,10 +108,10 @@ void fl_threads_flush_all(void)
 		struct fl_thread *t = &pool[i];
 		if (!atomic_load(&t->in_use))
 			continue;
-		fl_stream_flush(&t->allocs);
-		fl_stream_flush(&t->alloc_stacks);
-		fl_stream_flush(&t->contexts);
-		fl_stream_flush(&t->fault_stacks);
+		fl_stream_try_flush(&t->allocs);
+		fl_stream_try_flush(&t->alloc_stacks);
+		fl_stream_try_flush(&t->contexts);
+		fl_stream_try_flush(&t->fault_stacks);
 	}
 }
 
