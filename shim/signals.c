@@ -19,7 +19,6 @@
 
 #include <dlfcn.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,8 +53,10 @@ static bool is_fatal(int sig)
 static void on_fatal_signal(int sig, siginfo_t *info, void *uc)
 {
 	char why[32];
+	struct fl_buf b = { why, 0, sizeof(why) };
 	(void)info, (void)uc;
-	snprintf(why, sizeof(why), "signal %d", sig);
+	fl_buf_str(&b, "signal ");
+	fl_buf_u64(&b, (uint64_t)sig);
 	fl_runtime_shutdown(why);
 	/* SA_RESETHAND restored the default action; SA_NODEFER leaves the signal unblocked */
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
