@@ -3,12 +3,16 @@
  * Routing, per thread (tls_mode):
  *   REGION     application thread bound to the region arena (thread.arena), with its tcache:
  *              the fast path, one TLS load and one jemalloc call
- *   PLAIN      runtime-internal thread (arena 0, no tcache), or an untraced process (flags 0)
+ *   PLAIN      an untraced process: plain jemalloc
+ *   INTERNAL   a runtime thread: arena 0 without tcache, so region objects never enter its cache
  *   BOOTSTRAP  inside the atfork child handler, where jemalloc's locks are still held by the
  *              fork: a bump allocator over raw mmap (its blocks are never really freed)
  *   UNBOUND    not decided yet; before the shim's constructor started the runtime (malloc runs
  *              before any constructor) calls go to arena 0 without binding
- * jemalloc is called only through its non-standard API (mallocx & co): its `malloc` is ours.
+ * jemalloc's exported `malloc` is shadowed by ours; its non-standard API (mallocx & co) serves
+ * every call with flags, and jemalloc's own malloc/calloc/realloc/free, found with dlsym on its
+ * handle at start-up, serve the common calls through its fast paths (a thread bound with
+ * thread.arena allocates from the region arena through them too).
  * Every allocation and free by a thread bound to the region is logged (alloc_log.c).
  * Extent hooks: alloc carves addresses from the region (always zeroed and committed), dalloc
  * gives them back, purge_forced discards pages (they read back as zeros, far copies dropped),
@@ -17,6 +21,7 @@
 #include "../runtime/runtime.h"
 #include "../runtime/diag.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <jemalloc/jemalloc.h>
 #include <link.h>
@@ -25,12 +30,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { MODE_UNBOUND = 0, MODE_REGION, MODE_PLAIN, MODE_BINDING, MODE_BOOTSTRAP };
+enum { MODE_UNBOUND = 0, MODE_REGION, MODE_PLAIN, MODE_INTERNAL, MODE_BINDING, MODE_BOOTSTRAP };
 #define INTERNAL_FLAGS (MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE)
 #define BOOTSTRAP (-1)
 
 static __thread int tls_mode;
 static unsigned region_arena;
+
+/* jemalloc's own entry points (fast paths), or NULL before start-up */
+static void *(*je_malloc)(size_t);
+static void *(*je_calloc)(size_t, size_t);
+static void *(*je_realloc)(void *, size_t);
+static void (*je_free)(void *);
 static uintptr_t jemalloc_text_start, jemalloc_text_end;
 
 /* jemalloc options: give memory back (so -M bounds the peak), purge freed pages after 1 s. */
@@ -181,10 +192,26 @@ static void early_setup(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
+static void find_jemalloc_fast_paths(void)
+{
+	void *h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return;
+	void *m = dlsym(h, "malloc"), *c = dlsym(h, "calloc"), *r = dlsym(h, "realloc"), *f = dlsym(h, "free");
+	if (m && c && r && f && m != (void *)malloc && f != (void *)free) {
+		je_calloc = (void *(*)(size_t, size_t))c;
+		je_realloc = (void *(*)(void *, size_t))r;
+		je_free = (void (*)(void *))f;
+		je_malloc = (void *(*)(size_t))m;
+	}
+	dlclose(h); /* only drops our reference: jemalloc is our dependency */
+}
+
 void fl_shim_start(void)
 {
 	int expected = FL_RT_UNINIT;
 	early_setup();
+	find_jemalloc_fast_paths();
 	if (!atomic_compare_exchange_strong(&fl_rt_state, &expected, FL_RT_INITIALIZING))
 		return;
 	int r = fl_runtime_init();
@@ -211,13 +238,15 @@ static int slow_flags(void)
 	case MODE_BINDING:
 		return INTERNAL_FLAGS;
 	case MODE_PLAIN:
-		return fl_internal_thread ? INTERNAL_FLAGS : 0;
+		return 0;
+	case MODE_INTERNAL:
+		return INTERNAL_FLAGS;
 	default:
 		break;
 	}
 	early_setup();
 	if (fl_internal_thread) {
-		tls_mode = MODE_PLAIN;
+		tls_mode = MODE_INTERNAL;
 		return INTERNAL_FLAGS;
 	}
 	switch (atomic_load(&fl_rt_state)) {
@@ -247,7 +276,13 @@ static inline int alloc_flags(void)
 
 static inline int free_flags(void)
 {
-	return tls_mode == MODE_REGION ? 0 : MALLOCX_TCACHE_NONE;
+	return tls_mode == MODE_INTERNAL || tls_mode == MODE_UNBOUND ? MALLOCX_TCACHE_NONE : 0;
+}
+
+/* The thread can use jemalloc's fast paths: bound to the region arena, or untraced. */
+static inline bool fast_path(void)
+{
+	return (tls_mode == MODE_REGION || tls_mode == MODE_PLAIN) && je_malloc;
 }
 
 static void *alloc_aligned(size_t size, size_t align, int extra)
@@ -272,7 +307,16 @@ static void *alloc_aligned(size_t size, size_t align, int extra)
 
 static bool is_power_of_two(size_t x) { return x && !(x & (x - 1)); }
 
-FL_EXPORT void *malloc(size_t size) { return alloc_aligned(size, 0, 0); }
+FL_EXPORT void *malloc(size_t size)
+{
+	if (__builtin_expect(fast_path(), 1)) {
+		void *p = je_malloc(size);
+		if (p && tls_mode == MODE_REGION)
+			fl_alloc_event(FL_ALLOC_MALLOC, p, size);
+		return p;
+	}
+	return alloc_aligned(size, 0, 0);
+}
 
 FL_EXPORT void free(void *p)
 {
@@ -281,7 +325,10 @@ FL_EXPORT void free(void *p)
 	int saved = errno;
 	if (tls_mode == MODE_REGION && fl_in_region(p))
 		fl_alloc_event(FL_ALLOC_FREE, p, 0);
-	dallocx(p, free_flags());
+	if (fast_path())
+		je_free(p);
+	else
+		dallocx(p, free_flags());
 	errno = saved;
 }
 
@@ -291,6 +338,12 @@ FL_EXPORT void *calloc(size_t n, size_t size)
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (fast_path()) {
+		void *p = je_calloc(n, size);
+		if (p && tls_mode == MODE_REGION)
+			fl_alloc_event(FL_ALLOC_MALLOC, p, total);
+		return p;
 	}
 	return alloc_aligned(total, 0, MALLOCX_ZERO);
 }
@@ -302,6 +355,15 @@ FL_EXPORT void *realloc(void *p, size_t size)
 	if (size == 0) {
 		free(p);
 		return NULL;
+	}
+	if (fast_path() && !boot_owns(p)) {
+		void *q = je_realloc(p, size);
+		if (q && tls_mode == MODE_REGION) {
+			if (fl_in_region(p))
+				fl_alloc_event(FL_ALLOC_FREE, p, 0);
+			fl_alloc_event(FL_ALLOC_MALLOC, q, size);
+		}
+		return q;
 	}
 	int flags = alloc_flags();
 	if (boot_owns(p) || flags == BOOTSTRAP) {

@@ -68,7 +68,8 @@ void record_usage(void)
 	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault)\n"
 	      "      --stack-depth N    frames kept per stack (default 64; 0 = no stacks)\n"
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
-	      "      --alloc-sample N   record an allocation stack for 1 allocation in N (default 1)\n"
+	      "      --alloc-sample N   record an allocation stack for 1 allocation in N (default: as -s;\n"
+	      "                         every allocation is logged, with or without a stack)\n"
 	      "      --far SPEC         far store: mem (default; the only one supported yet)\n"
 	      "  -q, --quiet            no banner and no summary\n"
 	      "  -h, --help             show this help\n"
@@ -90,7 +91,7 @@ static void record_defaults(struct record_options *o)
 	o->policy = "clock";
 	o->sample = 1;
 	o->stack_depth = 64;
-	o->alloc_sample = 1;
+	o->alloc_sample = 0;   /* 0 = follow -s */
 	o->far = "mem";
 }
 
@@ -891,7 +892,7 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_POLICY, "%s", o->policy);
 	rc |= child_env_add(env, FL_ENV_STACK_DEPTH, "%u", o->stack_depth);
 	rc |= child_env_add(env, FL_ENV_SAMPLE, "%u", o->sample);
-	rc |= child_env_add(env, FL_ENV_ALLOC_SAMPLE, "%u", o->alloc_sample);
+	rc |= child_env_add(env, FL_ENV_ALLOC_SAMPLE, "%u", o->alloc_sample ? o->alloc_sample : o->sample);
 	rc |= child_env_add(env, FL_ENV_FAR, "%s", o->far);
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);

@@ -268,7 +268,7 @@ static void test_record_defaults(void)
 	      "default -M is the RAM (%llu), got %llu", (unsigned long long)ram,
 	      (unsigned long long)o.max_bytes);
 	CHECK(o.handlers == 0 && strcmp(o.policy, "clock") == 0 && o.sample == 1 && o.stack_depth == 64 &&
-	      o.alloc_sample == 1 && strcmp(o.far, "mem") == 0 && o.pmu == NULL && o.output == NULL &&
+	      o.alloc_sample == 0 /* follows -s */ && strcmp(o.far, "mem") == 0 && o.pmu == NULL && o.output == NULL &&
 	      !o.force && !o.quiet && !o.help, "defaults");
 }
 
