@@ -76,8 +76,12 @@ static void *handler_main(void *arg)
 			else
 				uffd_ready = true;
 		}
+		if (atomic_load(&rt->stopping)) { /* the process is dying: wait for the end */
+			epoll_ctl(ep, EPOLL_CTL_DEL, rt->uffd, NULL);
+			continue;
+		}
 		/* drain: one wake-up serves every message queued meanwhile */
-		while (uffd_ready) {
+		while (uffd_ready && !atomic_load(&rt->stopping)) {
 			ssize_t n = read(rt->uffd, msgs, sizeof(msgs));
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR)
@@ -85,8 +89,11 @@ static void *handler_main(void *arg)
 				break;
 			}
 			fl_fault_serve_batch(h, msgs, (int)(n / (ssize_t)sizeof(msgs[0])));
-			if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed))
+			if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
 				fl_trace_flush(h);
+				if (!atomic_load(&rt->stopping))
+					fl_runtime_write_stats(rt);
+			}
 		}
 	}
 	return NULL;

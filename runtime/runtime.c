@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -209,17 +210,40 @@ void fl_fatal_stop(const char *why)
 	__builtin_unreachable();
 }
 
+/* stats.json, written at shutdown and again by handlers that serve faults after it */
+static _Atomic int stats_busy;
+
+void fl_runtime_write_stats(struct fl_runtime *rt)
+{
+	for (int tries = 0; atomic_exchange(&stats_busy, 1); tries++) {
+		if (tries == 1000)
+			return; /* a fatal signal interrupted the writer: it will not finish */
+		sched_yield();
+	}
+	fl_trace_write_stats(rt, rt->exit_reason);
+	atomic_store(&stats_busy, 0);
+}
+
+/* Shutdown, at exit, exec, _exit or a fatal signal: from now on every record is written at
+ * once; buffered records are flushed; stats.json is written. When the process is dying of a
+ * signal (or the far store failed), the handlers first stop serving faults — the other
+ * threads just wait for the kill — so the counts and the records agree exactly. After a
+ * normal exit, faults still served (other libraries' destructors) rewrite stats.json. */
 void fl_runtime_shutdown(const char *why)
 {
 	struct fl_runtime *rt = &fl_rt;
+	struct fl_buf reason = { rt->exit_reason, 0, sizeof(rt->exit_reason) };
 	if (atomic_load(&fl_rt_state) != FL_RT_READY || rt->pid != getpid())
 		return; /* not traced, or a vfork child sharing the parent's memory */
-	fl_handlers_flush(rt);
+	fl_buf_str(&reason, why);
+	if (strncmp(why, "signal", 6) == 0 || strncmp(why, "far store", 9) == 0)
+		atomic_store(&rt->stopping, true);
 	atomic_store(&rt->final_mode, true);
+	fl_handlers_flush(rt);
 	fl_threads_flush_all();
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
-	fl_trace_write_stats(rt, why);
+	fl_runtime_write_stats(rt);
 }
 
 /* Child of fork: settle pages that were in transition in the parent at the fork. */
@@ -272,6 +296,7 @@ void fl_runtime_fork_child(void)
 	memset(&rt->evict, 0, sizeof(rt->evict));
 	atomic_store(&rt->next_seq, 0);
 	atomic_store(&rt->final_mode, false);
+	atomic_store(&rt->stopping, false);
 	atomic_store(&rt->exhausted_reported, false);
 	atomic_store(&rt->peak_heap_bytes, atomic_load(&rt->heap_bytes));
 	pthread_mutex_init(&rt->va_lock, NULL);

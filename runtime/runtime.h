@@ -143,7 +143,8 @@ struct fl_runtime {
 	struct fl_file_header file_header;
 	uint64_t start_ns;
 	_Atomic bool final_mode;             /* after shutdown: records written at once */
-	_Atomic bool stopping;
+	_Atomic bool stopping;               /* the process is dying: handlers serve no more faults */
+	char exit_reason[40];
 
 	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
 };
@@ -172,7 +173,8 @@ static inline bool fl_in_region(const void *p)
 
 /* runtime.c */
 int fl_runtime_init(void);            /* reads FAULTLINE_*; 0 = ready, 1 = disabled, -1 = failed */
-void fl_runtime_shutdown(const char *why); /* flush records, write stats.json; handlers keep serving */
+void fl_runtime_shutdown(const char *why); /* flush records, write stats.json (see runtime.c) */
+void fl_runtime_write_stats(struct fl_runtime *rt);
 void fl_runtime_fork_child(void);     /* atfork child: new uffd, handlers, trace directory */
 void fl_fatal_stop(const char *why) __attribute__((noreturn)); /* flush, exit FL_EXIT_RUNTIME_FAILURE */
 uint64_t fl_now_ns(void);
