@@ -8,7 +8,7 @@ packages=(
   python3 sqlite3 coreutils xz-utils
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(memcached redis-server redis-tools gcc)
+  packages+=(memcached redis-server redis-tools gcc chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

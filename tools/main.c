@@ -17,6 +17,7 @@
 #define FAULTLINE_VERBS(X) \
 	X(record, "run a command with the far-memory runtime and trace its page faults") \
 	X(dump, "print every fault of a recording, one line each, in time order") \
+	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);

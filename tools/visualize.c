@@ -1,0 +1,834 @@
+/* visualize.c: `faultline visualize` — flame graphs (SVG and folded stacks) of where a recording's
+ * faults were taken and of the allocation sites whose objects took them, and an address × time
+ * heatmap. Reading is the trace reader's, naming frames visualize_frames.c's, drawing
+ * flamegraph.c's and heatmap.c's; this file parses options, counts faults per stack and writes
+ * the files.
+ *
+ * One pass over each selected process's faults counts them per (stack, kind) and per (allocation
+ * site stack, kind), and feeds the heatmap; then each distinct stack is symbolized once (with the
+ * maps in force at its first fault) and added to the trees with its counts. Faults without a stack
+ * go under the single frame "[no stack]", so every folded file sums to the faults of its kind.
+ *
+ * Files (in OUTDIR, default DIR), each written to a temporary name and renamed when complete:
+ *   faults.folded, flamegraph.svg                 every selected fault
+ *   faults-KIND.folded, flamegraph-KIND.svg       first-touch and refault (and soft, concurrent
+ *                                                 when the recording has any)
+ *   faults-alloc.folded, flamegraph-alloc.svg     allocation sites weighted by their objects' faults
+ *   heatmap.svg                                   address × time
+ * Their paths are printed on stdout, one per line; notes and warnings go to stderr. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "flamegraph.h"
+#include "heatmap.h"
+#include "symbolize.h"
+#include "trace_reader.h"
+#include "visualize_frames.h"
+
+#define NKINDS 5 /* enum fl_fault_kind values 1..4; index 0 unused */
+#define KIND_MASK_ALL 0x1e
+
+#define NO_STACK "[no stack]"
+#define RUNTIME_ONLY "[faultline runtime]"
+#define NOT_SAMPLED "[allocation site not sampled]"
+#define NO_ALLOC "[not in a recorded allocation]"
+#define OTHER_STACKS "[other stacks]"
+
+struct viz_options {
+	const char *dir;        /* NULL: the newest faultline-* here */
+	const char *outdir;     /* NULL: dir */
+	unsigned kinds;         /* bit (1 << kind) for each selected enum fl_fault_kind */
+	bool kinds_given;
+	uint32_t pid;           /* 0: every process */
+	uint64_t top;           /* 0: every stack */
+	const char *title;
+	double min_width;
+	bool min_width_percent;
+	unsigned width;
+	uint64_t max_frames;
+	bool reverse, inverted, keep_runtime, verbose;
+};
+
+/* The trees being built: index 0 all selected faults, 1..4 per kind. */
+struct viz {
+	const struct viz_options *o;
+	const struct fl_recording *rec;
+	struct symbolizer *sym;
+	struct vf_namer *namer;
+	struct flame *tree[NKINDS];
+	struct flame *alloc_tree;
+	struct heatmap *hm;
+	uint64_t faults[NKINDS];  /* selected faults per kind; [0] all */
+	size_t nprocs;
+	struct flame_frame *frames;
+	size_t frames_cap;
+};
+
+static void viz_usage(FILE *out)
+{
+	fputs("usage: faultline visualize [DIR] [-o OUTDIR] [options]\n"
+	      "\n"
+	      "Draws where a recording's page faults were taken: flame graphs (self-contained SVG with\n"
+	      "zoom and search, and folded stacks for flamegraph.pl, inferno or speedscope) of the\n"
+	      "faulting stacks and of the allocation sites whose objects faulted, and an address x time\n"
+	      "heatmap of the touched address ranges with allocation lifetimes. Prints the paths written.\n"
+	      "\n"
+	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
+	      "  -o, --output OUTDIR    where to write (default: DIR); created if missing\n"
+	      "      --kind KINDS       only these kinds of fault: first-touch, refault, soft,\n"
+	      "                         concurrent or all, comma-separated (default: all)\n"
+	      "      --pid PID          only this process (all its exec images)\n"
+	      "      --top N            draw the N stacks with the most faults; the rest become one\n"
+	      "                         frame \"" OTHER_STACKS "\" (totals unchanged)\n"
+	      "      --title TEXT       title of the flame graphs\n"
+	      "      --minwidth W       frames narrower than W pixels (or W% of the width: \"0.5%\") are\n"
+	      "                         merged into one \"[N more]\" frame per parent (default 1; never\n"
+	      "                         below 1 px)\n"
+	      "      --max-frames N     raise the minimum width until at most N frames are drawn\n"
+	      "                         (default 12000: the SVG stays around 2 MB at most)\n"
+	      "      --width PX         width of the flame graphs (default 1200)\n"
+	      "      --reverse          merge stacks from the faulting function down (who calls it)\n"
+	      "      --inverted         icicle graph: root at the top\n"
+	      "      --keep-runtime     keep faultline's own frames (libfaultline.so), normally skipped\n"
+	      "  -v, --verbose          frames, sizes and times of each file on stderr\n"
+	      "  -h, --help             this help\n"
+	      "\n"
+	      "Files: flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
+	      "flamegraph-alloc.svg, heatmap.svg, and faults.folded, faults-first-touch.folded,\n"
+	      "faults-refault.folded, faults-alloc.folded (soft and concurrent ones when present).\n"
+	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
+	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
+	      "Exit status 1 when the recording is missing or corrupt, 2 on a usage error.\n", out);
+}
+
+static int parse_kinds(const char *text, unsigned *mask, char *err, size_t errlen)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(text) >= sizeof(buf) || !*text) {
+		snprintf(err, errlen, "'%s' is not a list of kinds", text);
+		return -1;
+	}
+	strcpy(buf, text);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned k;
+		if (strcmp(tok, "all") == 0) {
+			*mask |= KIND_MASK_ALL;
+			continue;
+		}
+		for (k = 1; k < NKINDS; k++)
+			if (strcmp(tok, fl_fault_kind_name(k)) == 0)
+				break;
+		if (k == NKINDS) {
+			snprintf(err, errlen, "unknown kind '%s' (first-touch, refault, soft, concurrent or all)", tok);
+			return -1;
+		}
+		*mask |= 1u << k;
+	}
+	if (!*mask) {
+		snprintf(err, errlen, "'%s' names no kind", text);
+		return -1;
+	}
+	return 0;
+}
+
+/* "1.5" (pixels) or "0.5%"; positive. */
+static int parse_min_width(const char *text, double *value, bool *percent, char *err, size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	*percent = false;
+	if (end != text && *end == '%') {
+		*percent = true;
+		end++;
+	}
+	if (errno || end == text || *end || !(v > 0) || v > 1e6 || (*percent && v > 100) ||
+	    !(text[0] >= '0' && text[0] <= '9') ) {
+		snprintf(err, errlen, "'%s' is not a width in pixels or a percentage (\"1\", \"0.5%%\")", text);
+		return -1;
+	}
+	*value = v;
+	return 0;
+}
+
+/* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
+static int viz_parse(int argc, char **argv, struct viz_options *o)
+{
+	char err[256];
+	bool options_done = false;
+
+	memset(o, 0, sizeof(*o));
+	o->kinds = KIND_MASK_ALL;
+	o->min_width = 1;
+	o->width = 1200;
+	o->max_frames = 12000;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *value;
+		uint64_t number;
+		int rc;
+
+		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+			if (strcmp(arg, "--") == 0) {
+				options_done = true;
+				continue;
+			}
+			if (cli_is_flag(arg, "-h", "--help")) {
+				viz_usage(stdout);
+				return -1;
+			}
+			if (cli_is_flag(arg, NULL, "--reverse")) {
+				o->reverse = true;
+				continue;
+			}
+			if (cli_is_flag(arg, NULL, "--inverted")) {
+				o->inverted = true;
+				continue;
+			}
+			if (cli_is_flag(arg, NULL, "--keep-runtime")) {
+				o->keep_runtime = true;
+				continue;
+			}
+			if (cli_is_flag(arg, "-v", "--verbose")) {
+				o->verbose = true;
+				continue;
+			}
+#define VALUE(shortname, longname) \
+	((rc = cli_option_value(argc, argv, &i, shortname, longname, &value, err, sizeof(err))) != 0)
+#define USAGE_ERROR(name) \
+	do { \
+		cli_error("visualize: %s: %s", name, err); \
+		return CLI_EXIT_USAGE; \
+	} while (0)
+			if (VALUE("-o", "--output")) {
+				if (rc < 0)
+					USAGE_ERROR("--output");
+				o->outdir = value;
+				continue;
+			}
+			if (VALUE(NULL, "--kind")) {
+				if (rc < 0 || parse_kinds(value, &o->kinds, err, sizeof(err)) < 0)
+					USAGE_ERROR("--kind");
+				o->kinds_given = true;
+				continue;
+			}
+			if (VALUE(NULL, "--pid")) {
+				if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0)
+					USAGE_ERROR("--pid");
+				o->pid = (uint32_t)number;
+				continue;
+			}
+			if (VALUE(NULL, "--top")) {
+				if (rc < 0 || cli_parse_uint(value, 1, UINT32_MAX, &number, err, sizeof(err)) < 0)
+					USAGE_ERROR("--top");
+				o->top = number;
+				continue;
+			}
+			if (VALUE(NULL, "--title")) {
+				if (rc < 0)
+					USAGE_ERROR("--title");
+				o->title = value;
+				continue;
+			}
+			if (VALUE(NULL, "--minwidth")) {
+				if (rc < 0 || parse_min_width(value, &o->min_width, &o->min_width_percent, err, sizeof(err)) < 0)
+					USAGE_ERROR("--minwidth");
+				continue;
+			}
+			if (VALUE(NULL, "--max-frames")) {
+				if (rc < 0 || cli_parse_uint(value, 10, 10000000, &number, err, sizeof(err)) < 0)
+					USAGE_ERROR("--max-frames");
+				o->max_frames = number;
+				continue;
+			}
+			if (VALUE(NULL, "--width")) {
+				if (rc < 0 || cli_parse_uint(value, 200, 32767, &number, err, sizeof(err)) < 0)
+					USAGE_ERROR("--width");
+				o->width = (unsigned)number;
+				continue;
+			}
+#undef VALUE
+#undef USAGE_ERROR
+			cli_error("visualize: unknown option '%s' (see faultline visualize --help)", arg);
+			return CLI_EXIT_USAGE;
+		}
+		if (o->dir) {
+			cli_error("visualize: one recording directory at most: '%s' and '%s' given", o->dir, arg);
+			return CLI_EXIT_USAGE;
+		}
+		o->dir = arg;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ counting */
+
+static enum flame_class class_of(enum vf_origin origin)
+{
+	switch (origin) {
+	case VF_ORIGIN_PROGRAM: return FLAME_CLASS_CODE;
+	case VF_ORIGIN_LIBRARY: return FLAME_CLASS_LIBRARY;
+	default: return FLAME_CLASS_PSEUDO;
+	}
+}
+
+/* The flame frames of STACK (root first) into viz->frames; a single pseudo frame PSEUDO when STACK
+ * is NULL or only the runtime's. Returns the number of frames, or -1 on ENOMEM. */
+static long stack_to_frames(struct viz *v, const struct fl_process *proc, const struct fl_stack *stack,
+			    uint64_t time_ns, const char *pseudo)
+{
+	const struct vf_frame *vf = NULL;
+	size_t n = 0;
+
+	if (stack && vf_stack_frames(v->namer, proc, stack, time_ns, true, &vf, &n) < 0)
+		return -1;
+	if (n + 1 > v->frames_cap) {
+		size_t cap = n + 64;
+		struct flame_frame *f = realloc(v->frames, cap * sizeof(*f));
+		if (!f)
+			return -1;
+		v->frames = f;
+		v->frames_cap = cap;
+	}
+	if (n == 0) {
+		v->frames[0] = (struct flame_frame){ stack ? RUNTIME_ONLY : pseudo, NULL, 0, FLAME_CLASS_PSEUDO };
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		v->frames[i] = (struct flame_frame){ vf[i].function, vf[i].file, vf[i].line, class_of(vf[i].origin) };
+	return (long)n;
+}
+
+/* Adds COUNTS[1..4] (per kind) of one stack to the trees. */
+static int add_counts(struct viz *v, const struct flame_frame *frames, size_t n, const uint64_t *counts)
+{
+	uint64_t sum = 0;
+
+	for (unsigned k = 1; k < NKINDS; k++) {
+		if (!counts[k])
+			continue;
+		sum += counts[k];
+		if (flame_add(v->tree[k], frames, n, counts[k]) < 0)
+			return -1;
+	}
+	return sum ? flame_add(v->tree[0], frames, n, sum) : 0;
+}
+
+/* End times of every MALLOC/MMAP record of PROC (process time; UINT64_MAX: live at the end): a
+ * FREE of its start address, a MUNMAP covering it from its start, or a new object at the same
+ * start ends it. Partial unmaps are ignored (the outline is approximate). */
+struct alloc_event {
+	uint64_t addr, time;
+	size_t index;
+};
+
+static int by_addr_time(const void *a, const void *b)
+{
+	const struct alloc_event *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static uint64_t *alloc_end_times(const struct fl_process *proc)
+{
+	uint64_t *end = malloc((proc->nallocs + 1) * sizeof(*end));
+	struct alloc_event *ev = malloc((proc->nallocs + 1) * sizeof(*ev));
+	size_t open = SIZE_MAX;
+
+	if (!end || !ev) {
+		free(end);
+		free(ev);
+		return NULL;
+	}
+	for (size_t i = 0; i < proc->nallocs; i++) {
+		end[i] = UINT64_MAX;
+		ev[i] = (struct alloc_event){ proc->allocs[i].addr, proc->allocs[i].time_ns, i };
+	}
+	qsort(ev, proc->nallocs, sizeof(*ev), by_addr_time);
+	for (size_t i = 0; i < proc->nallocs; i++) {
+		const struct fl_alloc_record *a = &proc->allocs[ev[i].index];
+		if (i == 0 || ev[i].addr != ev[i - 1].addr)
+			open = SIZE_MAX;
+		switch (a->kind) {
+		case FL_ALLOC_MALLOC:
+		case FL_ALLOC_MMAP:
+			if (open != SIZE_MAX)
+				end[open] = a->time_ns;
+			open = ev[i].index;
+			break;
+		case FL_ALLOC_FREE:
+			if (open != SIZE_MAX)
+				end[open] = a->time_ns;
+			open = SIZE_MAX;
+			break;
+		case FL_ALLOC_MUNMAP:
+			if (open != SIZE_MAX && a->size >= proc->allocs[open].size) {
+				end[open] = a->time_ns;
+				open = SIZE_MAX;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	free(ev);
+	return end;
+}
+
+/* The innermost named frame of an allocation site, for outline tooltips. */
+static void alloc_label(struct viz *v, const struct fl_process *proc, const struct fl_alloc_record *a, char *buf,
+			size_t len)
+{
+	const struct fl_stack *s = fl_process_stack(proc, a->stack_id);
+	const struct vf_frame *vf;
+	size_t n = 0;
+
+	if (s && vf_stack_frames(v->namer, proc, s, a->time_ns, false, &vf, &n) == 0 && n > 0)
+		snprintf(buf, len, "alloc #%u (pid %u) from %s", a->alloc_id, proc->pid, vf[0].function);
+	else
+		snprintf(buf, len, "alloc #%u (pid %u)", a->alloc_id, proc->pid);
+}
+
+/* Counts one process's selected faults into the trees and the heatmap. */
+static int viz_process(struct viz *v, const struct fl_process *proc)
+{
+	size_t ns = proc->nstacks + 1;  /* index 0: no stack / site not sampled */
+	uint64_t *counts = calloc(ns * NKINDS, sizeof(uint64_t));
+	uint64_t *alloc_counts = calloc(ns * NKINDS, sizeof(uint64_t));
+	uint64_t *first_time = malloc(ns * sizeof(uint64_t)), *alloc_time = malloc(ns * sizeof(uint64_t));
+	uint64_t *alloc_faults = calloc(proc->nallocs + 1, sizeof(uint64_t)), *ends = NULL;
+	uint64_t no_alloc[NKINDS] = { 0 };
+	struct { size_t index; uint64_t faults; } *top = NULL;
+	int rc = -1;
+
+	if (!counts || !alloc_counts || !first_time || !alloc_time || !alloc_faults)
+		goto out;
+	for (size_t i = 0; i < ns; i++)
+		first_time[i] = alloc_time[i] = UINT64_MAX;
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		const struct fl_fault *f = &proc->faults[i];
+		unsigned kind = f->rec.kind;
+		const struct fl_stack *s;
+		size_t si;
+
+		if (kind >= NKINDS || !(v->o->kinds & (1u << kind)))
+			continue;
+		v->faults[kind]++;
+		v->faults[0]++;
+		s = fl_fault_stack(proc, f);
+		si = s ? (size_t)(s - proc->stacks) + 1 : 0;
+		counts[si * NKINDS + kind]++;
+		if (f->rec.time_ns < first_time[si])
+			first_time[si] = f->rec.time_ns;
+		if (heatmap_add_fault(v->hm, fl_fault_time_ns(proc, f), f->rec.addr, kind) < 0)
+			goto out;
+		if (f->alloc != FL_NONE) {
+			const struct fl_alloc_record *a = &proc->allocs[f->alloc];
+			const struct fl_stack *as = fl_process_stack(proc, a->stack_id);
+			size_t ai = as ? (size_t)(as - proc->stacks) + 1 : 0;
+			alloc_faults[f->alloc]++;
+			alloc_counts[ai * NKINDS + kind]++;
+			if (a->time_ns < alloc_time[ai])
+				alloc_time[ai] = a->time_ns;
+		} else {
+			no_alloc[kind]++;
+		}
+	}
+	/* Each stack with faults, symbolized once. */
+	for (size_t si = 0; si < ns; si++) {
+		const struct fl_stack *s = si ? &proc->stacks[si - 1] : NULL;
+		const uint64_t *c = &counts[si * NKINDS], *ac = &alloc_counts[si * NKINDS];
+		bool any = false, any_alloc = false;
+		long n;
+		for (unsigned k = 1; k < NKINDS; k++) {
+			any |= c[k] != 0;
+			any_alloc |= ac[k] != 0;
+		}
+		if (any) {
+			if ((n = stack_to_frames(v, proc, s, first_time[si], NO_STACK)) < 0 ||
+			    add_counts(v, v->frames, (size_t)n, c) < 0)
+				goto out;
+		}
+		if (any_alloc) {
+			uint64_t sum = 0;
+			for (unsigned k = 1; k < NKINDS; k++)
+				sum += ac[k];
+			if ((n = stack_to_frames(v, proc, s, alloc_time[si], NOT_SAMPLED)) < 0 ||
+			    flame_add(v->alloc_tree, v->frames, (size_t)n, sum) < 0)
+				goto out;
+		}
+	}
+	{
+		uint64_t sum = 0;
+		struct flame_frame f = { NO_ALLOC, NULL, 0, FLAME_CLASS_PSEUDO };
+		for (unsigned k = 1; k < NKINDS; k++)
+			sum += no_alloc[k];
+		if (sum && flame_add(v->alloc_tree, &f, 1, sum) < 0)
+			goto out;
+	}
+	/* Allocation lifetimes for the heatmap: the objects that took the most faults. */
+	if (proc->nallocs) {
+		size_t ntop = 0, max_top = 400;
+		if (!(ends = alloc_end_times(proc)) || !(top = malloc(max_top * sizeof(*top))))
+			goto out;
+		for (size_t i = 0; i < proc->nallocs; i++) {
+			size_t j;
+			if (!alloc_faults[i])
+				continue;
+			if (ntop == max_top && alloc_faults[i] <= top[ntop - 1].faults)
+				continue;
+			j = ntop < max_top ? ntop++ : ntop - 1;
+			while (j > 0 && top[j - 1].faults < alloc_faults[i]) {
+				top[j] = top[j - 1];
+				j--;
+			}
+			top[j].index = i;
+			top[j].faults = alloc_faults[i];
+		}
+		for (size_t k = 0; k < ntop; k++) {
+			const struct fl_alloc_record *a = &proc->allocs[top[k].index];
+			uint64_t end = ends[top[k].index];
+			char label[512];
+			alloc_label(v, proc, a, label, sizeof(label));
+			if (heatmap_add_alloc(v->hm, proc->offset_ns + a->time_ns,
+					      end == UINT64_MAX ? UINT64_MAX : proc->offset_ns + end, a->addr, a->size,
+					      top[k].faults, label) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(counts);
+	free(alloc_counts);
+	free(first_time);
+	free(alloc_time);
+	free(alloc_faults);
+	free(ends);
+	free(top);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+/* Opens OUTDIR/NAME.tmp for writing; fills PATH with OUTDIR/NAME. */
+static FILE *open_output(const char *outdir, const char *name, char *path, size_t len, char *tmp, size_t tmplen)
+{
+	FILE *f;
+
+	if ((size_t)snprintf(path, len, "%s/%s", outdir, name) >= len ||
+	    (size_t)snprintf(tmp, tmplen, "%s/.%s.tmp", outdir, name) >= tmplen) {
+		cli_error("visualize: %s/%s: path too long", outdir, name);
+		return NULL;
+	}
+	f = fopen(tmp, "w");
+	if (!f)
+		cli_error("visualize: cannot create %s: %s", tmp, strerror(errno));
+	return f;
+}
+
+/* Closes F and renames TMP to PATH; prints PATH on stdout. */
+static int close_output(FILE *f, const char *tmp, const char *path)
+{
+	int failed = ferror(f);
+
+	if (fclose(f) != 0 || failed) {
+		cli_error("visualize: writing %s: %s", tmp, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		cli_error("visualize: rename %s to %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	printf("%s\n", path);
+	return 0;
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static int write_folded(const struct viz *v, const struct flame *tree, const char *name)
+{
+	char path[4096], tmp[4096];
+	FILE *f = open_output(v->o->outdir, name, path, sizeof(path), tmp, sizeof(tmp));
+	size_t lines;
+
+	if (!f)
+		return -1;
+	lines = flame_write_folded(tree, f);
+	if (close_output(f, tmp, path) < 0)
+		return -1;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %zu stacks, %ld bytes", path, lines, file_size(path));
+	return 0;
+}
+
+static int write_flamegraph(const struct viz *v, const struct flame *tree, const char *name, const char *what)
+{
+	struct flame_svg_options so;
+	struct flame_svg_stats st;
+	struct flame *reversed = NULL;
+	char path[4096], tmp[4096], title[1024], subtitle[1024], count[32];
+	double t0 = now_s();
+	FILE *f;
+	int rc;
+
+	flame_svg_options_init(&so);
+	if (v->o->title)
+		snprintf(title, sizeof(title), "%s%s%s%s", v->o->title, *what ? " (" : "", what, *what ? ")" : "");
+	else
+		snprintf(title, sizeof(title), "%s%s", *what ? what : "page faults",
+			 v->o->reverse ? ", stacks merged from the faulting frame" : "");
+	snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s", cli_format_count(flame_total(tree), count, sizeof(count)),
+		 v->nprocs, v->nprocs == 1 ? "" : "es", v->rec->dir);
+	so.title = title;
+	so.subtitle = subtitle;
+	so.width = v->o->width;
+	so.min_width = v->o->min_width;
+	so.min_width_percent = v->o->min_width_percent;
+	so.max_frames = v->o->max_frames;
+	so.inverted = v->o->inverted;
+	if (v->o->reverse) {
+		reversed = flame_reversed(tree);
+		if (!reversed) {
+			cli_error("visualize: out of memory");
+			return -1;
+		}
+		tree = reversed;
+	}
+	f = open_output(v->o->outdir, name, path, sizeof(path), tmp, sizeof(tmp));
+	if (!f) {
+		flame_free(reversed);
+		return -1;
+	}
+	rc = flame_write_svg(tree, &so, f, &st);
+	flame_free(reversed);
+	if (rc < 0) {
+		cli_error("visualize: %s: out of memory", path);
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (close_output(f, tmp, path) < 0)
+		return -1;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %zu frames (%zu merged) of %zu nodes, min width %.2f px, %ux%u px, %ld bytes, %.3f s",
+			  path, st.frames, st.merged, flame_node_count(tree), st.min_width_px, st.width, st.height,
+			  file_size(path), now_s() - t0);
+	return 0;
+}
+
+static int write_heatmap(const struct viz *v)
+{
+	struct heatmap_options ho;
+	struct heatmap_stats st;
+	char path[4096], tmp[4096], subtitle[1024], count[32];
+	double t0 = now_s();
+	FILE *f = open_output(v->o->outdir, "heatmap.svg", path, sizeof(path), tmp, sizeof(tmp));
+	int rc;
+
+	if (!f)
+		return -1;
+	heatmap_options_init(&ho);
+	ho.title = v->o->title ? v->o->title : "page faults by address and time";
+	snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s",
+		 cli_format_count(v->faults[0], count, sizeof(count)), v->nprocs, v->nprocs == 1 ? "" : "es", v->rec->dir);
+	ho.subtitle = subtitle;
+	rc = heatmap_write_svg(v->hm, &ho, f, &st);
+	if (rc < 0) {
+		cli_error("visualize: %s: out of memory", path);
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (close_output(f, tmp, path) < 0)
+		return -1;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %zu ranges, %u rows x %u columns, %zu cells in %zu rects, %zu allocations, "
+			  "%ld bytes, %.3f s", path, st.ranges, st.rows, st.columns, st.cells, st.rects, st.allocs_drawn,
+			  file_size(path), now_s() - t0);
+	return 0;
+}
+
+/* Writes every file. */
+static int viz_write(struct viz *v)
+{
+	static const char *const kind_files[NKINDS][2] = {
+		{ NULL, NULL },
+		{ "faults-first-touch.folded", "flamegraph-first-touch.svg" },
+		{ "faults-refault.folded", "flamegraph-refault.svg" },
+		{ "faults-soft.folded", "flamegraph-soft.svg" },
+		{ "faults-concurrent.folded", "flamegraph-concurrent.svg" },
+	};
+	struct flame *trees[NKINDS] = { NULL }, *alloc = NULL;
+	int rc = -1;
+
+	/* --top: the heaviest stacks of each tree (folded files included, so they agree). */
+	for (unsigned k = 0; k < NKINDS; k++) {
+		trees[k] = v->tree[k];
+		if (v->o->top && !(trees[k] = flame_top_stacks(v->tree[k], v->o->top, OTHER_STACKS)))
+			goto nomem;
+	}
+	alloc = v->alloc_tree;
+	if (v->o->top && !(alloc = flame_top_stacks(v->alloc_tree, v->o->top, OTHER_STACKS)))
+		goto nomem;
+
+	if (write_folded(v, trees[0], "faults.folded") < 0 || write_flamegraph(v, trees[0], "flamegraph.svg", "") < 0)
+		goto out;
+	for (unsigned k = 1; k < NKINDS; k++) {
+		/* first-touch and refault always (when selected); soft and concurrent when present. */
+		if (!(v->o->kinds & (1u << k)) || (k > FL_FAULT_REFAULT && v->faults[k] == 0))
+			continue;
+		if (write_folded(v, trees[k], kind_files[k][0]) < 0 ||
+		    write_flamegraph(v, trees[k], kind_files[k][1], fl_fault_kind_name(k)) < 0)
+			goto out;
+	}
+	if (write_folded(v, alloc, "faults-alloc.folded") < 0 ||
+	    write_flamegraph(v, alloc, "flamegraph-alloc.svg", "faults by allocation site") < 0)
+		goto out;
+	if (write_heatmap(v) < 0)
+		goto out;
+	rc = 0;
+	goto out;
+nomem:
+	cli_error("visualize: out of memory");
+out:
+	for (unsigned k = 0; k < NKINDS; k++)
+		if (trees[k] != v->tree[k])
+			flame_free(trees[k]);
+	if (alloc != v->alloc_tree)
+		flame_free(alloc);
+	return rc;
+}
+
+static void sym_diag(void *ctx, const char *message)
+{
+	unsigned *count = ctx;
+	if ((*count)++ < 20)
+		cli_error("visualize: warning: %s", message);
+}
+
+static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
+{
+	struct viz v;
+	struct vf_options vo = { o->keep_runtime };
+	unsigned sym_warnings = 0;
+	uint32_t page_size = rec->nprocs ? rec->procs[0].page_size : 4096;
+	double t0 = now_s();
+	int rc = 1;
+
+	memset(&v, 0, sizeof(v));
+	v.o = o;
+	v.rec = rec;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+	if (v.nprocs == 0) {
+		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
+		return 1;
+	}
+	v.sym = symbolizer_new();
+	v.namer = v.sym ? vf_namer_new(v.sym, &vo) : NULL;
+	v.hm = heatmap_new(page_size);
+	v.alloc_tree = flame_new();
+	for (unsigned k = 0; k < NKINDS; k++)
+		v.tree[k] = flame_new();
+	if (!v.sym || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
+	    !v.tree[4]) {
+		cli_error("visualize: out of memory");
+		goto out;
+	}
+	symbolizer_set_diag(v.sym, sym_diag, &sym_warnings);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (o->pid && rec->procs[i].pid != o->pid)
+			continue;
+		if (viz_process(&v, &rec->procs[i]) < 0) {
+			cli_error("visualize: out of memory");
+			goto out;
+		}
+	}
+	if (sym_warnings > 20)
+		cli_error("visualize: %u more symbolizer warnings not shown", sym_warnings - 20);
+	if (o->verbose) {
+		struct sym_stats ss;
+		symbolizer_get_stats(v.sym, &ss);
+		cli_error("visualize: %" PRIu64 " faults, %zu stack nodes; symbolized %" PRIu64 " distinct PCs in %u binaries; %.3f s",
+			  v.faults[0], flame_node_count(v.tree[0]), ss.distinct, ss.binaries, now_s() - t0);
+	}
+	if (v.faults[0] == 0)
+		cli_error("visualize: %s: no fault of the selected kind%s: the graphs are empty", rec->dir,
+			  o->kinds_given ? "s" : "");
+	rc = viz_write(&v) < 0 ? 1 : 0;
+	if (o->verbose)
+		cli_error("visualize: done in %.3f s", now_s() - t0);
+out:
+	for (unsigned k = 0; k < NKINDS; k++)
+		flame_free(v.tree[k]);
+	flame_free(v.alloc_tree);
+	heatmap_free(v.hm);
+	free(v.frames);
+	vf_namer_free(v.namer);
+	symbolizer_free(v.sym);
+	return rc;
+}
+
+int cmd_visualize(int argc, char **argv)
+{
+	struct viz_options o;
+	struct fl_recording *rec;
+	char newest[4096], err[1024];
+	int rc = viz_parse(argc, argv, &o);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (!o.dir) {
+		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
+			cli_error("visualize: %s", err);
+			return 1;
+		}
+		o.dir = newest;
+		cli_error("visualize: reading the newest recording here, %s", o.dir);
+	}
+	if (!o.outdir)
+		o.outdir = o.dir;
+	if (mkdir(o.outdir, 0777) < 0 && errno != EEXIST) {
+		cli_error("visualize: cannot create %s: %s", o.outdir, strerror(errno));
+		return 1;
+	}
+	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
+		cli_error("visualize: %s", err);
+		return 1;
+	}
+	for (size_t i = 0; i < rec->nwarnings; i++)
+		cli_error("warning: %s", rec->warnings[i]);
+	if (rec->warnings_suppressed)
+		cli_error("warning: %zu more warnings not shown", rec->warnings_suppressed);
+	rc = viz_run(rec, &o);
+	fl_recording_close(rec);
+	return rc;
+}
