@@ -7,13 +7,14 @@
 #   - no more than one fault per page per pass: faults_total <= 3 * pages + the same allowance;
 #   - peak_resident_bytes <= -L, records_dropped = 0 (check_stats);
 #   - without -L: no eviction, no refault, and the whole buffer was resident at once.
-# Default size 64 MiB with -L 16 (about 50,000 faults per run); FAULTLINE_TEST_LONG=1: 256 MiB, -L 64.
+# Default: the issue's 256 MiB with -L 64 (about 196,000 faults per limited run); FAULTLINE_TEST_LONG=1:
+# 1 GiB with -L 256.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fill
 
-if [ "$LONG" = 1 ]; then size=256 local=64; else size=64 local=16; fi
-max=1024
+if [ "$LONG" = 1 ]; then size=1024 local=256; else size=256 local=64; fi
+max=2048
 pages=$((size * MIB / PAGE))
 allow=$(first_touch_allowance "$pages")
 

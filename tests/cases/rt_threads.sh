@@ -4,13 +4,13 @@
 # Same checks as rt_fill: exit 0, same checksum as natively, first-touch faults between pages and
 # pages + 2 % + 2048, refaults and evictions under -L, at most one fault per page per pass,
 # peak_resident_bytes <= -L, records_dropped = 0.
-# Default 4 x 16 MiB with -L 8 (about 50,000 faults per run); FAULTLINE_TEST_LONG=1: 4 x 64 MiB, -L 32.
+# Default: the issue's 4 x 64 MiB with -L 32; FAULTLINE_TEST_LONG=1: 4 x 256 MiB, -L 128.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
 
 threads=4
-if [ "$LONG" = 1 ]; then size=64 local=32; else size=16 local=8; fi
+if [ "$LONG" = 1 ]; then size=256 local=128; else size=64 local=32; fi
 max=1024
 pages=$((threads * size * MIB / PAGE))
 allow=$(first_touch_allowance "$pages")
