@@ -18,6 +18,8 @@
 	X(record, "run a command with the far-memory runtime and trace its page faults") \
 	X(dump, "print every fault of a recording, one line each, in time order") \
 	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
+	X(report, "rank the faults of a recording by callsite, function, allocation site, thread or process") \
+	X(export, "write a whole recording into one SQLite database (--sqlite FILE)") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);

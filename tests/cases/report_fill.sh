@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# tests/cases/report_fill.sh: `faultline report` and `faultline export --sqlite` on the planted fill program
+# (256 MiB written once, then read twice, under -L 64 -M 512; FAULTLINE_TEST_REPORT_MIB=128 with -L 32 halves
+# it and scales every threshold):
+#   - the fill loop is the top first-touch callsite with first-touch >= the buffer's pages: the store's
+#     innermost source frame is pattern_word (gcc gives the store its line), inlined into fill_words at the
+#     fill loop's line in planted.h; with --skip pattern_word the row is fill_words at that very line;
+#   - the two read passes are refaults at verify_words' read line (>= 2 x (pages - local pages));
+#   - --by alloc puts them all at main's malloc line in fill.c;
+#   - the table, CSV and JSON agree (parsed with python3's csv and json), PMU columns present;
+#   - export --sqlite: opens in python3's sqlite3, the documented queries of docs/sqlite.md run, the top-
+#     callsite query agrees with report --format csv, counts match stats.json, existing FILE refused;
+#   - bad input: a missing and an empty directory (exit 1), a faults file cut mid-record (warning, runs).
+. "$(dirname "$0")/../lib.sh"
+
+need_faultline
+need_planted fill
+
+MIB_FILL=${FAULTLINE_TEST_REPORT_MIB:-256}
+LOCAL=$((MIB_FILL / 4))
+PAGES=$((MIB_FILL * MIB / PAGE))
+LOCAL_PAGES=$((LOCAL * MIB / PAGE))
+PLANTED_SRC=$ROOT/tests/planted
+FILL_LINE=$(grep -n 'p\[i\] = pattern_word(i, seed);' "$PLANTED_SRC/planted.h" | cut -d: -f1)
+READ_LINE=$(grep -n 'got = p\[i\];' "$PLANTED_SRC/planted.h" | cut -d: -f1)
+MALLOC_LINE=$(grep -n 'malloc(bytes)' "$PLANTED_SRC/fill.c" | cut -d: -f1)
+[ -n "$FILL_LINE" ] && [ -n "$READ_LINE" ] && [ -n "$MALLOC_LINE" ] || fail "cannot find the fill/read/malloc lines in the planted sources"
+say "fill loop planted.h:$FILL_LINE, read loop line $READ_LINE, malloc fill.c:$MALLOC_LINE"
+
+expect_record fill -L "$LOCAL" -M $((MIB_FILL * 2)) -- "$PLANTED/fill" "$MIB_FILL"
+check_stats fill --local $((LOCAL * MIB)) --max $((MIB_FILL * 2 * MIB))
+REC=$WORK/fill
+
+# report OUT ARGS...: faultline report ARGS > $WORK/OUT, stderr in $WORK/OUT.err; fails on a non-zero exit.
+report() {
+	local out=$1; shift
+	"$FAULTLINE" report "$@" >"$WORK/$out" 2>"$WORK/$out.err" || { cat "$WORK/$out.err" >&2; fail "faultline report $* exited $?"; }
+}
+
+report table "$REC"
+report csv "$REC" --format csv
+report json "$REC" --format json
+report ft.csv "$REC" --format csv --kind first-touch
+report ft.json "$REC" --format json --kind first-touch --top 1
+report skip.csv "$REC" --format csv --kind first-touch --skip pattern_word
+report alloc.csv "$REC" --format csv --by alloc
+report alloc "$REC" --by alloc
+grep -q '^# faultline report of ' "$WORK/table" || fail "no report header: $(head -n3 "$WORK/table")"
+grep -q '^# PMU events:      task-clock' "$WORK/table" || fail "PMU events not in the header"
+grep -q '^# records dropped: 0' "$WORK/table" || fail "records dropped not in the header"
+echo "ok report header"
+
+"$PY" - "$WORK" "$PAGES" "$LOCAL_PAGES" "$FILL_LINE" "$READ_LINE" "$MALLOC_LINE" <<'EOF' || fail "report checks failed"
+import csv, json, os, sys
+work, pages, local_pages, fill_line, read_line, malloc_line = sys.argv[1], *map(int, sys.argv[2:])
+def rows(name):
+    return list(csv.DictReader(open(os.path.join(work, name))))
+def base(p):
+    return os.path.basename(p or "")
+errors = []
+def check(ok, msg):
+    print(("ok " if ok else "FAIL: ") + msg)
+    if not ok:
+        errors.append(msg)
+
+# The fill loop: top first-touch callsite, inlined chain through fill_words at the fill line.
+ft = rows("ft.csv")
+top = ft[0]
+check(int(top["first_touch"]) >= pages, "top first-touch row has %s >= %d first-touch faults" % (top["first_touch"], pages))
+check(base(top["file"]) == "planted.h", "top first-touch row is in planted.h (%s:%s %s)" % (top["file"], top["line"], top["function"]))
+j = json.load(open(os.path.join(work, "ft.json")))[0]
+cs = [i for i, f in enumerate(j["stack"]) if f["callsite"]][0]
+pc = j["stack"][cs]["pc"]
+chain = [(f["function"], base(f["file"]), f["line"]) for f in j["stack"] if f["pc"] == pc]
+check(("fill_words", "planted.h", fill_line) in chain, "the callsite's inline chain %s holds fill_words at planted.h:%d" % (chain, fill_line))
+sk = rows("skip.csv")[0]
+check((sk["function"], base(sk["file"]), int(sk["line"])) == ("fill_words", "planted.h", fill_line) and int(sk["first_touch"]) >= pages,
+      "--skip pattern_word: top first-touch row is fill_words planted.h:%d (%s %s:%s, %s)" % (fill_line, sk["function"], sk["file"], sk["line"], sk["first_touch"]))
+
+# The read passes: refaults at the read loop's line (libbfd names the file of this out-of-line
+# header function after the including file, as addr2line does; gdb says planted.h).
+allrows = rows("csv")
+reads = [r for r in allrows if r["function"] == "verify_words" and r["line"] == str(read_line)]
+check(len(reads) == 1, "one verify_words row at line %d" % read_line)
+if reads:
+    check(int(reads[0]["refault"]) >= 2 * (pages - local_pages), "read loop refaults %s >= %d" % (reads[0]["refault"], 2 * (pages - local_pages)))
+    check(int(reads[0]["reads"]) == int(reads[0]["faults"]), "read loop faults are reads")
+fills = [r for r in allrows if int(r["first_touch"]) >= pages]
+check(len(fills) == 1 and int(fills[0]["writes"]) == int(fills[0]["faults"]), "the fill row is all writes")
+
+# --by alloc: the malloc line of fill.c.
+al = rows("alloc.csv")[0]
+check((al["function"], base(al["file"]), int(al["line"])) == ("main", "fill.c", malloc_line),
+      "top allocation site main fill.c:%d (got %s %s:%s)" % (malloc_line, al["function"], al["file"], al["line"]))
+check(int(al["first_touch"]) >= pages and int(al["refault"]) >= 2 * (pages - local_pages),
+      "allocation site holds the fill and both read passes (%s first-touch, %s refault)" % (al["first_touch"], al["refault"]))
+check(al["allocs"] == "1", "one allocation at the site")
+
+# PMU columns, per fault.
+for key in ("task_clock_us_per_fault", "page_faults_per_fault", "context_switches_per_fault"):
+    check(key in allrows[0] and float(allrows[0][key]) >= 0, "CSV has %s (%s)" % (key, allrows[0].get(key)))
+
+# Table, CSV and JSON agree.
+def table_rows(name):
+    out, head = [], None
+    for line in open(os.path.join(work, name)):
+        if line.startswith("# ") and "faults" in line.split() and "%" in line.split():
+            head = line[2:].split()
+            continue
+        if line.startswith("#") or not line.strip() or head is None:
+            continue
+        t = line.split()
+        nnum = head.index(next(h for h in head if h in ("function", "allocation", "top")))
+        out.append({"num": [x.replace(",", "").rstrip("%") for x in t[:nnum]], "function": " ".join(t[nnum:-2]),
+                    "fileline": t[-2], "binary": t[-1], "head": head[:nnum]})
+    return out
+def agree(table, csvrows, jsonrows, what):
+    check(len(table) == len(csvrows) == len(jsonrows), "%s: %d table rows, %d CSV, %d JSON" % (what, len(table), len(csvrows), len(jsonrows)))
+    names = {"faults": "faults", "%": "percent", "first-touch": "first_touch", "refault": "refault", "soft": "soft",
+             "concurrent": "concurrent", "reads": "reads", "writes": "writes", "allocs": "allocs"}
+    bad = 0
+    for t, c, js in zip(table, csvrows, jsonrows):
+        for h, v in zip(t["head"], t["num"]):
+            if h in names:
+                key = names[h]
+                if v != c[key] or float(c[key]) != float(js[key]):
+                    bad += 1
+                    print("  mismatch %s: table %s csv %s json %s" % (key, v, c[key], js[key]))
+        fl = "%s:%s" % (base(c["file"]), c["line"]) if c["file"] else "-"
+        if t["function"] != c["function"] or c["function"] != js["function"] or t["fileline"] != fl or \
+           t["binary"] != (base(c["binary"]) or "-") or c["binary"] != (js["binary"] or ""):
+            bad += 1
+            print("  mismatch row: table %s %s %s, csv %s %s %s" % (t["function"], t["fileline"], t["binary"], c["function"], fl, c["binary"]))
+        if not isinstance(js.get("stack"), list):
+            bad += 1
+    check(bad == 0, "%s: table, CSV and JSON agree on every row" % what)
+agree(table_rows("table"), allrows, json.load(open(os.path.join(work, "json"))), "by callsite")
+agree(table_rows("alloc"), rows("alloc.csv"), [dict(r, stack=[]) for r in rows("alloc.csv")], "by alloc (table vs CSV)")
+sys.exit(1 if errors else 0)
+EOF
+
+# export --sqlite
+DB=$WORK/fill.db
+"$FAULTLINE" export --sqlite "$DB" "$REC" 2>"$WORK/export.err" || { cat "$WORK/export.err" >&2; fail "export exited $?"; }
+[ -s "$DB" ] || fail "export wrote no database"
+echo "ok export --sqlite"
+report top.csv "$REC" --format csv --top 0
+total=$(stat_of fill faults_total)
+"$PY" - "$DB" "$WORK/top.csv" "$ROOT/docs/sqlite.md" "$total" <<'EOF' || fail "SQLite checks failed"
+import csv, re, sqlite3, sys
+db, top_csv, doc, total = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+con = sqlite3.connect(db)
+errors = []
+def check(ok, msg):
+    print(("ok " if ok else "FAIL: ") + msg)
+    if not ok:
+        errors.append(msg)
+n = con.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
+check(n == total, "faults table holds %d rows = stats.json faults_total %d" % (n, total))
+check(con.execute("SELECT COUNT(*) FROM contexts").fetchone()[0] == total, "one context per fault")
+check(con.execute("SELECT COUNT(*) FROM processes").fetchone()[0] >= 1, "processes")
+check(con.execute("SELECT COUNT(*) FROM frames WHERE inlined = 1").fetchone()[0] >= 1, "inlined frames exported")
+idx = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+check({"faults_time", "faults_addr", "faults_stack"} <= idx, "indexes on time, address and stack: %s" % sorted(idx))
+queries = re.findall(r"```sql\n(.*?)```", open(doc).read(), re.S)
+check(len(queries) >= 2, "docs/sqlite.md has two example queries")
+top = con.execute(queries[0]).fetchall()
+want = {(r["function"], r["file"] or None, int(r["line"]) if r["line"] else None, r["binary"] or None):
+        (int(r["faults"]), int(r["first_touch"]), int(r["refault"])) for r in csv.DictReader(open(top_csv)) if r["function"] != "<no stack>"}
+got = {tuple(r[:4]): tuple(r[4:7]) for r in top}
+best = max(want.items(), key=lambda kv: kv[1][0])
+check(len(got) > 0 and all(want.get(k) == v for k, v in got.items()) and got.get(best[0]) == best[1],
+      "top-callsite query agrees with report --format csv (%d rows):\n  sql %s\n  csv %s" % (len(got), top[:2], best))
+rows = con.execute(queries[1]).fetchall()
+allocated = con.execute("SELECT COUNT(*) FROM faults AS f JOIN allocations AS a ON a.id = f.allocation_id "
+                        "JOIN callsites AS c ON c.stack_id = a.stack_id").fetchone()[0]
+check(len(rows) >= 1 and sum(r[-1] for r in rows) == allocated and allocated >= total // 2,
+      "faults-per-allocation-site-over-time query: %d rows summing to the %d faults in allocations" % (len(rows), allocated))
+sys.exit(1 if errors else 0)
+EOF
+RC=0; "$FAULTLINE" export --sqlite "$DB" "$REC" 2>"$WORK/export2.err" || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'exists (use --force' "$WORK/export2.err" || fail "export over an existing file: exit $RC: $(cat "$WORK/export2.err")"
+"$FAULTLINE" export --sqlite "$DB" --force "$REC" 2>/dev/null || fail "export --force exited $?"
+echo "ok export refuses an existing FILE, replaces it with --force"
+
+# Bad input.
+RC=0; "$FAULTLINE" report "$WORK/does-not-exist" >"$WORK/bad.out" 2>"$WORK/bad.err" || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'no such recording directory' "$WORK/bad.err" || fail "missing dir: exit $RC: $(cat "$WORK/bad.err")"
+mkdir -p "$WORK/empty"
+RC=0; "$FAULTLINE" report "$WORK/empty" >"$WORK/bad.out" 2>"$WORK/bad.err" || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'no process directory' "$WORK/bad.err" || fail "empty dir: exit $RC: $(cat "$WORK/bad.err")"
+RC=0; "$FAULTLINE" export --sqlite "$WORK/empty.db" "$WORK/empty" 2>"$WORK/bad.err" || RC=$?
+[ "$RC" -eq 1 ] && [ ! -e "$WORK/empty.db" ] || fail "export of an empty dir: exit $RC, $(ls "$WORK"/empty.db* 2>/dev/null)"
+echo "ok missing and empty directories: exit 1"
+cp -r "$REC" "$WORK/cut"
+pdir=$(ls -d "$WORK"/cut/*/ | head -n1)
+size=$(stat -c %s "$pdir/faults")
+truncate -s $((64 + (size - 64) / 2 + 5)) "$pdir/faults"
+report cut.table "$WORK/cut"
+grep -q '^# warning: .*faults: truncated at offset' "$WORK/cut.table" || fail "cut faults file: no truncation warning in the header"
+report cut.csv "$WORK/cut" --format csv
+grep -q 'warning: .*faults: truncated' "$WORK/cut.csv.err" || fail "cut faults file: no warning on stderr with --format csv"
+"$FAULTLINE" export --sqlite "$WORK/cut.db" "$WORK/cut" 2>/dev/null || fail "export of a cut recording exited $?"
+echo "ok cut faults file: warning, report and export still run"

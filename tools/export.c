@@ -1,0 +1,799 @@
+/* export.c: `faultline export --sqlite FILE [DIR]` — a whole recording in one SQLite database, for ad
+ * hoc questions in SQL (the schema and two example queries are in docs/sqlite.md; EXPORT_SCHEMA below
+ * is the authority).
+ *
+ * Follow one run: the recording is read and validated (trace_reader.h); the database is written to a
+ * temporary file next to FILE (journal off, one transaction, indexes built after the rows); each table
+ * is filled from the reader's arrays — processes, stacks with their symbolized source frames (the
+ * callsite table of callsite.h: the same frames, skip list and callsite as `faultline report`),
+ * allocations, allocation events, faults, PMU contexts; then the file is renamed to FILE, which is
+ * never replaced unless --force (rename without replace, so a FILE that appeared meanwhile survives).
+ *
+ * Ids are stable functions of the recording: processes.id is the process's index in recording order;
+ * stacks, allocations and faults number each process's records after those of the processes before
+ * it (id = base of the process + index in its array + 1). Times are nanoseconds since the recording's
+ * start (its earliest process), the time axis of `faultline report --from/--to`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "callsite.h"
+#include "cli.h"
+#include "report.h"
+#include "report_map.h"
+#include "report_progress.h"
+#include "trace_reader.h"
+
+#define EXPORT_SCHEMA_VERSION 1
+#define PROGRESS_STEP 65536
+
+static const char EXPORT_SCHEMA[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value);\n"
+	"CREATE TABLE processes(\n"
+	"  id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, image INTEGER NOT NULL, dir TEXT NOT NULL,\n"
+	"  exe TEXT, cmdline TEXT, start_ns INTEGER NOT NULL, offset_ns INTEGER NOT NULL,\n"
+	"  region_start INTEGER NOT NULL, region_size INTEGER NOT NULL, page_size INTEGER NOT NULL,\n"
+	"  local_limit_bytes INTEGER, max_bytes INTEGER, pmu_events TEXT, pmu_kind TEXT, exit TEXT,\n"
+	"  records_dropped INTEGER, complete INTEGER NOT NULL);\n"
+	"CREATE TABLE stacks(\n"
+	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id),\n"
+	"  recorded_id INTEGER NOT NULL, nframes INTEGER NOT NULL, exact_pc INTEGER NOT NULL,\n"
+	"  truncated INTEGER NOT NULL, callsite_depth INTEGER);\n"
+	"CREATE TABLE frames(\n"
+	"  stack_id INTEGER NOT NULL REFERENCES stacks(id), depth INTEGER NOT NULL, frame INTEGER NOT NULL,\n"
+	"  pc INTEGER NOT NULL, function TEXT NOT NULL, file TEXT, line INTEGER, binary TEXT, offset INTEGER,\n"
+	"  inlined INTEGER NOT NULL, skipped INTEGER NOT NULL, symbolized INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (stack_id, depth)) WITHOUT ROWID;\n"
+	"CREATE TABLE allocations(\n"
+	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id),\n"
+	"  alloc_id INTEGER NOT NULL, kind TEXT NOT NULL, time_ns INTEGER NOT NULL, freed_ns INTEGER,\n"
+	"  addr INTEGER NOT NULL, size INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
+	"  stack_id INTEGER REFERENCES stacks(id));\n"
+	"CREATE TABLE alloc_events(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), time_ns INTEGER NOT NULL, kind TEXT NOT NULL,\n"
+	"  addr INTEGER NOT NULL, size INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
+	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id));\n"
+	"CREATE TABLE faults(\n"
+	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id), seq INTEGER NOT NULL,\n"
+	"  time_ns INTEGER NOT NULL, addr INTEGER NOT NULL, page INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
+	"  kind TEXT NOT NULL, is_write INTEGER NOT NULL, flags INTEGER NOT NULL, handler INTEGER NOT NULL,\n"
+	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id));\n"
+	"CREATE TABLE pmu_events(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), idx INTEGER NOT NULL, name TEXT NOT NULL,\n"
+	"  PRIMARY KEY (process_id, idx));\n"
+	"CREATE TABLE contexts(\n"
+	"  fault_id INTEGER PRIMARY KEY REFERENCES faults(id), process_id INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
+	"  stack_id INTEGER REFERENCES stacks(id), npmu INTEGER NOT NULL,\n"
+	"  pmu0 INTEGER, pmu1 INTEGER, pmu2 INTEGER, pmu3 INTEGER,\n"
+	"  delta0 INTEGER, delta1 INTEGER, delta2 INTEGER, delta3 INTEGER);\n"
+	"CREATE VIEW callsites AS\n"
+	"  SELECT s.id AS stack_id, f.function, f.file, f.line, f.binary, f.pc, f.inlined\n"
+	"  FROM stacks AS s JOIN frames AS f ON f.stack_id = s.id AND f.depth = s.callsite_depth;\n";
+
+static const char EXPORT_INDEXES[] =
+	"CREATE INDEX faults_time ON faults(time_ns);\n"
+	"CREATE INDEX faults_addr ON faults(addr);\n"
+	"CREATE INDEX faults_stack ON faults(stack_id);\n"
+	"CREATE INDEX faults_allocation ON faults(allocation_id);\n"
+	"CREATE INDEX allocations_addr ON allocations(addr);\n"
+	"CREATE INDEX allocations_time ON allocations(time_ns);\n"
+	"CREATE INDEX allocations_stack ON allocations(stack_id);\n"
+	"CREATE INDEX alloc_events_time ON alloc_events(time_ns);\n"
+	"CREATE INDEX contexts_tid ON contexts(process_id, tid);\n";
+
+struct export_options {
+	const char *file;       /* --sqlite FILE */
+	const char *dir;        /* NULL: the newest faultline-* directory here */
+	bool force;
+	bool default_skip;
+	char **skip;
+	size_t nskip;
+};
+
+struct exporter {
+	const struct export_options *o;
+	struct fl_recording *rec;
+	sqlite3 *db;
+	struct callsite_skip skip;
+	struct callsite_table *callsites;
+	struct report_progress progress;
+	struct report_warnings warnings;
+	uint64_t *stack_base, *alloc_base, *fault_base; /* per process: ids before its records */
+	char err[1024];
+};
+
+/* ----------------------------------------------------------------- options */
+
+static void export_usage(FILE *out)
+{
+	fputs("usage: faultline export --sqlite FILE [DIR] [--force] [--skip REGEX] [--no-skip]\n"
+	      "\n"
+	      "Writes a whole recording into one SQLite database: processes, faults, allocations and\n"
+	      "allocation events, stacks with their symbolized frames (inlined frames too, the callsite\n"
+	      "marked as `faultline report` picks it), PMU contexts with their deltas; indexes on time,\n"
+	      "address and stack. The schema and example queries: docs/sqlite.md.\n"
+	      "\n"
+	      "      --sqlite FILE    the database to write (refused when it exists, unless --force)\n"
+	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
+	      "  -f, --force          replace FILE\n"
+	      "      --skip REGEX     also skip frames whose binary path or function name matches when\n"
+	      "                       choosing callsites (repeatable)\n"
+	      "      --no-skip        drop the default skip list (" CALLSITE_DEFAULT_SKIP_NAMES ")\n"
+	      "  -h, --help           this help\n", out);
+}
+
+static int export_usage_error(const char *what, const char *arg)
+{
+	cli_error("export: %s%s (see faultline export --help)", what, arg);
+	return CLI_EXIT_USAGE;
+}
+
+/* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
+static int export_parse(int argc, char **argv, struct export_options *o)
+{
+	bool options_done = false;
+	char err[512];
+	const char *value;
+	int rc;
+
+	*o = (struct export_options){ .default_skip = true };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			if (o->dir)
+				return export_usage_error("one recording directory at most, another: ", arg);
+			o->dir = arg;
+		} else if (strcmp(arg, "--") == 0) {
+			options_done = true;
+		} else if (cli_is_flag(arg, "-h", "--help")) {
+			export_usage(stdout);
+			return -1;
+		} else if (cli_is_flag(arg, "-f", "--force")) {
+			o->force = true;
+		} else if (cli_is_flag(arg, NULL, "--no-skip")) {
+			o->default_skip = false;
+		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--sqlite", &value, err, sizeof(err))) != 0) {
+			if (rc < 0)
+				return export_usage_error("--sqlite: ", err);
+			o->file = value;
+		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--skip", &value, err, sizeof(err))) != 0) {
+			char **grown = rc < 0 ? NULL : realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
+			if (!grown)
+				return export_usage_error("--skip: ", rc < 0 ? err : "out of memory");
+			o->skip = grown;
+			o->skip[o->nskip++] = (char *)value;
+		} else {
+			return export_usage_error("unknown option ", arg);
+		}
+	}
+	if (!o->file)
+		return export_usage_error("--sqlite FILE is required", "");
+	return 0;
+}
+
+/* ----------------------------------------------------------------- SQL helpers */
+
+static int sql_fail(struct exporter *x, const char *call, const char *what)
+{
+	snprintf(x->err, sizeof(x->err), "%s(%.512s): %.400s", call, what, sqlite3_errmsg(x->db));
+	return -1;
+}
+
+static int sql_exec(struct exporter *x, const char *sql, const char *what)
+{
+	char *message = NULL;
+
+	if (sqlite3_exec(x->db, sql, NULL, NULL, &message) != SQLITE_OK) {
+		snprintf(x->err, sizeof(x->err), "sqlite3_exec(%s): %s", what, message ? message : "?");
+		sqlite3_free(message);
+		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt *sql_prepare(struct exporter *x, const char *sql)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(x->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		sql_fail(x, "sqlite3_prepare_v2", sql);
+		return NULL;
+	}
+	return stmt;
+}
+
+/* Runs an INSERT whose parameters are bound, and makes it ready for the next row. */
+static int sql_insert(struct exporter *x, sqlite3_stmt *stmt, const char *table)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	return rc == SQLITE_DONE ? 0 : sql_fail(x, "sqlite3_step", table);
+}
+
+static void bind_int(sqlite3_stmt *stmt, int column, uint64_t value)
+{
+	sqlite3_bind_int64(stmt, column, (sqlite3_int64)value);
+}
+
+static void bind_text(sqlite3_stmt *stmt, int column, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(stmt, column, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(stmt, column);
+}
+
+/* Binds the meta.json/stats.json integer KEY, or NULL. */
+static void bind_json_int(sqlite3_stmt *stmt, int column, const struct flat_json *json, const char *key)
+{
+	int64_t value;
+
+	if (stats_json_int(json, key, &value) == 0)
+		sqlite3_bind_int64(stmt, column, value);
+	else
+		sqlite3_bind_null(stmt, column);
+}
+
+/* ----------------------------------------------------------------- tables */
+
+static int write_meta(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO meta(key, value) VALUES (?, ?)");
+	char skip[2048] = "";
+	int rc = 0;
+
+	if (!stmt)
+		return -1;
+	if (x->o->default_skip)
+		snprintf(skip, sizeof(skip), "%s", CALLSITE_DEFAULT_SKIP);
+	for (size_t i = 0; i < x->o->nskip; i++)
+		snprintf(skip + strlen(skip), sizeof(skip) - strlen(skip), "%s%s", skip[0] ? " | " : "", x->o->skip[i]);
+	const char *text[][2] = { { "recording", x->rec->dir }, { "skip", skip }, { "faultline", PACKAGE_VERSION } };
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && rc == 0; i++) {
+		bind_text(stmt, 1, text[i][0]);
+		bind_text(stmt, 2, text[i][1]);
+		rc = sql_insert(x, stmt, "meta");
+	}
+	const struct { const char *key; uint64_t value; } ints[] = {
+		{ "schema_version", EXPORT_SCHEMA_VERSION }, { "start_ns", x->rec->start_ns }, { "faults", x->rec->nfaults },
+	};
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && rc == 0; i++) {
+		bind_text(stmt, 1, ints[i].key);
+		bind_int(stmt, 2, ints[i].value);
+		rc = sql_insert(x, stmt, "meta");
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/* "a, b, c" of a string array, or NULL. Caller frees. */
+static char *join_strings(const struct flat_json *json, const char *key, const char *sep)
+{
+	char *const *strings;
+	size_t n, len = 1;
+	char *out;
+
+	if (stats_json_strings(json, key, &strings, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(strings[i]) + strlen(sep);
+	if (!(out = malloc(len)))
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(out, sep);
+		strcat(out, strings[i]);
+	}
+	return out;
+}
+
+static int write_process(struct exporter *x, sqlite3_stmt *stmt, size_t p)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	char *cmdline = join_strings(&proc->meta, "cmdline", " ");
+	char *events = join_strings(&proc->meta, "pmu_events", ",");
+	int64_t dropped;
+
+	bind_int(stmt, 1, p);
+	bind_int(stmt, 2, proc->pid);
+	bind_int(stmt, 3, proc->image);
+	bind_text(stmt, 4, proc->name);
+	bind_text(stmt, 5, proc->exe);
+	bind_text(stmt, 6, cmdline);
+	bind_int(stmt, 7, proc->start_ns);
+	bind_int(stmt, 8, proc->offset_ns);
+	bind_int(stmt, 9, proc->region_start);
+	bind_int(stmt, 10, proc->region_size);
+	bind_int(stmt, 11, proc->page_size);
+	bind_json_int(stmt, 12, &proc->meta, "local_limit_bytes");
+	bind_json_int(stmt, 13, &proc->meta, "max_bytes");
+	bind_text(stmt, 14, events);
+	bind_text(stmt, 15, stats_json_string(&proc->meta, "pmu_kind"));
+	bind_text(stmt, 16, proc->has_stats ? stats_json_string(&proc->stats, "exit") : NULL);
+	if (proc->has_stats && stats_json_int(&proc->stats, "records_dropped", &dropped) == 0)
+		sqlite3_bind_int64(stmt, 17, dropped);
+	bind_int(stmt, 18, !proc->maybe_cut);
+	free(cmdline);
+	free(events);
+	return sql_insert(x, stmt, "processes");
+}
+
+static int write_processes(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *events = sql_prepare(x, "INSERT INTO pmu_events VALUES (?, ?, ?)");
+	int rc = stmt && events ? 0 : -1;
+
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		char *const *names;
+		size_t n;
+		rc = write_process(x, stmt, p);
+		if (stats_json_strings(&x->rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+			n = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			bind_int(events, 1, p);
+			bind_int(events, 2, i);
+			bind_text(events, 3, names[i]);
+			rc = sql_insert(x, events, "pmu_events");
+		}
+	}
+	sqlite3_finalize(stmt);
+	sqlite3_finalize(events);
+	return rc;
+}
+
+static int write_frames(struct exporter *x, sqlite3_stmt *stmt, uint64_t stack_id,
+			const struct callsite_frame *frames, size_t n)
+{
+	for (size_t d = 0; d < n; d++) {
+		const struct callsite_frame *f = &frames[d];
+		bind_int(stmt, 1, stack_id);
+		bind_int(stmt, 2, d);
+		bind_int(stmt, 3, f->index);
+		bind_int(stmt, 4, f->pc);
+		bind_text(stmt, 5, f->function ? f->function : f->label);
+		bind_text(stmt, 6, f->file);
+		if (f->line)
+			bind_int(stmt, 7, f->line);
+		bind_text(stmt, 8, f->binary);
+		bind_int(stmt, 9, f->offset);
+		bind_int(stmt, 10, f->inlined);
+		bind_int(stmt, 11, f->skipped);
+		bind_int(stmt, 12, f->function != NULL);
+		if (sql_insert(x, stmt, "frames") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_stacks(struct exporter *x)
+{
+	sqlite3_stmt *stacks = sql_prepare(x, "INSERT INTO stacks VALUES (?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_stmt *frames = sql_prepare(x, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+	uint64_t done = 0, total = 0;
+	int rc = stacks && frames ? 0 : -1;
+
+	for (size_t p = 0; p < x->rec->nprocs; p++)
+		total += x->rec->procs[p].nstacks;
+	report_progress_phase(&x->progress, "symbolizing stacks", total);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		const struct fl_process *proc = &x->rec->procs[p];
+		for (size_t i = 0; i < proc->nstacks && rc == 0; i++) {
+			const struct fl_stack *s = &proc->stacks[i];
+			const struct callsite_frame *f;
+			size_t n, callsite;
+			uint64_t id = x->stack_base[p] + i + 1;
+			if (callsite_expand(x->callsites, p, s, &f, &n, &callsite) < 0) {
+				snprintf(x->err, sizeof(x->err), "out of memory symbolizing stacks");
+				rc = -1;
+				break;
+			}
+			bind_int(stacks, 1, id);
+			bind_int(stacks, 2, p);
+			bind_int(stacks, 3, s->id);
+			bind_int(stacks, 4, s->nframes);
+			bind_int(stacks, 5, (s->flags & FL_STACK_EXACT_PC) != 0);
+			bind_int(stacks, 6, (s->flags & FL_STACK_TRUNCATED) != 0);
+			if (n)
+				bind_int(stacks, 7, callsite);
+			rc = sql_insert(x, stacks, "stacks");
+			if (rc == 0)
+				rc = write_frames(x, frames, id, f, n);
+			report_progress_set(&x->progress, ++done);
+		}
+	}
+	sqlite3_finalize(stacks);
+	sqlite3_finalize(frames);
+	return rc;
+}
+
+static void bind_stack(struct exporter *x, sqlite3_stmt *stmt, int column, size_t p, const struct fl_stack *s)
+{
+	if (s)
+		bind_int(stmt, column, x->stack_base[p] + (size_t)(s - x->rec->procs[p].stacks) + 1);
+}
+
+/* For each allocation event i of PROC: freed[i], the recording time at which object i was freed (or
+ * unmapped whole; 0: never), and owner[i], the index + 1 of the object event i starts or ends (0: none
+ * known, such as a partial munmap). */
+static int free_times(const struct fl_process *proc, uint64_t *freed, uint64_t *owner)
+{
+	struct report_map live = REPORT_MAP_INIT;   /* start address → object index + 1 */
+
+	for (size_t i = 0; i < proc->nallocs; i++) {
+		const struct fl_alloc_record *a = &proc->allocs[i];
+		uint64_t *slot = report_map_add(&live, a->addr, 0, NULL);
+		if (!slot) {
+			report_map_free(&live);
+			return -1;
+		}
+		freed[i] = owner[i] = 0;
+		if (a->kind == FL_ALLOC_MALLOC || a->kind == FL_ALLOC_MMAP) {
+			owner[i] = i + 1;
+			*slot = a->size ? i + 1 : 0;
+		} else if (*slot) {
+			const struct fl_alloc_record *object = &proc->allocs[*slot - 1];
+			if (a->kind == FL_ALLOC_FREE || a->size >= object->size) {
+				freed[*slot - 1] = proc->offset_ns + a->time_ns;
+				owner[i] = *slot;
+				*slot = 0;
+			}
+		}
+	}
+	report_map_free(&live);
+	return 0;
+}
+
+static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_stmt *events, size_t p)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	size_t n = proc->nallocs ? proc->nallocs : 1;
+	uint64_t *freed = malloc(n * sizeof(*freed)), *owner = malloc(n * sizeof(*owner));
+	int rc = 0;
+
+	if (!freed || !owner || free_times(proc, freed, owner) < 0) {
+		free(freed);
+		free(owner);
+		snprintf(x->err, sizeof(x->err), "out of memory reading allocations");
+		return -1;
+	}
+	for (size_t i = 0; i < proc->nallocs && rc == 0; i++) {
+		const struct fl_alloc_record *a = &proc->allocs[i];
+		const struct fl_stack *s = a->stack_id ? callsite_stack_by_id(proc, a->stack_id) : NULL;
+		if (a->kind == FL_ALLOC_MALLOC || a->kind == FL_ALLOC_MMAP) {
+			bind_int(objects, 1, x->alloc_base[p] + i + 1);
+			bind_int(objects, 2, p);
+			bind_int(objects, 3, a->alloc_id);
+			bind_text(objects, 4, fl_alloc_kind_name(a->kind));
+			bind_int(objects, 5, proc->offset_ns + a->time_ns);
+			if (freed[i])
+				bind_int(objects, 6, freed[i]);
+			bind_int(objects, 7, a->addr);
+			bind_int(objects, 8, a->size);
+			bind_int(objects, 9, a->tid);
+			bind_stack(x, objects, 10, p, s);
+			rc = sql_insert(x, objects, "allocations");
+		}
+		bind_int(events, 1, p);
+		bind_int(events, 2, proc->offset_ns + a->time_ns);
+		bind_text(events, 3, fl_alloc_kind_name(a->kind));
+		bind_int(events, 4, a->addr);
+		bind_int(events, 5, a->size);
+		bind_int(events, 6, a->tid);
+		bind_stack(x, events, 7, p, s);
+		if (owner[i])
+			bind_int(events, 8, x->alloc_base[p] + owner[i]);
+		if (rc == 0)
+			rc = sql_insert(x, events, "alloc_events");
+	}
+	free(freed);
+	free(owner);
+	return rc;
+}
+
+static int write_allocations(struct exporter *x)
+{
+	sqlite3_stmt *objects = sql_prepare(x, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *events = sql_prepare(x, "INSERT INTO alloc_events VALUES (?,?,?,?,?,?,?,?)");
+	int rc = objects && events ? 0 : -1;
+
+	report_progress_phase(&x->progress, "writing allocations", 0);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++)
+		rc = write_allocs_of(x, objects, events, p);
+	sqlite3_finalize(objects);
+	sqlite3_finalize(events);
+	return rc;
+}
+
+static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t i)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	const struct fl_fault *f = &proc->faults[i];
+	uint32_t page_size = proc->page_size ? proc->page_size : 4096;
+
+	bind_int(stmt, 1, x->fault_base[p] + i + 1);
+	bind_int(stmt, 2, p);
+	bind_int(stmt, 3, f->rec.seq);
+	bind_int(stmt, 4, fl_fault_time_ns(proc, f));
+	bind_int(stmt, 5, f->rec.addr);
+	bind_int(stmt, 6, f->rec.addr / page_size);
+	bind_int(stmt, 7, f->rec.tid);
+	bind_text(stmt, 8, fl_fault_kind_name(f->rec.kind));
+	bind_int(stmt, 9, (f->rec.flags & FL_FAULT_WRITE) != 0);
+	bind_int(stmt, 10, f->rec.flags);
+	bind_int(stmt, 11, f->rec.handler);
+	bind_stack(x, stmt, 12, p, callsite_fault_stack(proc, f));
+	if (f->alloc != FL_NONE)
+		bind_int(stmt, 13, x->alloc_base[p] + f->alloc + 1);
+	return sql_insert(x, stmt, "faults");
+}
+
+static int write_faults(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	uint64_t done = 0;
+	int rc = stmt ? 0 : -1;
+
+	report_progress_phase(&x->progress, "writing faults", x->rec->nfaults);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		for (size_t i = 0; i < x->rec->procs[p].nfaults && rc == 0; i++) {
+			rc = write_fault(x, stmt, p, i);
+			if (++done % PROGRESS_STEP == 0)
+				report_progress_set(&x->progress, done);
+		}
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+struct thread_last {
+	uint64_t value[FL_PMU_MAX];
+	uint32_t n;
+};
+
+/* One context; FAULT is the index of its fault (FL_NONE: lost with a cut faults file). */
+static int write_context(struct exporter *x, sqlite3_stmt *stmt, size_t p, const struct fl_fault_context *c,
+			 uint32_t fault, struct thread_last *last)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	uint32_t n = c->npmu < FL_PMU_MAX ? c->npmu : FL_PMU_MAX;
+
+	if (fault == FL_NONE)
+		return 0;
+	bind_int(stmt, 1, x->fault_base[p] + fault + 1);
+	bind_int(stmt, 2, p);
+	bind_int(stmt, 3, c->tid);
+	bind_stack(x, stmt, 4, p, c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL);
+	bind_int(stmt, 5, c->npmu);
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t prev = j < last->n ? last->value[j] : 0;
+		bind_int(stmt, 6 + (int)j, c->pmu[j]);
+		bind_int(stmt, 10 + (int)j, c->pmu[j] >= prev ? c->pmu[j] - prev : 0);
+		last->value[j] = c->pmu[j];
+	}
+	if (n > last->n)
+		last->n = n;
+	return sql_insert(x, stmt, "contexts");
+}
+
+/* Contexts of one process in file order, with each thread's deltas (as `faultline report` takes them). */
+static int write_contexts_of(struct exporter *x, sqlite3_stmt *stmt, size_t p)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	struct report_map by_tid = REPORT_MAP_INIT;
+	struct thread_last *last = NULL;
+	size_t nlast = 0, n = proc->ncontexts ? proc->ncontexts : 1;
+	uint32_t *fault_of = malloc(n * sizeof(*fault_of)); /* context index → fault index */
+	int rc = 0;
+
+	if (!fault_of) {
+		snprintf(x->err, sizeof(x->err), "out of memory reading contexts");
+		return -1;
+	}
+	memset(fault_of, 0xff, n * sizeof(*fault_of));
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		if (proc->faults[i].context < proc->ncontexts)
+			fault_of[proc->faults[i].context] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < proc->ncontexts && rc == 0; i++) {
+		bool added;
+		uint64_t *slot = report_map_add(&by_tid, proc->contexts[i].tid, 0, &added);
+		if (slot && added) {
+			struct thread_last *grown = realloc(last, (nlast + 1) * sizeof(*grown));
+			if (grown) {
+				last = grown;
+				memset(&last[nlast], 0, sizeof(*last));
+				*slot = nlast++;
+			} else {
+				slot = NULL;
+			}
+		}
+		if (!slot) {
+			snprintf(x->err, sizeof(x->err), "out of memory reading contexts");
+			rc = -1;
+			break;
+		}
+		rc = write_context(x, stmt, p, &proc->contexts[i], fault_of[i], &last[*slot]);
+	}
+	free(fault_of);
+	free(last);
+	report_map_free(&by_tid);
+	return rc;
+}
+
+static int write_contexts(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO contexts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	int rc = stmt ? 0 : -1;
+
+	report_progress_phase(&x->progress, "writing contexts", 0);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++)
+		rc = write_contexts_of(x, stmt, p);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- the run */
+
+static int number_records(struct exporter *x)
+{
+	size_t n = x->rec->nprocs ? x->rec->nprocs : 1;
+	uint64_t stacks = 0, allocs = 0, faults = 0;
+
+	x->stack_base = calloc(n, sizeof(uint64_t));
+	x->alloc_base = calloc(n, sizeof(uint64_t));
+	x->fault_base = calloc(n, sizeof(uint64_t));
+	if (!x->stack_base || !x->alloc_base || !x->fault_base)
+		return -1;
+	for (size_t p = 0; p < x->rec->nprocs; p++) {
+		x->stack_base[p] = stacks;
+		x->alloc_base[p] = allocs;
+		x->fault_base[p] = faults;
+		stacks += x->rec->procs[p].nstacks;
+		allocs += x->rec->procs[p].nallocs;
+		faults += x->rec->procs[p].nfaults;
+	}
+	return 0;
+}
+
+static int write_database(struct exporter *x, const char *path)
+{
+	int rc;
+
+	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+		return sql_fail(x, "sqlite3_open_v2", path);
+	rc = sql_exec(x, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+		      "PRAGMA cache_size = -65536; BEGIN", "pragmas");
+	if (rc == 0)
+		rc = sql_exec(x, EXPORT_SCHEMA, "schema");
+	if (rc == 0)
+		rc = write_meta(x);
+	if (rc == 0)
+		rc = write_processes(x);
+	if (rc == 0)
+		rc = write_stacks(x);
+	if (rc == 0)
+		rc = write_allocations(x);
+	if (rc == 0)
+		rc = write_faults(x);
+	if (rc == 0)
+		rc = write_contexts(x);
+	if (rc == 0) {
+		report_progress_phase(&x->progress, "building indexes", 0);
+		rc = sql_exec(x, EXPORT_INDEXES, "indexes");
+	}
+	if (rc == 0)
+		rc = sql_exec(x, "COMMIT", "commit");
+	if (sqlite3_close(x->db) != SQLITE_OK && rc == 0)
+		rc = sql_fail(x, "sqlite3_close", path);
+	x->db = NULL;
+	return rc;
+}
+
+/* Moves TMP to FILE, without replacing an existing FILE unless FORCE. */
+static int install(const char *tmp, const char *file, bool force, char *err, size_t errlen)
+{
+	if (force) {
+		if (rename(tmp, file) == 0)
+			return 0;
+	} else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, file, RENAME_NOREPLACE) == 0) {
+		return 0;
+	} else if (errno == EINVAL || errno == ENOSYS) { /* a file system without RENAME_NOREPLACE */
+		if (link(tmp, file) == 0) {
+			unlink(tmp);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s: %s%s", file, strerror(errno), errno == EEXIST ? " (use --force to replace it)" : "");
+	return -1;
+}
+
+static void collect_warning(void *ctx, const char *message)
+{
+	report_warn(ctx, "%s", message);
+}
+
+static int export_recording(struct exporter *x, const char *dir)
+{
+	char tmp[PATH_MAX];
+	int rc;
+
+	report_progress_phase(&x->progress, "reading the recording", 0);
+	if (fl_recording_open(dir, &x->rec, x->err, sizeof(x->err)) < 0)
+		return 1;
+	for (size_t i = 0; i < x->rec->nwarnings; i++)
+		report_warn(&x->warnings, "%s", x->rec->warnings[i]);
+	if (callsite_skip_init(&x->skip, x->o->default_skip, x->o->skip, x->o->nskip, x->err, sizeof(x->err)) < 0)
+		return CLI_EXIT_USAGE;
+	x->callsites = callsite_table_new(x->rec, &x->skip, collect_warning, &x->warnings);
+	if (!x->callsites || number_records(x) < 0) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return 1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->file, (long)getpid()) >= (int)sizeof(tmp)) {
+		snprintf(x->err, sizeof(x->err), "%s: path too long", x->o->file);
+		return 1;
+	}
+	unlink(tmp);
+	rc = write_database(x, tmp);
+	if (rc == 0)
+		rc = install(tmp, x->o->file, x->o->force, x->err, sizeof(x->err));
+	if (rc != 0)
+		unlink(tmp);
+	return rc ? 1 : 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_options o;
+	struct exporter x;
+	struct stat st;
+	char newest[4096];
+	const char *dir;
+	int rc = export_parse(argc, argv, &o);
+
+	if (rc != 0) {
+		free(o.skip);
+		return rc < 0 ? 0 : rc;
+	}
+	memset(&x, 0, sizeof(x));
+	x.o = &o;
+	if (!o.force && stat(o.file, &st) == 0) {
+		cli_error("export: %s exists (use --force to replace it)", o.file);
+		free(o.skip);
+		return 1;
+	}
+	dir = o.dir;
+	if (!dir && fl_recording_find_newest(NULL, newest, sizeof(newest), x.err, sizeof(x.err)) == 0) {
+		dir = newest;
+		cli_error("export: reading the newest recording here, %s", dir);
+	}
+	report_progress_start(&x.progress, "export", true);
+	rc = dir ? export_recording(&x, dir) : 1;
+	report_progress_stop(&x.progress);
+	for (size_t i = 0; i < x.warnings.count; i++)
+		cli_error("export: warning: %s", x.warnings.lines[i]);
+	if (rc != 0)
+		cli_error("export: %s", x.err);
+	callsite_table_free(x.callsites);
+	callsite_skip_free(&x.skip);
+	fl_recording_close(x.rec);
+	report_warnings_free(&x.warnings);
+	free(x.stack_base);
+	free(x.alloc_base);
+	free(x.fault_base);
+	free(o.skip);
+	return rc;
+}

@@ -1,0 +1,275 @@
+/* report.c: `faultline report` — options and the run from a recording directory to the ranked output.
+ * The aggregation is report_build.c's, the formats report_output.c's (report.h describes the parts).
+ *
+ * Exit status: 0; 1 when the recording cannot be read (missing, empty, corrupt), no process has the
+ * --pid, memory runs out or the output cannot be written; 2 on a usage error. Warnings (a file cut by
+ * a crash, a binary deleted or replaced since the recording) never stop the report: the table shows
+ * them in its header, CSV and JSON runs print them on stderr. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void report_usage(FILE *out)
+{
+	fputs("usage: faultline report [DIR] [options]\n"
+	      "\n"
+	      "Ranks the page faults of a recording by where they happened. A callsite is the first frame of\n"
+	      "a fault's stack outside the allocator and runtime machinery (" CALLSITE_DEFAULT_SKIP_NAMES "),\n"
+	      "shown as function, file:line and binary. Per row: faults, percent, first-touch / refault /\n"
+	      "soft / concurrent faults, reads and writes, and the PMU events between faults (each fault's\n"
+	      "counter deltas since the same thread's previous fault, per fault: task-clock in us).\n"
+	      "\n"
+	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
+	      "      --by KEY         rows: callsite (default), function, alloc (the allocation site of the\n"
+	      "                       object a fault hit; <unallocated> with the mapping name otherwise),\n"
+	      "                       thread, process\n"
+	      "      --kind KIND      all (default), first-touch, refault, soft, concurrent\n"
+	      "      --top N          rows shown (default 20; 0: every row)\n"
+	      "      --pid PID        only this process (every exec image of it)\n"
+	      "      --from SECONDS   only faults at or after this time since the recording started\n"
+	      "      --to SECONDS     only faults before this time\n"
+	      "      --format FMT     table (default), csv, json (JSON rows carry the full symbolized stack\n"
+	      "                       of the row's most common stack)\n"
+	      "      --locality       spatial and temporal locality scores of each row's fault pages\n"
+	      "      --skip REGEX     also skip frames whose binary path or function name matches this\n"
+	      "                       POSIX extended regular expression (repeatable)\n"
+	      "      --no-skip        drop the default skip list: keep every frame (but --skip's)\n"
+	      "  -h, --help           this help\n"
+	      "\n"
+	      "Exit status 1 when the recording is missing or corrupt; warnings (a trace cut by a crash, a\n"
+	      "binary deleted or replaced since the recording: shown as binary+0xOFFSET) do not stop it.\n", out);
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+	char line[512];
+	snprintf(line, sizeof(line), fmt, a, b);
+	cli_error("report: %s (see faultline report --help)", line);
+	return CLI_EXIT_USAGE;
+}
+
+/* "1.5" seconds → nanoseconds. */
+static int parse_seconds(const char *text, uint64_t *ns)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(s) || s < 0 || s > 1e9 || text[0] == '-' || text[0] == '+')
+		return -1;
+	*ns = (uint64_t)llround(s * 1e9);
+	return 0;
+}
+
+static int pick(const char *value, const char *const *names, size_t n, unsigned *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0) {
+			*out = (unsigned)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const char *const by_names[] = { "callsite", "function", "alloc", "thread", "process" };
+static const char *const kind_names[] = { "all", "first-touch", "refault", "soft", "concurrent" };
+static const char *const format_names[] = { "table", "csv", "json" };
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One option with a value; 1 handled, 0 not this option, or CLI_EXIT_USAGE + 1000 on error. */
+static int parse_valued(int argc, char **argv, int *i, struct report_options *o)
+{
+	static const char *const names[] = { "--by", "--kind", "--top", "--pid", "--from", "--to", "--format", "--skip" };
+	char err[256];
+	const char *value;
+	uint64_t number;
+	unsigned choice;
+
+	for (size_t k = 0; k < COUNT(names); k++) {
+		int rc = cli_option_value(argc, argv, i, NULL, names[k], &value, err, sizeof(err));
+		if (rc == 0)
+			continue;
+		if (rc < 0)
+			return usage_error("%s: %s", names[k], err) + 1000;
+		switch (k) {
+		case 0: case 1: case 6: {
+			const char *const *list = k == 0 ? by_names : k == 1 ? kind_names : format_names;
+			size_t n = k == 0 ? COUNT(by_names) : k == 1 ? COUNT(kind_names) : COUNT(format_names);
+			if (pick(value, list, n, &choice) < 0)
+				return usage_error("%s: unknown value '%s'", names[k], value) + 1000;
+			if (k == 0)
+				o->by = (enum report_by)choice;
+			else if (k == 1)
+				o->kind = choice;
+			else
+				o->format = (enum report_format)choice;
+			return 1;
+		}
+		case 2: case 3:
+			if (cli_parse_uint(value, k == 2 ? 0 : 1, k == 2 ? UINT32_MAX : INT32_MAX, &number, err, sizeof(err)) < 0)
+				return usage_error("%s: %s", names[k], err) + 1000;
+			if (k == 2)
+				o->top = number;
+			else
+				o->pid = (uint32_t)number;
+			return 1;
+		case 4: case 5:
+			if (parse_seconds(value, k == 4 ? &o->from_ns : &o->to_ns) < 0)
+				return usage_error("%s: '%s' is not a number of seconds >= 0", names[k], value) + 1000;
+			return 1;
+		default: {
+			char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
+			if (!grown) {
+				cli_error("report: out of memory");
+				return CLI_EXIT_USAGE + 1000;
+			}
+			o->skip = grown;
+			o->skip[o->nskip++] = (char *)value;
+			return 1;
+		}
+		}
+	}
+	return 0;
+}
+
+int report_parse(int argc, char **argv, struct report_options *o)
+{
+	bool options_done = false;
+	struct callsite_skip check;
+	char err[512];
+
+	*o = (struct report_options){ .by = REPORT_BY_CALLSITE, .top = 20, .to_ns = UINT64_MAX,
+				      .default_skip = true, .progress = true };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+			int rc;
+			if (strcmp(arg, "--") == 0) {
+				options_done = true;
+			} else if (cli_is_flag(arg, "-h", "--help")) {
+				report_usage(stdout);
+				free(o->skip);
+				o->skip = NULL;
+				return -1;
+			} else if (cli_is_flag(arg, NULL, "--locality")) {
+				o->locality = true;
+			} else if (cli_is_flag(arg, NULL, "--no-skip")) {
+				o->default_skip = false;
+			} else if ((rc = parse_valued(argc, argv, &i, o)) != 1) {
+				free(o->skip);
+				o->skip = NULL;
+				return rc ? rc - 1000 : usage_error("unknown option '%s'%s", arg, "");
+			}
+			continue;
+		}
+		if (o->dir) {
+			free(o->skip);
+			o->skip = NULL;
+			return usage_error("one recording directory at most: '%s' and '%s' given", o->dir, arg);
+		}
+		o->dir = arg;
+	}
+	if (o->to_ns <= o->from_ns) {
+		free(o->skip);
+		o->skip = NULL;
+		return usage_error("--to must be later than --from%s%s", "", "");
+	}
+	if (callsite_skip_init(&check, o->default_skip, o->skip, o->nskip, err, sizeof(err)) < 0) {
+		free(o->skip);
+		o->skip = NULL;
+		return usage_error("%s%s", err, "");
+	}
+	callsite_skip_free(&check);
+	return 0;
+}
+
+static void collect_warning(void *ctx, const char *message)
+{
+	report_warn(ctx, "%s", message);
+}
+
+/* Opens the recording and builds the report into r. 0, or the exit status. */
+static int report_prepare(struct report *r, const char *dir)
+{
+	char err[1024];
+
+	report_progress_phase(&r->progress, "reading the recording", 0);
+	if (fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
+		report_progress_stop(&r->progress);
+		cli_error("report: %s", err);
+		return 1;
+	}
+	for (size_t i = 0; i < r->rec->nwarnings; i++)
+		report_warn(&r->warnings, "%s", r->rec->warnings[i]);
+	if (r->rec->warnings_suppressed)
+		report_warn(&r->warnings, "%zu more warnings about the recording not shown", r->rec->warnings_suppressed);
+	if (r->o->pid && !fl_recording_find_pid(r->rec, r->o->pid)) {
+		report_progress_stop(&r->progress);
+		cli_error("report: %s: no process with pid %u in the recording", r->rec->dir, r->o->pid);
+		return 1;
+	}
+	if (callsite_skip_init(&r->skip, r->o->default_skip, r->o->skip, r->o->nskip, err, sizeof(err)) < 0 ||
+	    !(r->callsites = callsite_table_new(r->rec, &r->skip, collect_warning, &r->warnings)) ||
+	    report_build(r, err, sizeof(err)) < 0) {
+		report_progress_stop(&r->progress);
+		cli_error("report: %s", r->callsites ? err : "out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+int report_run(const struct report_options *o, FILE *out)
+{
+	struct report r;
+	char newest[4096], err[1024];
+	const char *dir = o->dir;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	if (!dir) {
+		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
+			cli_error("report: %s", err);
+			return 1;
+		}
+		dir = newest;
+		cli_error("report: reading the newest recording here, %s", dir);
+	}
+	report_progress_start(&r.progress, "report", o->progress);
+	rc = report_prepare(&r, dir);
+	if (rc == 0) {
+		report_progress_stop(&r.progress);
+		rc = report_print(&r, out);
+		if (o->format != REPORT_FORMAT_TABLE) {
+			for (size_t i = 0; i < r.warnings.count; i++)
+				cli_error("report: warning: %s", r.warnings.lines[i]);
+			if (r.warnings.suppressed)
+				cli_error("report: warning: %zu more warnings not shown", r.warnings.suppressed);
+		}
+	}
+	report_build_free(&r);
+	callsite_table_free(r.callsites);
+	callsite_skip_free(&r.skip);
+	fl_recording_close(r.rec);
+	report_warnings_free(&r.warnings);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_options o;
+	int rc = report_parse(argc, argv, &o);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	rc = report_run(&o, stdout);
+	free(o.skip);
+	return rc;
+}

@@ -1,0 +1,131 @@
+/* report.h: `faultline report` — the faults of a recording ranked by callsite, function, allocation
+ * site, thread or process, as a table, CSV or JSON. Shared by the verb's files:
+ *   report.c         options, the verb, the run from recording to output;
+ *   report_build.c   the aggregation: one pass over the faults in time order (rows), one over the
+ *                    contexts (PMU deltas), and, with --locality, one more for the shown rows;
+ *   report_output.c  the header, the table, CSV and JSON.
+ *
+ * Cost: O(n log n) in the faults (the reader's sort and merge; per fault a hash lookup of its row and
+ * a memoized callsite of its stack), plus one symbolization per distinct PC of the frames up to each
+ * distinct stack's callsite (the whole stack only for the JSON rows' stacks). Memory: the recording
+ * (trace_reader.h), 4 bytes per fault (its row), and per distinct (row, stack) pair a map entry. */
+#ifndef FAULTLINE_TOOLS_REPORT_H
+#define FAULTLINE_TOOLS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "callsite.h"
+#include "locality.h"
+#include "report_map.h"
+#include "report_progress.h"
+#include "trace_reader.h"
+
+enum report_by { REPORT_BY_CALLSITE, REPORT_BY_FUNCTION, REPORT_BY_ALLOC, REPORT_BY_THREAD, REPORT_BY_PROCESS };
+enum report_format { REPORT_FORMAT_TABLE, REPORT_FORMAT_CSV, REPORT_FORMAT_JSON };
+
+/* Names of the rows that are not source locations. */
+#define REPORT_UNALLOCATED "<unallocated>"
+#define REPORT_ALLOC_NO_STACK "<allocation without stack>"
+
+struct report_options {
+	const char *dir;          /* NULL: the newest faultline-* directory here */
+	enum report_by by;
+	unsigned kind;            /* 0: every kind, else one enum fl_fault_kind */
+	uint64_t top;             /* rows shown; 0: all */
+	uint32_t pid;             /* 0: every process */
+	uint64_t from_ns, to_ns;  /* window in recording time: [from_ns, to_ns) */
+	enum report_format format;
+	bool locality;            /* spatial and temporal scores per row */
+	bool default_skip;        /* the default skip list applies (false with --no-skip) */
+	char **skip;              /* --skip patterns (argv strings) */
+	size_t nskip;
+	bool progress;            /* a progress line when stderr is a terminal */
+};
+
+/* At most this many distinct PMU event names over the processes of a recording. */
+#define REPORT_MAX_EVENTS 8
+
+struct report_event {
+	char name[64];            /* as meta.json names it ("task-clock") */
+	bool nanoseconds;         /* a clock event (task-clock, cpu-clock): shown in µs */
+};
+
+/* One row of the report. */
+struct report_row {
+	uint32_t key_loc;         /* callsite, function or allocation site (FL_NONE for thread/process) */
+	uint32_t loc;             /* the location shown: key_loc, else the row's most common callsite */
+	uint64_t loc_count;       /* faults of the row at loc (thread/process/function rows) */
+	uint32_t pid, tid;        /* thread rows: both; process rows: pid */
+	uint32_t proc;            /* process rows: index into rec->procs */
+	uint32_t order;           /* creation order: the rank among rows of equal faults */
+	uint64_t faults;
+	uint64_t kinds[5];        /* by enum fl_fault_kind (index 0: other values) */
+	uint64_t reads, writes;
+	uint64_t allocs;          /* alloc rows: distinct allocations hit */
+	uint64_t pmu_sum[REPORT_MAX_EVENTS];    /* Σ delta of each event over the row's faults */
+	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults that have a delta of that event */
+	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none */
+	uint64_t stack_count;
+	uint32_t alloc_stack_proc, alloc_stack; /* alloc rows: most common allocation stack */
+	uint64_t alloc_stack_count;
+	bool has_locality;
+	struct locality_scores locality;
+};
+
+struct report_warnings {
+	char **lines;
+	size_t count, cap, suppressed;
+};
+
+/* Everything a run computes. */
+struct report {
+	const struct report_options *o;
+	struct fl_recording *rec;
+	struct callsite_table *callsites;
+	struct callsite_skip skip;
+	struct report_progress progress;
+	struct report_warnings warnings;
+
+	struct report_event events[REPORT_MAX_EVENTS];
+	size_t nevents;
+	uint8_t (*event_of)[FL_PMU_MAX];  /* per process: its counter index → events index (0xff: none) */
+
+	struct report_row *rows;
+	size_t nrows, rows_cap;
+	uint32_t **row_of_fault;  /* per process, per fault index: row, or FL_NONE (filtered out) */
+	uint32_t *ranked;         /* row indexes, most faults first */
+	size_t nshown;            /* the first nshown of ranked are shown */
+
+	uint64_t selected;        /* faults in rows */
+	uint64_t selected_kinds[5];
+	double build_seconds;     /* aggregation, symbolization included */
+};
+
+/* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */
+void report_warn(struct report_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void report_warnings_free(struct report_warnings *w);
+
+/* report_build.c: fills r->events, rows, ranked, nshown (and locality). 0, or -1 with a reason in
+ * err (out of memory). */
+int report_build(struct report *r, char *err, size_t errlen);
+void report_build_free(struct report *r);
+
+/* report_output.c */
+int report_print(struct report *r, FILE *out);
+
+/* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
+ * the row has it. */
+bool report_row_pmu(const struct report *r, const struct report_row *row, size_t e, double *value);
+
+/* The verb, given parsed options; writes the report to OUT. Returns the exit status (0; 1 when the
+ * recording cannot be read or the output fails). */
+int report_run(const struct report_options *o, FILE *out);
+
+/* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
+ * CLI_EXIT_USAGE after printing the error. */
+int report_parse(int argc, char **argv, struct report_options *o);
+
+#endif

@@ -1,0 +1,635 @@
+/* report_output.c: what `faultline report` prints — the header and table (for people), CSV and JSON
+ * (for scripts). CSV and JSON are rendered from one list of typed fields per row (row_fields), so the
+ * two always carry the same keys and values; the table shows the same numbers with thousands
+ * separators, and file and binary by their base names.
+ *
+ * CSV: RFC 4180 (a field with a comma, quote or line break is quoted, quotes doubled), a header line,
+ * numbers without separators, empty fields for unknown values. JSON: an array of one object per row,
+ * unknown values null, strings escaped (control characters as \u00XX, invalid UTF-8 as U+FFFD), plus
+ * "stack" (and "alloc_stack" for allocation sites): the full symbolized stack, innermost first. */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define TABLE_FUNCTION_MAX 60
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* ----------------------------------------------------------------- fields of a row */
+
+enum field_type { FIELD_NULL, FIELD_INT, FIELD_REAL, FIELD_TEXT };
+
+struct field {
+	const char *name;
+	enum field_type type;
+	uint64_t integer;
+	double real;
+	int decimals;
+	const char *text;
+};
+
+#define MAX_FIELDS (24 + REPORT_MAX_EVENTS)
+
+struct field_names {
+	char pmu[REPORT_MAX_EVENTS][96];  /* "task_clock_us_per_fault" */
+};
+
+static void make_field_names(const struct report *r, struct field_names *names)
+{
+	for (size_t e = 0; e < r->nevents; e++) {
+		char *out = names->pmu[e];
+		size_t n = 0;
+		for (const char *p = r->events[e].name; *p && n < 60; p++) {
+			char c = *p;
+			out[n++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : '_';
+		}
+		snprintf(out + n, sizeof(names->pmu[e]) - n, "%s", r->events[e].nanoseconds ? "_us_per_fault" : "_per_fault");
+	}
+}
+
+static void add_int(struct field *f, size_t *n, const char *name, uint64_t value)
+{
+	f[(*n)++] = (struct field){ .name = name, .type = FIELD_INT, .integer = value };
+}
+
+static void add_real(struct field *f, size_t *n, const char *name, double value, int decimals)
+{
+	f[(*n)++] = (struct field){ .name = name, .type = FIELD_REAL, .real = value, .decimals = decimals };
+}
+
+static void add_text(struct field *f, size_t *n, const char *name, const char *text)
+{
+	f[(*n)++] = (struct field){ .name = name, .type = text ? FIELD_TEXT : FIELD_NULL, .text = text };
+}
+
+static void add_null(struct field *f, size_t *n, const char *name)
+{
+	f[(*n)++] = (struct field){ .name = name, .type = FIELD_NULL };
+}
+
+static double percent(const struct report *r, const struct report_row *row)
+{
+	return r->selected ? 100.0 * (double)row->faults / (double)r->selected : 0.0;
+}
+
+/* The fields of the RANK-th shown row (rank from 1). */
+static size_t row_fields(const struct report *r, const struct field_names *names, size_t rank,
+			 const struct report_row *row, struct field *f)
+{
+	const struct callsite_loc *loc = callsite_loc(r->callsites, row->loc);
+	size_t n = 0;
+	double value;
+
+	add_int(f, &n, "rank", rank);
+	add_int(f, &n, "faults", row->faults);
+	add_real(f, &n, "percent", percent(r, row), 2);
+	add_int(f, &n, "first_touch", row->kinds[FL_FAULT_FIRST_TOUCH]);
+	add_int(f, &n, "refault", row->kinds[FL_FAULT_REFAULT]);
+	add_int(f, &n, "soft", row->kinds[FL_FAULT_SOFT]);
+	add_int(f, &n, "concurrent", row->kinds[FL_FAULT_CONCURRENT]);
+	add_int(f, &n, "reads", row->reads);
+	add_int(f, &n, "writes", row->writes);
+	add_text(f, &n, "function", loc ? loc->function : NULL);
+	add_text(f, &n, "file", loc ? loc->file : NULL);
+	if (loc && loc->line)
+		add_int(f, &n, "line", loc->line);
+	else
+		add_null(f, &n, "line");
+	add_text(f, &n, "binary", loc ? loc->binary : NULL);
+	if (r->o->by == REPORT_BY_THREAD || r->o->by == REPORT_BY_PROCESS)
+		add_int(f, &n, "pid", row->pid);
+	if (r->o->by == REPORT_BY_THREAD)
+		add_int(f, &n, "tid", row->tid);
+	if (r->o->by == REPORT_BY_PROCESS)
+		add_text(f, &n, "command", r->rec->procs[row->proc].exe);
+	if (r->o->by == REPORT_BY_ALLOC)
+		add_int(f, &n, "allocs", row->allocs);
+	for (size_t e = 0; e < r->nevents; e++) {
+		if (report_row_pmu(r, row, e, &value))
+			add_real(f, &n, names->pmu[e], value, 3);
+		else
+			add_null(f, &n, names->pmu[e]);
+	}
+	if (r->o->locality) {
+		add_real(f, &n, "spatial", row->locality.spatial, 4);
+		add_real(f, &n, "temporal", row->locality.temporal, 4);
+	}
+	return n;
+}
+
+/* ----------------------------------------------------------------- CSV */
+
+static void csv_text(const char *s, FILE *out)
+{
+	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (s[0] == '\0' || s[strlen(s) - 1] != ' ')) {
+		fputs(s, out);
+		return;
+	}
+	putc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc('"', out);
+		putc(*s, out);
+	}
+	putc('"', out);
+}
+
+static void print_csv(const struct report *r, FILE *out)
+{
+	struct field_names names;
+	struct field f[MAX_FIELDS];
+	size_t n;
+
+	make_field_names(r, &names);
+	for (size_t i = 0; i < r->nshown || i == 0; i++) {
+		const struct report_row *row = r->nshown ? &r->rows[r->ranked[i]] : NULL;
+		struct report_row empty;
+		if (!row) {
+			memset(&empty, 0, sizeof(empty));
+			empty.loc = FL_NONE;
+		}
+		n = row_fields(r, &names, i + 1, row ? row : &empty, f);
+		if (i == 0) {
+			for (size_t k = 0; k < n; k++)
+				fprintf(out, k ? ",%s" : "%s", f[k].name);
+			putc('\n', out);
+		}
+		if (!row)
+			break;
+		for (size_t k = 0; k < n; k++) {
+			if (k)
+				putc(',', out);
+			if (f[k].type == FIELD_INT)
+				fprintf(out, "%" PRIu64, f[k].integer);
+			else if (f[k].type == FIELD_REAL)
+				fprintf(out, "%.*f", f[k].decimals, f[k].real);
+			else if (f[k].type == FIELD_TEXT)
+				csv_text(f[k].text, out);
+		}
+		putc('\n', out);
+	}
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
+static int utf8_length(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (n == 2 && s[0] < 0xc2)
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	}
+	return n;
+}
+
+static void json_string(const char *text, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	if (!text) {
+		fputs("null", out);
+		return;
+	}
+	putc('"', out);
+	while (*s) {
+		int n = utf8_length(s);
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if (*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else if (n == 0)
+			fputs("\\ufffd", out);
+		else
+			fwrite(s, 1, (size_t)n, out);
+		s += n ? n : 1;
+	}
+	putc('"', out);
+}
+
+static void json_fields(const struct field *f, size_t n, FILE *out)
+{
+	for (size_t k = 0; k < n; k++) {
+		fprintf(out, "%s\"%s\": ", k ? ", " : "", f[k].name);
+		if (f[k].type == FIELD_INT)
+			fprintf(out, "%" PRIu64, f[k].integer);
+		else if (f[k].type == FIELD_REAL)
+			fprintf(out, "%.*f", f[k].decimals, f[k].real);
+		else if (f[k].type == FIELD_TEXT)
+			json_string(f[k].text, out);
+		else
+			fputs("null", out);
+	}
+}
+
+/* "name": [frames of the stack], innermost first. -1 on ENOMEM. */
+static int json_stack(struct report *r, const char *name, uint32_t proc, uint32_t stack_index, FILE *out)
+{
+	const struct fl_stack *stack = proc == FL_NONE ? NULL : &r->rec->procs[proc].stacks[stack_index];
+	const struct callsite_frame *frames;
+	size_t n, callsite;
+
+	if (callsite_expand(r->callsites, proc == FL_NONE ? 0 : proc, stack, &frames, &n, &callsite) < 0)
+		return -1;
+	fprintf(out, ", \"%s\": [", name);
+	for (size_t i = 0; i < n; i++) {
+		const struct callsite_frame *fr = &frames[i];
+		fprintf(out, "%s{\"pc\": \"0x%" PRIx64 "\", \"function\": ", i ? ", " : "", fr->pc);
+		json_string(fr->function, out);
+		fputs(", \"file\": ", out);
+		json_string(fr->file, out);
+		if (fr->line)
+			fprintf(out, ", \"line\": %u", fr->line);
+		else
+			fputs(", \"line\": null", out);
+		fputs(", \"binary\": ", out);
+		json_string(fr->binary, out);
+		fprintf(out, ", \"offset\": \"0x%" PRIx64 "\", \"label\": ", fr->offset);
+		json_string(fr->label, out);
+		fprintf(out, ", \"inlined\": %s, \"skipped\": %s, \"callsite\": %s}", fr->inlined ? "true" : "false",
+			fr->skipped ? "true" : "false", i == callsite ? "true" : "false");
+	}
+	putc(']', out);
+	return 0;
+}
+
+static int print_json(struct report *r, FILE *out)
+{
+	struct field_names names;
+	struct field f[MAX_FIELDS];
+
+	make_field_names(r, &names);
+	fputs("[", out);
+	for (size_t i = 0; i < r->nshown; i++) {
+		const struct report_row *row = &r->rows[r->ranked[i]];
+		size_t n = row_fields(r, &names, i + 1, row, f);
+		fputs(i ? ",\n  {" : "\n  {", out);
+		json_fields(f, n, out);
+		if (json_stack(r, "stack", row->stack_proc, row->stack, out) < 0)
+			return -1;
+		if (r->o->by == REPORT_BY_ALLOC && json_stack(r, "alloc_stack", row->alloc_stack_proc, row->alloc_stack, out) < 0)
+			return -1;
+		putc('}', out);
+	}
+	fputs(r->nshown ? "\n]\n" : "]\n", out);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- header */
+
+/* Prints TEXT with control characters as '?'. */
+static void put_printable(const char *text, FILE *out)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+static void header_command(const struct report *r, FILE *out)
+{
+	const struct fl_process *first = &r->rec->procs[0];
+	char quoted[4096];
+
+	fputs("# command:         ", out);
+	if (first->ncmdline == 0)
+		put_printable(*first->exe ? first->exe : "?", out);
+	for (size_t i = 0; i < first->ncmdline; i++) {
+		if (i)
+			putc(' ', out);
+		put_printable(cli_shell_quote(first->cmdline[i], quoted, sizeof(quoted)), out);
+	}
+	fprintf(out, "\n# processes:       %zu (", r->rec->nprocs);
+	for (size_t i = 0; i < r->rec->nprocs && i < 8; i++)
+		fprintf(out, "%spid %s", i ? ", " : "", r->rec->procs[i].name);
+	fputs(r->rec->nprocs > 8 ? ", ...)\n" : ")\n", out);
+}
+
+static void header_limits(const struct report *r, FILE *out)
+{
+	const struct flat_json *meta = &r->rec->procs[0].meta;
+	uint64_t local, max;
+	char a[32], b[32];
+	const char *kind = stats_json_string(meta, "pmu_kind");
+
+	fprintf(out, "# limits:          -L %s, -M %s\n",
+		stats_json_uint(meta, "local_limit_bytes", &local) == 0 ? cli_format_size(local, a, sizeof(a)) : "?",
+		stats_json_uint(meta, "max_bytes", &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
+	fputs("# PMU events:      ", out);
+	for (size_t e = 0; e < r->nevents; e++) {
+		fputs(e ? ", " : "", out);
+		put_printable(r->events[e].name, out);
+	}
+	if (r->nevents == 0)
+		fputs("none recorded", out);
+	else if (kind && *kind) {
+		fputs(" (", out);
+		put_printable(kind, out);
+		putc(')', out);
+	}
+	putc('\n', out);
+}
+
+static void header_totals(const struct report *r, FILE *out)
+{
+	uint64_t dropped = 0, end_ns = 0, value, kinds[5] = { 0 };
+	size_t unknown = 0;
+	char c[5][32];
+
+	for (size_t i = 0; i < r->rec->nprocs; i++) {
+		const struct fl_process *proc = &r->rec->procs[i];
+		uint64_t end = proc->nfaults ? proc->offset_ns + proc->faults[proc->nfaults - 1].rec.time_ns : proc->offset_ns;
+		if (proc->has_stats && stats_json_uint(&proc->stats, "records_dropped", &value) == 0)
+			dropped += value;
+		else
+			unknown++;
+		if (proc->has_stats && stats_json_uint(&proc->stats, "wall_ns", &value) == 0 && proc->offset_ns + value > end)
+			end = proc->offset_ns + value;
+		if (end > end_ns)
+			end_ns = end;
+		for (size_t k = 0; k < proc->nfaults; k++)
+			kinds[proc->faults[k].rec.kind <= FL_FAULT_CONCURRENT ? proc->faults[k].rec.kind : 0]++;
+	}
+	fprintf(out, "# records dropped: %" PRIu64, dropped);
+	if (unknown)
+		fprintf(out, " (+ unknown: %zu process%s without stats.json, killed?)", unknown, unknown == 1 ? "" : "es");
+	fprintf(out, "\n# duration:        %.3f s\n", (double)end_ns / 1e9);
+	fprintf(out, "# faults:          %s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
+		cli_format_count(r->rec->nfaults, c[0], sizeof(c[0])),
+		cli_format_count(kinds[FL_FAULT_FIRST_TOUCH], c[1], sizeof(c[1])),
+		cli_format_count(kinds[FL_FAULT_REFAULT], c[2], sizeof(c[2])),
+		cli_format_count(kinds[FL_FAULT_SOFT], c[3], sizeof(c[3])),
+		cli_format_count(kinds[FL_FAULT_CONCURRENT], c[4], sizeof(c[4])));
+}
+
+static const char *by_name(enum report_by by)
+{
+	static const char *const names[] = { "callsite", "function", "allocation site", "thread", "process" };
+	return names[by];
+}
+
+static void header_selection(const struct report *r, FILE *out)
+{
+	const struct report_options *o = r->o;
+	struct sym_stats st;
+	char a[32];
+
+	fprintf(out, "# rows:            by %s; %zu of %zu shown; %s faults", by_name(o->by), r->nshown, r->nrows,
+		cli_format_count(r->selected, a, sizeof(a)));
+	if (o->kind)
+		fprintf(out, " of kind %s", fl_fault_kind_name(o->kind));
+	if (o->pid)
+		fprintf(out, " of pid %u", o->pid);
+	if (o->from_ns || o->to_ns != UINT64_MAX) {
+		fprintf(out, " from %.3f s", (double)o->from_ns / 1e9);
+		if (o->to_ns != UINT64_MAX)
+			fprintf(out, " to %.3f s", (double)o->to_ns / 1e9);
+	}
+	fputs("\n# skipped frames:  ", out);
+	if (o->default_skip)
+		fputs(CALLSITE_DEFAULT_SKIP_NAMES, out);
+	for (size_t i = 0; i < o->nskip; i++) {
+		fputs(i || o->default_skip ? ", /" : "/", out);
+		put_printable(o->skip[i], out);
+		putc('/', out);
+	}
+	if (!o->default_skip && o->nskip == 0)
+		fputs("none (--no-skip)", out);
+	callsite_sym_stats(r->callsites, &st);
+	fprintf(out, "\n# symbolized:      %" PRIu64 " distinct PCs in %u binaries (%u with debug info, %u unusable); "
+		"report built in %.2f s\n", st.distinct, st.binaries, st.with_debug, st.failed, r->build_seconds);
+	if (o->locality)
+		fputs("# locality:        scores of each row's fault pages in time order, in [0,1] (locality.h: "
+		      "window 32, 128 stride bins, reuse up to 2^17 pages)\n", out);
+	if (r->nevents)
+		fputs("# PMU per fault:   each fault's counter deltas since its thread's previous fault, averaged "
+		      "(clock events in us)\n", out);
+}
+
+static void print_header(const struct report *r, FILE *out)
+{
+	fputs("# faultline report of ", out);
+	put_printable(r->rec->dir, out);
+	putc('\n', out);
+	header_command(r, out);
+	header_limits(r, out);
+	header_totals(r, out);
+	header_selection(r, out);
+	for (size_t i = 0; i < r->warnings.count; i++) {
+		fputs("# warning: ", out);
+		put_printable(r->warnings.lines[i], out);
+		putc('\n', out);
+	}
+	if (r->warnings.suppressed)
+		fprintf(out, "# warning: %zu more warnings not shown\n", r->warnings.suppressed);
+	fputs("#\n", out);
+}
+
+/* ----------------------------------------------------------------- table */
+
+struct table {
+	size_t ncols, nrows;          /* nrows includes the heading */
+	const char *heads[MAX_FIELDS];
+	bool left[MAX_FIELDS];        /* left-aligned (text) columns */
+	size_t width[MAX_FIELDS];
+	char **cells;                 /* nrows × ncols, owned */
+};
+
+static void table_col(struct table *t, const char *head, bool left)
+{
+	t->heads[t->ncols] = head;
+	t->left[t->ncols++] = left;
+}
+
+static const char *pmu_head(const struct report_event *ev, char *buf, size_t len)
+{
+	if (strcmp(ev->name, "task-clock") == 0 || strcmp(ev->name, "cpu-clock") == 0)
+		snprintf(buf, len, "%s", ev->name[0] == 't' ? "clock-us/f" : "cpu-us/f");
+	else if (strcmp(ev->name, "page-faults") == 0)
+		snprintf(buf, len, "pgflt/f");
+	else if (strcmp(ev->name, "context-switches") == 0)
+		snprintf(buf, len, "ctxsw/f");
+	else
+		snprintf(buf, len, "%.40s/f", ev->name);
+	return buf;
+}
+
+static void table_columns(const struct report *r, struct table *t, char heads[][64])
+{
+	enum report_by by = r->o->by;
+
+	if (by == REPORT_BY_THREAD || by == REPORT_BY_PROCESS)
+		table_col(t, "pid", false);
+	if (by == REPORT_BY_THREAD)
+		table_col(t, "tid", false);
+	if (by == REPORT_BY_PROCESS)
+		table_col(t, "command", true);
+	table_col(t, "faults", false);
+	table_col(t, "%", false);
+	table_col(t, "first-touch", false);
+	table_col(t, "refault", false);
+	table_col(t, "soft", false);
+	table_col(t, "concurrent", false);
+	table_col(t, "reads", false);
+	table_col(t, "writes", false);
+	if (by == REPORT_BY_ALLOC)
+		table_col(t, "allocs", false);
+	for (size_t e = 0; e < r->nevents; e++)
+		table_col(t, pmu_head(&r->events[e], heads[e], 64), false);
+	if (r->o->locality) {
+		table_col(t, "spatial", false);
+		table_col(t, "temporal", false);
+	}
+	table_col(t, by == REPORT_BY_ALLOC ? "allocation site" : by == REPORT_BY_CALLSITE || by == REPORT_BY_FUNCTION
+		  ? "function" : "top callsite", true);
+	table_col(t, "file:line", true);
+	table_col(t, "binary", true);
+}
+
+/* Formats one cell (owned by the table). -1 on ENOMEM. */
+static int cellf(struct table *t, size_t row, size_t col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int cellf(struct table *t, size_t row, size_t col, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	for (char *p = text; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	}
+	if (t->left[col] && col + 1 < t->ncols && strlen(text) > TABLE_FUNCTION_MAX)
+		strcpy(text + TABLE_FUNCTION_MAX - 2, "..");
+	t->cells[row * t->ncols + col] = text;
+	if (strlen(text) > t->width[col])
+		t->width[col] = strlen(text);
+	return 0;
+}
+
+static int table_row(const struct report *r, struct table *t, size_t i, const struct report_row *row)
+{
+	const struct callsite_loc *loc = callsite_loc(r->callsites, row->loc);
+	enum report_by by = r->o->by;
+	size_t c = 0, ti = i + 1;
+	char a[32];
+	double value;
+	int rc = 0;
+
+	if (by == REPORT_BY_THREAD || by == REPORT_BY_PROCESS)
+		rc |= cellf(t, ti, c++, "%u", row->pid);
+	if (by == REPORT_BY_THREAD)
+		rc |= cellf(t, ti, c++, "%u", row->tid);
+	if (by == REPORT_BY_PROCESS)
+		rc |= cellf(t, ti, c++, "%s", base_name(r->rec->procs[row->proc].exe));
+	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->faults, a, sizeof(a)));
+	rc |= cellf(t, ti, c++, "%.2f%%", percent(r, row));
+	for (unsigned k = FL_FAULT_FIRST_TOUCH; k <= FL_FAULT_CONCURRENT; k++)
+		rc |= cellf(t, ti, c++, "%s", cli_format_count(row->kinds[k], a, sizeof(a)));
+	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->reads, a, sizeof(a)));
+	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->writes, a, sizeof(a)));
+	if (by == REPORT_BY_ALLOC)
+		rc |= cellf(t, ti, c++, "%s", cli_format_count(row->allocs, a, sizeof(a)));
+	for (size_t e = 0; e < r->nevents; e++) {
+		if (report_row_pmu(r, row, e, &value))
+			rc |= cellf(t, ti, c++, "%.2f", value);
+		else
+			rc |= cellf(t, ti, c++, "-");
+	}
+	if (r->o->locality) {
+		rc |= cellf(t, ti, c++, "%.3f", row->locality.spatial);
+		rc |= cellf(t, ti, c++, "%.3f", row->locality.temporal);
+	}
+	rc |= cellf(t, ti, c++, "%s", loc ? loc->function : "?");
+	if (loc && loc->file)
+		rc |= cellf(t, ti, c++, "%s:%u", base_name(loc->file), loc->line);
+	else
+		rc |= cellf(t, ti, c++, "-");
+	rc |= cellf(t, ti, c++, "%s", loc && loc->binary ? base_name(loc->binary) : "-");
+	return rc;
+}
+
+static void table_print(const struct table *t, FILE *out)
+{
+	for (size_t i = 0; i < t->nrows; i++) {
+		fputs(i == 0 ? "# " : "  ", out);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *cell = t->cells[i * t->ncols + c];
+			int pad = (int)t->width[c];
+			if (c + 1 == t->ncols)
+				fputs(cell, out);
+			else if (t->left[c])
+				fprintf(out, "%-*s  ", pad, cell);
+			else
+				fprintf(out, "%*s  ", pad, cell);
+		}
+		putc('\n', out);
+	}
+}
+
+static int print_table(const struct report *r, FILE *out)
+{
+	struct table t;
+	char heads[REPORT_MAX_EVENTS][64];
+	int rc = 0;
+
+	memset(&t, 0, sizeof(t));
+	table_columns(r, &t, heads);
+	t.nrows = r->nshown + 1;
+	if (!(t.cells = calloc(t.nrows * t.ncols, sizeof(*t.cells))))
+		return -1;
+	for (size_t c = 0; c < t.ncols; c++)
+		rc |= cellf(&t, 0, c, "%s", t.heads[c]);
+	for (size_t i = 0; i < r->nshown && rc == 0; i++)
+		rc |= table_row(r, &t, i, &r->rows[r->ranked[i]]);
+	if (rc == 0) {
+		print_header(r, out);
+		if (r->nshown)
+			table_print(&t, out);
+		else
+			fputs("# no fault matches the selection\n", out);
+	}
+	for (size_t i = 0; i < t.nrows * t.ncols; i++)
+		free(t.cells[i]);
+	free(t.cells);
+	return rc ? -1 : 0;
+}
+
+/* ----------------------------------------------------------------- entry */
+
+int report_print(struct report *r, FILE *out)
+{
+	int rc;
+
+	if (r->o->format == REPORT_FORMAT_CSV) {
+		print_csv(r, out);
+		rc = 0;
+	} else if (r->o->format == REPORT_FORMAT_JSON) {
+		rc = print_json(r, out);
+	} else {
+		rc = print_table(r, out);
+	}
+	if (rc < 0) {
+		cli_error("report: out of memory while printing");
+		return 1;
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error("report: writing the output: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
