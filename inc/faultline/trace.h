@@ -13,6 +13,7 @@
  *   maps        text: snapshots of /proc/self/maps, each after a line
  *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
  *               the latest snapshot taken before the time it symbolizes (or the last one)
+ *   ranges.rap  the runtime's online RAP tree of every fault's page (inc/faultline/rap.h, rap_serialize)
  *
  * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
  * binary file starts with an fl_file_header; records follow back to back, each exactly
@@ -140,5 +141,6 @@ FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes
 #define FL_FILE_NAME_STACKS "stacks"
 #define FL_FILE_NAME_ALLOCS "allocs"
 #define FL_FILE_NAME_MAPS "maps"
+#define FL_FILE_NAME_RAP "ranges.rap"
 
 #endif
