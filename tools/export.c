@@ -1,6 +1,6 @@
 /* export.c: `faultline export --sqlite FILE [DIR]` — a whole recording in one SQLite database, for ad
- * hoc questions in SQL (the schema and two example queries are in docs/sqlite.md; EXPORT_SCHEMA below
- * is the authority).
+ * hoc questions in SQL (the schema and two example queries are in README.md, "SQLite export";
+ * EXPORT_SCHEMA below is the authority).
  *
  * Follow one run: the recording is read and validated (trace_reader.h); the database is written to a
  * temporary file next to FILE (journal off, one transaction, indexes built after the rows); each table
@@ -120,7 +120,7 @@ static void export_usage(FILE *out)
 	      "Writes a whole recording into one SQLite database: processes, faults, allocations and\n"
 	      "allocation events, stacks with their symbolized frames (inlined frames too, the callsite\n"
 	      "marked as `faultline report` picks it), PMU contexts with their deltas; indexes on time,\n"
-	      "address and stack. The schema and example queries: docs/sqlite.md.\n"
+	      "address and stack. The schema and example queries: README.md, \"SQLite export\".\n"
 	      "\n"
 	      "      --sqlite FILE    the database to write (refused when it exists, unless --force)\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
@@ -166,9 +166,11 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 				return export_usage_error("--sqlite: ", err);
 			o->file = value;
 		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--skip", &value, err, sizeof(err))) != 0) {
-			char **grown = rc < 0 ? NULL : realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
-			if (!grown)
-				return export_usage_error("--skip: ", rc < 0 ? err : "out of memory");
+			char **grown;
+			if (rc < 0)
+				return export_usage_error("--skip: ", err);
+			if (!(grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown))))
+				return export_usage_error("--skip: ", "out of memory");
 			o->skip = grown;
 			o->skip[o->nskip++] = (char *)value;
 		} else {

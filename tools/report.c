@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,10 +46,17 @@ static void report_usage(FILE *out)
 	      "binary deleted or replaced since the recording: shown as binary+0xOFFSET) do not stop it.\n", out);
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+/* Prints a usage error; returns CLI_EXIT_USAGE. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
 	char line[512];
-	snprintf(line, sizeof(line), fmt, a, b);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
 	cli_error("report: %s (see faultline report --help)", line);
 	return CLI_EXIT_USAGE;
 }
@@ -59,23 +67,14 @@ static int parse_seconds(const char *text, uint64_t *ns)
 	char *end;
 	double s;
 
+	if (text[0] == '-' || text[0] == '+')
+		return -1;
 	errno = 0;
 	s = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(s) || s < 0 || s > 1e9 || text[0] == '-' || text[0] == '+')
+	if (errno || end == text || *end || !isfinite(s) || s < 0 || s > 1e9)
 		return -1;
 	*ns = (uint64_t)llround(s * 1e9);
 	return 0;
-}
-
-static int pick(const char *value, const char *const *names, size_t n, unsigned *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(value, names[i]) == 0) {
-			*out = (unsigned)i;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static const char *const by_names[] = { "callsite", "function", "alloc", "thread", "process" };
@@ -83,57 +82,105 @@ static const char *const kind_names[] = { "all", "first-touch", "refault", "soft
 static const char *const format_names[] = { "table", "csv", "json" };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* One option with a value; 1 handled, 0 not this option, or CLI_EXIT_USAGE + 1000 on error. */
+/* VALUE's index in NAMES, or -1 (after a usage error naming OPTION). */
+static int pick(const char *option, const char *value, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0)
+			return (int)i;
+	}
+	usage_error("%s: unknown value '%s'", option, value);
+	return -1;
+}
+
+/* Applies option NAME with VALUE to o. 0, or -1 after a usage error. */
+static int apply_option(const char *name, const char *value, struct report_options *o)
+{
+	char err[256];
+	uint64_t number;
+	int choice;
+
+	if (strcmp(name, "--by") == 0) {
+		if ((choice = pick(name, value, by_names, COUNT(by_names))) < 0)
+			return -1;
+		o->by = (enum report_by)choice;
+	} else if (strcmp(name, "--kind") == 0) {
+		if ((choice = pick(name, value, kind_names, COUNT(kind_names))) < 0)
+			return -1;
+		o->kind = (unsigned)choice;
+	} else if (strcmp(name, "--format") == 0) {
+		if ((choice = pick(name, value, format_names, COUNT(format_names))) < 0)
+			return -1;
+		o->format = (enum report_format)choice;
+	} else if (strcmp(name, "--top") == 0 || strcmp(name, "--pid") == 0) {
+		bool top = name[2] == 't';
+		if (cli_parse_uint(value, top ? 0 : 1, top ? UINT32_MAX : INT32_MAX, &number, err, sizeof(err)) < 0) {
+			usage_error("%s: %s", name, err);
+			return -1;
+		}
+		if (top)
+			o->top = number;
+		else
+			o->pid = (uint32_t)number;
+	} else if (strcmp(name, "--from") == 0 || strcmp(name, "--to") == 0) {
+		if (parse_seconds(value, name[2] == 'f' ? &o->from_ns : &o->to_ns) < 0) {
+			usage_error("%s: '%s' is not a number of seconds >= 0", name, value);
+			return -1;
+		}
+	} else { /* --skip */
+		char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
+		if (!grown) {
+			usage_error("--skip: out of memory");
+			return -1;
+		}
+		o->skip = grown;
+		o->skip[o->nskip++] = (char *)value;
+	}
+	return 0;
+}
+
+/* One option taking a value: 1 applied, 0 not one of them, -1 after a usage error. */
 static int parse_valued(int argc, char **argv, int *i, struct report_options *o)
 {
 	static const char *const names[] = { "--by", "--kind", "--top", "--pid", "--from", "--to", "--format", "--skip" };
 	char err[256];
 	const char *value;
-	uint64_t number;
-	unsigned choice;
 
 	for (size_t k = 0; k < COUNT(names); k++) {
 		int rc = cli_option_value(argc, argv, i, NULL, names[k], &value, err, sizeof(err));
-		if (rc == 0)
-			continue;
-		if (rc < 0)
-			return usage_error("%s: %s", names[k], err) + 1000;
-		switch (k) {
-		case 0: case 1: case 6: {
-			const char *const *list = k == 0 ? by_names : k == 1 ? kind_names : format_names;
-			size_t n = k == 0 ? COUNT(by_names) : k == 1 ? COUNT(kind_names) : COUNT(format_names);
-			if (pick(value, list, n, &choice) < 0)
-				return usage_error("%s: unknown value '%s'", names[k], value) + 1000;
-			if (k == 0)
-				o->by = (enum report_by)choice;
-			else if (k == 1)
-				o->kind = choice;
-			else
-				o->format = (enum report_format)choice;
-			return 1;
+		if (rc < 0) {
+			usage_error("%s: %s", names[k], err);
+			return -1;
 		}
-		case 2: case 3:
-			if (cli_parse_uint(value, k == 2 ? 0 : 1, k == 2 ? UINT32_MAX : INT32_MAX, &number, err, sizeof(err)) < 0)
-				return usage_error("%s: %s", names[k], err) + 1000;
-			if (k == 2)
-				o->top = number;
-			else
-				o->pid = (uint32_t)number;
-			return 1;
-		case 4: case 5:
-			if (parse_seconds(value, k == 4 ? &o->from_ns : &o->to_ns) < 0)
-				return usage_error("%s: '%s' is not a number of seconds >= 0", names[k], value) + 1000;
-			return 1;
-		default: {
-			char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
-			if (!grown) {
-				cli_error("report: out of memory");
-				return CLI_EXIT_USAGE + 1000;
-			}
-			o->skip = grown;
-			o->skip[o->nskip++] = (char *)value;
-			return 1;
-		}
+		if (rc > 0)
+			return apply_option(names[k], value, o) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Parses argv into o: 0, -1 after --help, or CLI_EXIT_USAGE (after the message). */
+static int parse_args(int argc, char **argv, struct report_options *o)
+{
+	bool options_done = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int rc;
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			if (o->dir)
+				return usage_error("one recording directory at most: '%s' and '%s' given", o->dir, arg);
+			o->dir = arg;
+		} else if (strcmp(arg, "--") == 0) {
+			options_done = true;
+		} else if (cli_is_flag(arg, "-h", "--help")) {
+			report_usage(stdout);
+			return -1;
+		} else if (cli_is_flag(arg, NULL, "--locality")) {
+			o->locality = true;
+		} else if (cli_is_flag(arg, NULL, "--no-skip")) {
+			o->default_skip = false;
+		} else if ((rc = parse_valued(argc, argv, &i, o)) <= 0) {
+			return rc < 0 ? CLI_EXIT_USAGE : usage_error("unknown option '%s'", arg);
 		}
 	}
 	return 0;
@@ -141,53 +188,24 @@ static int parse_valued(int argc, char **argv, int *i, struct report_options *o)
 
 int report_parse(int argc, char **argv, struct report_options *o)
 {
-	bool options_done = false;
 	struct callsite_skip check;
 	char err[512];
+	int rc;
 
 	*o = (struct report_options){ .by = REPORT_BY_CALLSITE, .top = 20, .to_ns = UINT64_MAX,
 				      .default_skip = true, .progress = true };
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			int rc;
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-			} else if (cli_is_flag(arg, "-h", "--help")) {
-				report_usage(stdout);
-				free(o->skip);
-				o->skip = NULL;
-				return -1;
-			} else if (cli_is_flag(arg, NULL, "--locality")) {
-				o->locality = true;
-			} else if (cli_is_flag(arg, NULL, "--no-skip")) {
-				o->default_skip = false;
-			} else if ((rc = parse_valued(argc, argv, &i, o)) != 1) {
-				free(o->skip);
-				o->skip = NULL;
-				return rc ? rc - 1000 : usage_error("unknown option '%s'%s", arg, "");
-			}
-			continue;
-		}
-		if (o->dir) {
-			free(o->skip);
-			o->skip = NULL;
-			return usage_error("one recording directory at most: '%s' and '%s' given", o->dir, arg);
-		}
-		o->dir = arg;
-	}
-	if (o->to_ns <= o->from_ns) {
+	rc = parse_args(argc, argv, o);
+	if (rc == 0 && o->to_ns <= o->from_ns)
+		rc = usage_error("--to must be later than --from");
+	if (rc == 0 && callsite_skip_init(&check, o->default_skip, o->skip, o->nskip, err, sizeof(err)) < 0)
+		rc = usage_error("%s", err);
+	else if (rc == 0)
+		callsite_skip_free(&check);
+	if (rc != 0) {
 		free(o->skip);
 		o->skip = NULL;
-		return usage_error("--to must be later than --from%s%s", "", "");
 	}
-	if (callsite_skip_init(&check, o->default_skip, o->skip, o->nskip, err, sizeof(err)) < 0) {
-		free(o->skip);
-		o->skip = NULL;
-		return usage_error("%s%s", err, "");
-	}
-	callsite_skip_free(&check);
-	return 0;
+	return rc;
 }
 
 static void collect_warning(void *ctx, const char *message)

@@ -144,39 +144,38 @@ static void csv_text(const char *s, FILE *out)
 	putc('"', out);
 }
 
+static void csv_fields(const struct field *f, size_t n, FILE *out)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			putc(',', out);
+		if (f[k].type == FIELD_INT)
+			fprintf(out, "%" PRIu64, f[k].integer);
+		else if (f[k].type == FIELD_REAL)
+			fprintf(out, "%.*f", f[k].decimals, f[k].real);
+		else if (f[k].type == FIELD_TEXT)
+			csv_text(f[k].text, out);
+	}
+	putc('\n', out);
+}
+
 static void print_csv(const struct report *r, FILE *out)
 {
 	struct field_names names;
 	struct field f[MAX_FIELDS];
+	struct report_row empty;
 	size_t n;
 
 	make_field_names(r, &names);
-	for (size_t i = 0; i < r->nshown || i == 0; i++) {
-		const struct report_row *row = r->nshown ? &r->rows[r->ranked[i]] : NULL;
-		struct report_row empty;
-		if (!row) {
-			memset(&empty, 0, sizeof(empty));
-			empty.loc = FL_NONE;
-		}
-		n = row_fields(r, &names, i + 1, row ? row : &empty, f);
-		if (i == 0) {
-			for (size_t k = 0; k < n; k++)
-				fprintf(out, k ? ",%s" : "%s", f[k].name);
-			putc('\n', out);
-		}
-		if (!row)
-			break;
-		for (size_t k = 0; k < n; k++) {
-			if (k)
-				putc(',', out);
-			if (f[k].type == FIELD_INT)
-				fprintf(out, "%" PRIu64, f[k].integer);
-			else if (f[k].type == FIELD_REAL)
-				fprintf(out, "%.*f", f[k].decimals, f[k].real);
-			else if (f[k].type == FIELD_TEXT)
-				csv_text(f[k].text, out);
-		}
-		putc('\n', out);
+	memset(&empty, 0, sizeof(empty));
+	empty.loc = FL_NONE;
+	n = row_fields(r, &names, 0, &empty, f); /* the header: the same fields of any row */
+	for (size_t k = 0; k < n; k++)
+		fprintf(out, k ? ",%s" : "%s", f[k].name);
+	putc('\n', out);
+	for (size_t i = 0; i < r->nshown; i++) {
+		n = row_fields(r, &names, i + 1, &r->rows[r->ranked[i]], f);
+		csv_fields(f, n, out);
 	}
 }
 

@@ -630,6 +630,39 @@ static void make_large(const char *dir, uint64_t nfaults, uint32_t nstacks)
 	synth_write(&s, dir);
 }
 
+/* Symbolizes every frame of every stack of DIR (as export does): distinct PCs per second. */
+static void time_symbolize(const char *dir)
+{
+	struct fl_recording *rec;
+	struct callsite_skip skip;
+	struct callsite_table *table;
+	struct sym_stats st;
+	char err[512];
+	size_t frames = 0;
+
+	if (fl_recording_open(dir, &rec, err, sizeof(err)) < 0 || callsite_skip_init(&skip, true, NULL, 0, err, sizeof(err)) < 0) {
+		CHECK(0, "%s", err);
+		return;
+	}
+	table = callsite_table_new(rec, &skip, NULL, NULL);
+	double t0 = now();
+	for (size_t p = 0; table && p < rec->nprocs; p++) {
+		for (size_t i = 0; i < rec->procs[p].nstacks; i++) {
+			const struct callsite_frame *f;
+			size_t n, callsite;
+			CHECK(callsite_expand(table, p, &rec->procs[p].stacks[i], &f, &n, &callsite) == 0, "expand");
+			frames += n;
+		}
+	}
+	double t1 = now();
+	callsite_sym_stats(table, &st);
+	printf("# symbolize every stack: %" PRIu64 " distinct PCs (%zu source frames) in %.2f s: %.0f distinct PCs/s\n",
+	       st.distinct, frames, t1 - t0, (double)st.distinct / (t1 - t0));
+	callsite_table_free(table);
+	callsite_skip_free(&skip);
+	fl_recording_close(rec);
+}
+
 static void time_large(const char *dir, uint64_t nfaults, uint32_t nstacks)
 {
 	struct output o;
@@ -654,6 +687,7 @@ static void time_large(const char *dir, uint64_t nfaults, uint32_t nstacks)
 	printf("# large: %" PRIu64 " faults, %u stacks: written in %.2f s; report %.2f s (%llu distinct PCs, "
 	       "%.0f faults/s); --locality --format json %.2f s; peak RSS %ld MiB\n", nfaults, nstacks, t1 - t0, t2 - t1,
 	       pcs, (double)nfaults / (t2 - t1), t3 - t2, ru.ru_maxrss / 1024);
+	time_symbolize(dir);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
