@@ -120,25 +120,52 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The distinct pages of the faults (unsorted), through an open-addressing set: faults usually
+ * revisit pages, so sorting only the distinct ones is much cheaper. NULL on ENOMEM. */
+static uint64_t *distinct_pages(const struct heatmap *hm, size_t *n)
+{
+	size_t nslots = 1024, count = 0;
+	uint64_t *slots, *out;
+
+	while (nslots < hm->nfaults * 2)
+		nslots *= 2;
+	slots = malloc(nslots * sizeof(*slots));
+	out = malloc((hm->nfaults + 1) * sizeof(*out));
+	if (!slots || !out) {
+		free(slots);
+		free(out);
+		return NULL;
+	}
+	memset(slots, 0xff, nslots * sizeof(*slots)); /* UINT64_MAX: empty (not a page number) */
+	for (size_t i = 0; i < hm->nfaults; i++) {
+		uint64_t page = hm->faults[i].page, h = page * 0x9e3779b97f4a7c15ull;
+		size_t s = (size_t)(h >> 20) & (nslots - 1);
+		while (slots[s] != UINT64_MAX && slots[s] != page)
+			s = (s + 1) & (nslots - 1);
+		if (slots[s] == UINT64_MAX) {
+			slots[s] = page;
+			out[count++] = page;
+		}
+	}
+	free(slots);
+	*n = count;
+	return out;
+}
+
 /* The ranges of the axis for the faults' pages: at most MAX_RANGES, rows assigned with every row
  * PAGES_PER_ROW pages. Returns the number of ranges (0 on ENOMEM, errno set). */
 static size_t build_ranges(const struct heatmap *hm, unsigned max_ranges, unsigned max_rows, struct hm_range **out,
 			   uint64_t *pages_per_row, unsigned *nrows, uint64_t *touched)
 {
-	uint64_t *pages = malloc(hm->nfaults * sizeof(*pages)), *gaps, threshold = 0, total = 0, ppr;
+	size_t n = 0;
+	uint64_t *pages = distinct_pages(hm, &n), *gaps, threshold = 0, total = 0, ppr;
 	struct hm_range *r;
-	size_t n = 0, nr = 0, ngaps;
+	size_t nr = 0, ngaps;
 	unsigned row = 0;
 
 	if (!pages)
 		return 0;
-	for (size_t i = 0; i < hm->nfaults; i++)
-		pages[i] = hm->faults[i].page;
-	qsort(pages, hm->nfaults, sizeof(*pages), cmp_u64);
-	for (size_t i = 0; i < hm->nfaults; i++) {
-		if (n == 0 || pages[n - 1] != pages[i])
-			pages[n++] = pages[i];
-	}
+	qsort(pages, n, sizeof(*pages), cmp_u64);
 	*touched = n;
 	/* Gaps between consecutive runs of pages; join across the smallest ones when too many runs. */
 	gaps = malloc((n + 1) * sizeof(*gaps));
@@ -211,6 +238,7 @@ static const struct hm_range *find_range(const struct hm_range *r, size_t n, uin
 /* ------------------------------------------------------------------ colours */
 
 #define LEVELS 8
+#define MIN_OUTLINE_PX 3.0  /* allocations drawn at least this tall on the address axis */
 
 /* Colour of a cell: LEVEL 1..LEVELS (count, log scale), SHARE 0..4 (refault share in quarters),
  * or grey when only soft/concurrent faults (share < 0). */
@@ -281,6 +309,18 @@ static void put_time(FILE *out, double seconds)
 	double a = fabs(seconds);
 	int decimals = a == 0 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : a >= 0.1 ? 3 : a >= 0.01 ? 4 : 6;
 	fprintf(out, "%s", svg_num(buf, seconds, decimals));
+}
+
+/* A duration for people: "547 µs", "12.3 ms", "1.25 s". */
+static void put_duration(FILE *out, uint64_t ns)
+{
+	char buf[32];
+	if (ns < 1000000)
+		fprintf(out, "%s µs", svg_num(buf, ns / 1e3, ns < 10000 ? 2 : 0));
+	else if (ns < 1000000000)
+		fprintf(out, "%s ms", svg_num(buf, ns / 1e6, ns < 10000000 ? 2 : 1));
+	else
+		fprintf(out, "%s s", svg_num(buf, ns / 1e9, 2));
 }
 
 /* A "nice" tick step (1, 2 or 5 × 10^k) giving about TARGET ticks over SPAN. */
@@ -413,8 +453,10 @@ static void draw_allocs(FILE *out, const struct heatmap *hm, const struct hm_ran
 				continue;
 			y0 = TOP + (r->row + (double)(lo - r->first) / ppr) * row_h;
 			y1 = TOP + (r->row + (double)(hi + 1 - r->first) / ppr) * row_h;
-			if (y1 - y0 < 1)
-				y1 = y0 + 1;
+			/* An object thinner than MIN_OUTLINE_PX would be a smear of lines over the cells
+			 * (thousands of small objects share a row): its row's tooltip is enough. */
+			if (y1 - y0 < MIN_OUTLINE_PX)
+				continue;
 			fprintf(out, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"><title>", svg_num(b1, x0, 2),
 				svg_num(b2, y0, 2), svg_num(b3, x1 - x0, 2), svg_num(b4, y1 - y0, 2));
 			svg_escape(out, a->label ? a->label : "allocation", (size_t)-1);
@@ -515,8 +557,8 @@ static void draw_legend(FILE *out, unsigned x, uint64_t max, uint64_t ppr, uint3
 		"<text x=\"%u\" y=\"%u\">removed address gap</text>\n", x, x + 28, y + 6, y + 6, x + 34, y + 10);
 	y += 28;
 	fprintf(out, "<text x=\"%u\" y=\"%u\">cell: %s × ", x, y, cli_format_size(ppr * page_size, b1, sizeof(b1)));
-	put_time(out, ns_per_col / 1e9);
-	fputs(" s</text>\n</g>\n", out);
+	put_duration(out, ns_per_col);
+	fputs("</text>\n</g>\n", out);
 }
 
 int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FILE *out, struct heatmap_stats *stats)

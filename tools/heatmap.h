@@ -14,6 +14,10 @@
  * purple between; grey = only soft/concurrent faults. Adjacent cells of one colour in a row are
  * drawn as one rectangle with a tooltip summing them.
  *
+ * Allocation outlines: [alloc, free) × [address, address + size), for the objects that took the
+ * most faults and are at least 3 px tall on the address axis (smaller ones would only smear lines
+ * over the cells), one outline per axis range the object spans.
+ *
  * The SVG is plain (no script). For tools and tests it says what it drew: each row is a
  * <g class="row" data-lo="0x..." data-hi="0x..."> holding its cells, and <g id="cells"> carries
  * data-x0 (pixel x of time 0), data-ns-per-px (time per pixel) so a cell's time span is
