@@ -8,7 +8,8 @@ through real mouse clicks and the page's own prompt, that it works as a person w
     stay visible, "Reset Zoom" appears; clicking "Reset Zoom" restores every width;
   - clicking "Search" and answering the prompt with --search REGEX highlights exactly the frames
     whose names match (--expect-match NAME,NAME,... is the set of names), in magenta, and prints
-    "Matched: P%" equal to --expect-matched; Escape clears the search.
+    "Matched: P%" equal to --expect-matched; Escape clears the search;
+  - the URL parameters ?f=NAME&s=REGEX open the graph zoomed on NAME with the search applied.
 
 usage: check_flamegraph.py SVG --click NAME --search REGEX --expect-match NAMES --expect-matched P%
                            [--screenshots DIR]
@@ -148,6 +149,16 @@ def main():
         b.key("Escape", "Escape", 27)
         left = b.eval("document.querySelectorAll('#frames > g.match').length")
         check(left == 0, "Escape clears the search")
+        # URL parameters restore a zoom (?f=NAME) and a search (?s=REGEX) on load.
+        from urllib.parse import quote
+        b.open(url + "?f=" + quote(a.click) + "&s=" + quote(a.search))
+        z = frame(b, a.click)
+        res = b.eval("({ names: Array.prototype.map.call(document.querySelectorAll('#frames > g.match'),"
+                     "   function (g) { return g.fl.name; }),"
+                     " matched: document.getElementById('matched').textContent })")
+        check(z and abs(z["w"] - full) < 0.5, "?f=%s opens zoomed on %s" % (a.click, a.click))
+        check(set(res["names"]) == want and res["matched"].endswith(" of the zoomed frame"),
+              "?s=%s highlights %s on load, %r" % (a.search, sorted(set(res["names"])), res["matched"]))
         check(not b.errors, "no script error (%s)" % "; ".join(b.errors[:3]))
     return 1 if failures else 0
 
