@@ -635,6 +635,7 @@ struct draw {
 	struct sorted_children sc;
 	FILE *out;
 	double scale;               /* pixels per count */
+	double drawable;            /* width available to frames */
 	double min_px;
 	unsigned max_depth;         /* deepest level that fits the canvas */
 	unsigned fh, height, ypad1, ypad2;
@@ -810,9 +811,10 @@ static void draw_subtree(struct draw *d, uint32_t node, double x)
 	bool has_kids = d->sc.first[node + 1] > d->sc.first[node];
 	double cx = x;
 
+	/* The root spans the graph even when nothing was counted (an empty graph, not a 0 px frame). */
 	draw_frame(d, f->names.strs[n->name], node ? (enum flame_class)f->names.cls[n->name] : FLAME_CLASS_PSEUDO,
 		   n->total, n->self, has_kids, node_loc(f, n, d->loc, sizeof(d->loc)), NULL, x,
-		   n->total * d->scale, n->depth);
+		   node == 0 && n->total == 0 ? d->drawable : n->total * d->scale, n->depth);
 	if (n->depth >= d->max_depth) {
 		if (has_kids)
 			d->st->depth_cut = true;
@@ -915,6 +917,7 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_options *opts,
 	title = o.title ? o.title : o.inverted ? "Icicle Graph" : "Flame Graph";
 	drawable = width - 2 * XPAD;
 	d.scale = f->nodes[0].total ? drawable / (double)f->nodes[0].total : 0;
+	d.drawable = drawable;
 	d.min_px = o.min_width > 0 ? (o.min_width_percent ? drawable * o.min_width / 100 : o.min_width) : 1;
 	if (d.min_px < 1)
 		d.min_px = 1;

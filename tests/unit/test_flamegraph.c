@@ -453,6 +453,22 @@ static void test_svg_small(void)
 }
 
 /* Many narrow siblings: merged into one frame per parent, none drawn narrower than min width. */
+/* Nothing counted: the root still spans the graph (no 0 px frame) and the XML is fine. */
+static void test_empty(void)
+{
+	struct flame *f = flame_new();
+	struct flame_svg_stats st;
+	struct drawn d[4];
+	char *svg = svg_of(f, NULL, &st);
+	size_t n = parse_frames(svg, d, 4);
+
+	check_xml("empty SVG", svg);
+	CHECK(n == 1 && strcmp(d[0].name, "all") == 0 && fabs(d[0].w - 1180) < 0.01 && d[0].count == 0,
+	      "empty graph: one full-width root frame of 0 faults");
+	free(svg);
+	flame_free(f);
+}
+
 static void test_merge(void)
 {
 	struct flame *f = flame_new();
@@ -664,6 +680,7 @@ int main(void)
 	test_folded();
 	test_svg_small();
 	test_merge();
+	test_empty();
 	test_deep();
 	test_budget();
 	test_large();
