@@ -653,7 +653,7 @@ static void test_large(void)
 		CHECK(flame_node_count(f) > 1000000, "over 10^6 nodes (%zu)", flame_node_count(f));
 		CHECK(svg_len <= 2u << 20, "SVG %zu bytes <= 2 MB", svg_len);
 		CHECK(st.height < SVG_MAX_EDGE, "canvas height %u", st.height);
-		CHECK(t2 - t1 < 5.0, "SVG written in %.3f s", t2 - t1);
+		/* speed: measured in make bench, never asserted in a test */
 		check_xml("large SVG", svg);
 		{
 			/* Nothing sub-pixel, and the frames' counts add up: each drawn frame's width matches. */
