@@ -23,7 +23,7 @@ PLANTED_BIN:= $(patsubst tests/planted/%.c,$(BUILD)/tests/%,$(PLANTED))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT))
 EXAMPLE_BIN:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLES))
 
-RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind
+RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind -luring
 TOOL_LIBS  := -lbfd -lsqlite3 -lz -lm
 
 .PHONY: all test test-long demo bench bench-quick clean deps

@@ -79,33 +79,35 @@ int fl_evict_setup(struct fl_runtime *rt)
 	return ring_init(&rt->fifo, 2 * limit + 4096);
 }
 
-/* SOFT -> FAR for a page this thread has locked: the backend takes it (for the in-memory
- * store nothing moves; others write it out, then its mirror page is dropped). */
-static void finalize_locked(struct fl_runtime *rt, size_t page, uint8_t old)
+/* SOFT -> FAR for pages this thread has locked, as one batch: the backend writes the dirty
+ * ones together (far_store.c; for the in-memory store nothing moves, others then drop the
+ * mirror pages), and only then are the pages published FAR. */
+static void finalize_locked(struct fl_runtime *rt, const size_t *pages, const uint8_t *old, size_t n)
 {
-	if (!rt->far->mirror_is_far) {
-		bool dirty = old & PG_DIRTY;
-		int err = rt->far->put(rt, &page, &dirty, 1);
-		if (err) {
-			fl_log_errno("far store: writing an evicted page", err);
-			fl_fatal_stop("a page of the program's memory cannot be written to the far store");
-		}
-		fl_sys_madvise(fl_mirror_addr(rt, page), FL_PAGE_SIZE, MADV_DONTNEED);
+	if (n == 0)
+		return;
+	int err = fl_far_write_back(rt, pages, old, n);
+	if (err) {
+		fl_log_errno("far store: writing evicted pages", err);
+		fl_fatal_stop("a page of the program's memory cannot be written to the far store");
 	}
-	atomic_fetch_add_explicit(&rt->evict.evictions, 1, memory_order_relaxed);
-	if (old & PG_DIRTY)
-		atomic_fetch_add_explicit(&rt->evict.writebacks, 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&rt->evict.evictions_clean, 1, memory_order_relaxed);
-	fl_page_unlock(rt, page, (uint8_t)(PG_FAR | (old & PG_NOACCESS)));
-	atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
-	fl_local_sub(rt, 1);
+	for (size_t i = 0; i < n; i++) {
+		atomic_fetch_add_explicit(&rt->evict.evictions, 1, memory_order_relaxed);
+		if (old[i] & PG_DIRTY)
+			atomic_fetch_add_explicit(&rt->evict.writebacks, 1, memory_order_relaxed);
+		else
+			atomic_fetch_add_explicit(&rt->evict.evictions_clean, 1, memory_order_relaxed);
+		fl_page_unlock(rt, pages[i], (uint8_t)(PG_FAR | (old[i] & PG_NOACCESS)));
+	}
+	atomic_fetch_sub_explicit(&rt->soft_pages, n, memory_order_relaxed);
+	fl_local_sub(rt, n);
 }
 
-/* Pops the oldest soft pages and evicts them for real; returns how many. */
+/* Pops the oldest soft pages and evicts them for real, in batches; returns how many. */
 static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want)
 {
-	size_t done = 0, page;
+	size_t done = 0, page, batch[FL_EVICT_BATCH], n = 0;
+	uint8_t olds[FL_EVICT_BATCH];
 	uint32_t epoch;
 	uint8_t old;
 	while (done < want && ring_pop(&rt->soft, &page, &epoch)) {
@@ -115,9 +117,14 @@ static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want)
 			fl_page_unlock(rt, page, old);
 			continue;
 		}
-		finalize_locked(rt, page, old);
-		done++;
+		batch[n] = page, olds[n] = old;
+		n++, done++;
+		if (n == FL_EVICT_BATCH) {
+			finalize_locked(rt, batch, olds, n);
+			n = 0;
+		}
 	}
+	finalize_locked(rt, batch, olds, n);
 	return done;
 }
 
@@ -149,6 +156,8 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 {
 	if (n == 0)
 		return;
+	size_t fin_pages[FL_EVICT_BATCH], nfin = 0;
+	uint8_t fin_old[FL_EVICT_BATCH];
 	unmap_run(rt, first, n, old);
 	for (size_t i = 0; i < n; i++) {
 		size_t page = first + i;
@@ -156,7 +165,8 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		uint8_t soft = (uint8_t)(PG_SOFT | dirty | (old[i] & PG_NOACCESS));
 		atomic_fetch_add_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 		if (!to_soft) {
-			finalize_locked(rt, page, soft);
+			fin_pages[nfin] = page, fin_old[nfin] = soft; /* n <= FL_EVICT_BATCH */
+			nfin++;
 			continue;
 		}
 		atomic_fetch_add_explicit(&rt->evict.soft_evictions, 1, memory_order_relaxed);
@@ -165,6 +175,7 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		ring_push_raw(&rt->soft, page, rt->epoch[page]);
 		fl_page_unlock(rt, page, soft);
 	}
+	finalize_locked(rt, fin_pages, fin_old, nfin);
 }
 
 /* Collects victims into contiguous runs and evicts each run when it ends. */

@@ -18,7 +18,7 @@ static int mem_put(struct fl_runtime *rt, const size_t *pages, const bool *dirty
 
 static void mem_discard(struct fl_runtime *rt, size_t first, size_t count)
 {
-	(void)rt, (void)first, (void)count;
+	fl_far_discard_staged(rt, first, count);
 }
 
 static int mem_after_fork(struct fl_runtime *rt)

@@ -8,7 +8,8 @@
  * Message kinds:
  *   MISSING on a FREE page  -> first touch: zeros (write-protected when it was a read, so the
  *                              page stays clean: its far copy, a hole, also reads as zeros)
- *   MISSING on a FAR page   -> refault: copy back from the far store
+ *   MISSING on a FAR page   -> refault: copy back from the far store (or, when read ahead
+ *                              (FAR | STAGED), from the mirror: flagged FL_FAULT_PREFETCH_HIT)
  *   MISSING on a SOFT page  -> soft fault: the clock policy's trial eviction was wrong
  *   MISSING on a RESIDENT   -> concurrent: another message brought the page in; wake only
  *   WP on a RESIDENT clean  -> the page becomes dirty: remove write protection (not a fault)
@@ -62,15 +63,13 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
  * page. A backend that cannot return the page is fatal: never zeros instead of data. */
 static const void *fetch_far_page(struct fl_handler *h, size_t page)
 {
-	struct fl_runtime *rt = h->rt;
-	if (!rt->far->get)
-		return fl_mirror_addr(rt, page);
-	int err = rt->far->get(rt, page, h->bounce);
-	if (err) {
+	int err = 0;
+	const void *src = fl_far_read(h, page, &err);
+	if (!src) {
 		fl_log_errno("far store: reading an evicted page", err);
 		fl_fatal_stop("a page of the program's memory cannot be read back from the far store");
 	}
-	return h->bounce;
+	return src;
 }
 
 /* Reserve one page of local memory, evicting first when at the limit. */
@@ -120,7 +119,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 
 /* Serve a MISSING message; returns the fault kind for the record. With `dontwake` the page is
  * installed without waking the thread (the caller asks for its stack, then wakes it). */
-static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake)
+static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake, bool *prefetch_hit)
 {
 	struct fl_runtime *rt = h->rt;
 	uint64_t waits = 0;
@@ -150,16 +149,26 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		dirty = write || (old & PG_DIRTY);
 		break;
 	default: /* PG_FAR */
-		reserve_local_page(rt);
 		kind = FL_FAULT_REFAULT;
-		src = fetch_far_page(h, page);
 		dirty = write;
+		if (old & PG_STAGED) { /* read ahead into the mirror: already counted as local */
+			*prefetch_hit = true;
+			fl_prefetch_hit(rt, page);
+			src = fl_mirror_addr(rt, page);
+			break;
+		}
+		reserve_local_page(rt);
+		src = fetch_far_page(h, page);
 		break;
 	}
 	rt->epoch[page]++;
 	if (install_page(rt, page, src, !dirty, dontwake) == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep));
+	if (src == fl_mirror_addr(rt, page))
+		fl_far_mirror_stale(h, page); /* non-mem stores drop such mirror pages in batches */
+	if (kind == FL_FAULT_REFAULT)
+		fl_prefetch_after_refault(rt, page);
 	if (rt->policy == FL_POLICY_FIFO && kind != FL_FAULT_SOFT)
 		fl_evict_note_installed(rt, page);
 	return kind;
@@ -195,7 +204,10 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
 	rec.seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
-	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, want_stack);
+	bool prefetch_hit = false;
+	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, want_stack, &prefetch_hit);
+	if (prefetch_hit)
+		rec.flags |= FL_FAULT_PREFETCH_HIT;
 	if (want_stack) {
 		/* a concurrent message's thread was already woken by the fault that brought the
 		 * page in: it has run on, so a stack taken now would be wrong */

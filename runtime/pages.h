@@ -13,10 +13,13 @@
  *   BUSY      one thread owns a transition of this page; others wait (briefly) for it
  *   NOACCESS  the program made the page PROT_NONE: never evicted (the runtime cannot read it)
  *   GUARD     free addresses the program unmapped: PROT_NONE until handed out again
+ *   STAGED    with FAR only: read ahead into the page's mirror page by the prefetcher
+ *             (far_prefetch.c), counted in local memory; a fault here is a refault served
+ *             from the mirror (FL_FAULT_PREFETCH_HIT) without going far
  *
  * Invariants: a FREE page has no far copy (its mirror page is a hole). A page is BUSY only
  * while its owner runs code that needs no fault service (so waiting for BUSY cannot deadlock).
- * local_pages = number of RESIDENT + SOFT pages. */
+ * local_pages = number of RESIDENT + SOFT + (FAR | STAGED) pages. */
 #ifndef FL_PAGES_H
 #define FL_PAGES_H
 
@@ -33,6 +36,7 @@
 #define PG_BUSY     0x10
 #define PG_NOACCESS 0x20
 #define PG_GUARD    0x40  /* free, made PROT_NONE by munmap: access faults as after a real munmap */
+#define PG_STAGED   0x80  /* FAR, with a prefetched copy in the mirror (counted as local) */
 
 static inline size_t fl_page_index(const struct fl_runtime *rt, uint64_t addr)
 {

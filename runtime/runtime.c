@@ -192,7 +192,7 @@ int fl_runtime_init(void)
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    rt->far->open(rt, getenv(FL_ENV_FAR)) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
@@ -204,6 +204,10 @@ int fl_runtime_init(void)
 
 void fl_fatal_stop(const char *why)
 {
+	static _Atomic int stopping;
+	if (atomic_exchange(&stopping, 1)) /* another thread is stopping the program: wait for it */
+		for (;;)
+			pause();
 	fl_log(why);
 	fl_runtime_shutdown("far store failure");
 	syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
@@ -305,7 +309,7 @@ void fl_runtime_fork_child(void)
 	settle_pages_after_fork(rt);
 	fl_evict_rebuild_after_fork(rt);
 	fl_rap_online_after_fork(rt);
-	if (rt->far->after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
+	if (fl_far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		_exit(FL_EXIT_RUNTIME_FAILURE);

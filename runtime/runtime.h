@@ -88,6 +88,7 @@ struct fl_runtime {
 	size_t region_pages;
 	char *mirror;                        /* local copies of unmapped pages: page i at mirror + i * PAGE */
 	const struct fl_far_store *far;      /* where evicted pages go (far_store.h) */
+	struct fl_far_state farst;           /* its generic state: versions, latency, prefetch */
 	_Atomic uint8_t *state;              /* one byte per page, see pages.h */
 	uint32_t *epoch;                     /* per page: incremented at every install */
 

@@ -235,6 +235,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	}
 	fl_buf_str(&b, "]");
 	json_key_str(&b, "pmu_kind", rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
+	fl_far_json_meta(rt, &b); /* far store settings (far_store.c) */
 	fl_buf_str(&b, "\n}\n");
 	write_json_file(rt, FL_FILE_NAME_META, &b);
 }
@@ -294,6 +295,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
 	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
 	json_key_u64(&b, "alloc_events", atomic_load(&rt->alloc_events));
+	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
 	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
 	json_key_str(&b, "exit", exit_reason);
 	fl_buf_str(&b, "\n}\n");

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "far_spec.h"
 #include "faultline/env.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
@@ -70,7 +71,15 @@ void record_usage(void)
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
 	      "      --alloc-sample N   record an allocation stack for 1 allocation in N (default: as -s;\n"
 	      "                         every allocation is logged, with or without a stack)\n"
-	      "      --far SPEC         far store: mem (default; the only one supported yet)\n"
+	      "      --far SPEC         where evicted pages go: mem (default: this process's memory),\n"
+	      "                         file:PATH (a file in directory PATH or PATH's directory,\n"
+	      "                         removed even after SIGKILL; or a block device), or\n"
+	      "                         memcached:HOST:PORT[,HOST:PORT...] (consistent hashing)\n"
+	      "      --keep-far PATH    file store: keep each process's file as PATH.<pid>.<n>\n"
+	      "      --far-latency USEC emulated latency added to every far request\n"
+	      "      --far-bandwidth MBPS emulated bandwidth of the far store (MB/s, 10^6 bytes)\n"
+	      "      --prefetch N       on a refault, read the next N evicted pages ahead into local\n"
+	      "                         memory (counted in -L) without mapping them (default 0)\n"
 	      "  -q, --quiet            no banner and no summary\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
@@ -93,6 +102,7 @@ static void record_defaults(struct record_options *o)
 	o->stack_depth = 64;
 	o->alloc_sample = 0;   /* 0 = follow -s */
 	o->far = "mem";
+	snprintf(o->far_spec, sizeof(o->far_spec), "mem");
 }
 
 static int parse_unsigned(const char *text, uint64_t min, uint64_t max, unsigned *out,
@@ -180,12 +190,43 @@ static int apply_alloc_sample(struct record_options *o, const char *v, char *err
 
 static int apply_far(struct record_options *o, const char *v, char *err, size_t errlen)
 {
-	if (strcmp(v, "mem") != 0) {
-		snprintf(err, errlen, "far store '%s' is not supported yet (only 'mem')", v);
+	if (far_spec_check(v, o->far_spec, sizeof(o->far_spec), err, errlen) < 0)
 		return -1;
-	}
 	o->far = v;
 	return 0;
+}
+
+static int apply_keep_far(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	if (*v == '\0') {
+		snprintf(err, errlen, "empty path");
+		return -1;
+	}
+	o->keep_far = v;
+	return 0;
+}
+
+static int apply_far_latency(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	uint64_t usec;
+	if (cli_parse_uint(v, 0, 10000000, &usec, err, errlen) < 0)
+		return -1;
+	o->far_latency_ns = usec * 1000;
+	return 0;
+}
+
+static int apply_far_bandwidth(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	uint64_t mbps;
+	if (cli_parse_uint(v, 0, 100000000, &mbps, err, errlen) < 0)
+		return -1;
+	o->far_bandwidth = mbps * 1000000;
+	return 0;
+}
+
+static int apply_prefetch(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 0, 64, &o->prefetch, err, errlen);
 }
 
 /* The options that take a value, and what each does with it. */
@@ -203,6 +244,10 @@ static const struct record_value_option {
 	{ NULL, "--pmu", apply_pmu },
 	{ NULL, "--alloc-sample", apply_alloc_sample },
 	{ NULL, "--far", apply_far },
+	{ NULL, "--keep-far", apply_keep_far },
+	{ NULL, "--far-latency", apply_far_latency },
+	{ NULL, "--far-bandwidth", apply_far_bandwidth },
+	{ NULL, "--prefetch", apply_prefetch },
 };
 
 /* Applies the option at argv[*i] (advancing *i past its value): 1 applied, 0 unknown,
@@ -808,7 +853,7 @@ static int prepare_output_dir(const char *path, const struct record_options *o, 
  * 4. The child's environment (inc/faultline/env.h)
  * ------------------------------------------------------------------------------------- */
 
-#define CHILD_ENV_MAX 12
+#define CHILD_ENV_MAX 20
 
 /* Variables set in the child just before exec; values owned here. */
 struct child_env {
@@ -893,7 +938,11 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_STACK_DEPTH, "%u", o->stack_depth);
 	rc |= child_env_add(env, FL_ENV_SAMPLE, "%u", o->sample);
 	rc |= child_env_add(env, FL_ENV_ALLOC_SAMPLE, "%u", o->alloc_sample ? o->alloc_sample : o->sample);
-	rc |= child_env_add(env, FL_ENV_FAR, "%s", o->far);
+	rc |= child_env_add(env, FL_ENV_FAR, "%s", o->far_spec);
+	rc |= child_env_add(env, FL_ENV_FAR_KEEP, "%s", o->keep_far ? o->keep_far : "");
+	rc |= child_env_add(env, FL_ENV_FAR_LATENCY_NS, "%llu", (unsigned long long)o->far_latency_ns);
+	rc |= child_env_add(env, FL_ENV_FAR_BANDWIDTH, "%llu", (unsigned long long)o->far_bandwidth);
+	rc |= child_env_add(env, FL_ENV_PREFETCH, "%u", o->prefetch);
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);
 	else
@@ -1079,6 +1128,9 @@ struct record_totals {
 	uint64_t written, dropped;
 	uint64_t contexts, side_dropped, alloc_events;
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
+	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
+	uint64_t prefetched, prefetch_hits, prefetch_unused;
+	char far[512];           /* the far store of the first process (meta.json) */
 };
 
 /* The stats.json counters the summary adds up, and where each goes. */
@@ -1103,6 +1155,14 @@ static const struct stats_counter {
 	STATS_SUM("contexts_written", contexts),
 	STATS_SUM("side_bytes_dropped", side_dropped),
 	STATS_SUM("alloc_events", alloc_events),
+	STATS_SUM("far_reads", far_reads),
+	STATS_SUM("far_read_pages", far_read_pages),
+	STATS_SUM("far_writes", far_writes),
+	STATS_SUM("far_write_pages", far_write_pages),
+	STATS_SUM("far_delay_ns", far_delay_ns),
+	STATS_SUM("prefetched_pages", prefetched),
+	STATS_SUM("prefetch_hits", prefetch_hits),
+	STATS_SUM("prefetch_unused", prefetch_unused),
 };
 
 /* Says why a process dropped records, when its runtime said so. */
@@ -1138,6 +1198,7 @@ static void describe_pmu(struct record_totals *t, const char *dir, const char *p
 		snprintf(t->pmu, sizeof(t->pmu), "none");
 	for (size_t i = 0; i < n && used < sizeof(t->pmu); i++)
 		used += (size_t)snprintf(t->pmu + used, sizeof(t->pmu) - used, "%s%s", i ? "," : "", events[i]);
+	far_spec_describe(&meta, t->far, sizeof(t->far));
 	stats_json_free(&meta);
 }
 
@@ -1273,6 +1334,17 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_count(t->alloc_events, c, sizeof(c)));
 	if (t->pmu[0])
 		fprintf(stderr, "  PMU context       %s\n", t->pmu);
+	if (t->far[0])
+		fprintf(stderr, "  far store         %s\n"
+			"                    read %s pages in %s requests, wrote %s pages in %s batches; "
+			"emulated delay %.1f ms\n",
+			t->far, cli_format_count(t->far_read_pages, a, sizeof(a)), cli_format_count(t->far_reads, b, sizeof(b)),
+			cli_format_count(t->far_write_pages, c, sizeof(c)), cli_format_count(t->far_writes, d, sizeof(d)),
+			t->far_delay_ns / 1e6);
+	if (t->prefetched || o->prefetch)
+		fprintf(stderr, "  read-ahead        %s pages staged: %s hits, %s never used\n",
+			cli_format_count(t->prefetched, a, sizeof(a)), cli_format_count(t->prefetch_hits, b, sizeof(b)),
+			cli_format_count(t->prefetch_unused, c, sizeof(c)));
 	if (t->side_dropped)
 		cli_error("%s bytes of stacks, contexts or allocation records were lost (see records_dropped_reason "
 			  "in stats.json)", cli_format_count(t->side_dropped, a, sizeof(a)));

@@ -25,7 +25,12 @@ struct record_options {
 	unsigned stack_depth;   /* --stack-depth */
 	const char *pmu;        /* --pmu, NULL when not given */
 	unsigned alloc_sample;  /* --alloc-sample */
-	const char *far;        /* --far: "mem" */
+	const char *far;        /* --far as given: "mem", "file:PATH", "memcached:HOST:PORT,..." */
+	char far_spec[1024];    /* --far as the runtime gets it (far_spec_check) */
+	const char *keep_far;   /* --keep-far PATH, NULL when not given */
+	uint64_t far_latency_ns; /* --far-latency USEC, in ns */
+	uint64_t far_bandwidth; /* --far-bandwidth MBPS, in bytes per second; 0 = unlimited */
+	unsigned prefetch;      /* --prefetch N pages */
 	bool quiet;             /* -q: no banner, no summary */
 	bool help;              /* -h: print help and do nothing else */
 	char **command;         /* the command's argv, NULL-terminated, pointing into argv */

@@ -16,7 +16,16 @@
 #define FL_ENV_SAMPLE       "FAULTLINE_SAMPLE"       /* record a stack for 1 fault in N */
 #define FL_ENV_PMU          "FAULTLINE_PMU"          /* comma-separated perf event names */
 #define FL_ENV_ALLOC_SAMPLE "FAULTLINE_ALLOC_SAMPLE" /* record an allocation stack for 1 in N */
-#define FL_ENV_FAR          "FAULTLINE_FAR"          /* far store spec: "mem" (default) */
+#define FL_ENV_FAR          "FAULTLINE_FAR"          /* far store spec: "mem" (default), "file:PATH",
+                                                        "memcached:ADDR:PORT[,ADDR:PORT...]" (numeric
+                                                        addresses: record resolves host names) */
+#define FL_ENV_FAR_KEEP     "FAULTLINE_FAR_KEEP"     /* file store: keep each store file as KEEP.<pid>.<n> */
+#define FL_ENV_FAR_IO       "FAULTLINE_FAR_IO"       /* file store I/O, for comparison: "uring" (default),
+                                                        "psync" (pread/pwrite), either + "-buffered"
+                                                        (no O_DIRECT) */
+#define FL_ENV_FAR_LATENCY_NS "FAULTLINE_FAR_LATENCY_NS" /* emulated latency added to each far request */
+#define FL_ENV_FAR_BANDWIDTH "FAULTLINE_FAR_BANDWIDTH" /* emulated bandwidth, bytes per second; 0 = none */
+#define FL_ENV_PREFETCH     "FAULTLINE_PREFETCH"     /* read-ahead on refaults, in pages; 0 = off */
 #define FL_ENV_VERBOSE      "FAULTLINE_VERBOSE"      /* 1 = diagnostics on stderr */
 
 /* Exit status the runtime uses when it must stop the traced program (far store lost,
