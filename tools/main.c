@@ -20,6 +20,7 @@
 	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
 	X(report, "rank the faults of a recording by callsite, function, allocation site, thread or process") \
 	X(export, "write a whole recording into one SQLite database (--sqlite FILE)") \
+	X(ranges, "hot address ranges of the faults (RAP), with allocation sites and mappings") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);

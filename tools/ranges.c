@@ -1,0 +1,759 @@
+/* ranges.c: hot address ranges of a recording (ranges.h) — picking each process's tree (the
+ * runtime's ranges.rap or one built from the fault records), extracting and joining its hot
+ * ranges, and attributing them to allocation sites and mappings.
+ *
+ * Attribution is one pass over the process's faults: each selected fault adds a pair
+ * (range index, allocation index) for every range holding its page (ranges nest, so a fault may
+ * be in several); the pairs are sorted, counted per allocation, then grouped per stack id into
+ * sites. Memory: 8 bytes per (fault, enclosing range) pair, freed before returning. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ranges.h"
+#include "symbolize.h"
+
+#define RANGES_MAX_FILE (UINT64_C(1) << 32)  /* a larger ranges.rap is not one we wrote */
+
+/* Working state of one ranges_compute call. */
+struct ctx {
+	const struct ranges_options *o;
+	struct ranges_result *res;
+	struct symbolizer *sym;   /* created on first use */
+	bool sym_failed;
+	char *err;
+	size_t errlen;
+};
+
+static void set_err(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Appends a warning to the result (dropped silently when memory runs out). */
+static void warn(struct ranges_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct ranges_result *res, const char *fmt, ...)
+{
+	char *line;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	char **w = realloc(res->warnings, (res->nwarnings + 1) * sizeof(*w));
+	if (!w) {
+		free(line);
+		return;
+	}
+	res->warnings = w;
+	w[res->nwarnings++] = line;
+}
+
+static void sym_diag(void *ctx, const char *message)
+{
+	warn(ctx, "%s", message);
+}
+
+/* ---------------------------------------------------------------- options */
+
+void ranges_options_init(struct ranges_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->eps = RANGES_DEFAULT_EPS;
+	o->phi = RANGES_DEFAULT_PHI;
+	o->kinds = RANGES_KINDS_ALL;
+	o->coalesce = true;
+	o->attribute = true;
+	o->symbolize = true;
+	o->max_sites = 3;
+	o->max_maps = 3;
+}
+
+static const char *const kind_names[] = {
+	[FL_FAULT_FIRST_TOUCH] = "first-touch",
+	[FL_FAULT_REFAULT] = "refault",
+	[FL_FAULT_SOFT] = "soft",
+	[FL_FAULT_CONCURRENT] = "concurrent",
+};
+#define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
+
+int ranges_parse_kinds(const char *text, unsigned *kinds, char *err, size_t errlen)
+{
+	unsigned mask = 0;
+	if (strcmp(text, "all") == 0) {
+		*kinds = RANGES_KINDS_ALL;
+		return 0;
+	}
+	for (const char *p = text;;) {
+		size_t n = strcspn(p, ",");
+		unsigned k;
+		for (k = 1; k < NKINDS; k++)
+			if (strlen(kind_names[k]) == n && strncmp(p, kind_names[k], n) == 0)
+				break;
+		if (k == NKINDS) {
+			snprintf(err, errlen, "unknown fault kind '%.*s' (all, first-touch, refault, soft, "
+				 "concurrent, or a comma-separated list)", (int)n, p);
+			return -1;
+		}
+		mask |= RANGES_KIND(k);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*kinds = mask;
+	return 0;
+}
+
+const char *ranges_kinds_name(unsigned kinds, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (kinds == RANGES_KINDS_ALL) {
+		snprintf(buf, len, "all");
+		return buf;
+	}
+	buf[0] = '\0';
+	for (unsigned k = 1; k < NKINDS; k++) {
+		if (!(kinds & RANGES_KIND(k)))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", kind_names[k]);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
+
+static bool kind_selected(const struct ranges_options *o, unsigned kind)
+{
+	return o->kinds == RANGES_KINDS_ALL || (kind < 32 && (o->kinds & RANGES_KIND(kind)));
+}
+
+/* ---------------------------------------------------------------- trees */
+
+static unsigned gran_log2_of(const struct fl_process *proc)
+{
+	uint32_t ps = proc->page_size ? proc->page_size : 4096;
+	return (unsigned)__builtin_ctz(ps);
+}
+
+static uint64_t page_of(const struct fl_process *proc, uint64_t addr)
+{
+	return addr & ~((UINT64_C(1) << gran_log2_of(proc)) - 1);
+}
+
+/* The runtime's rule (runtime/rap_online.c): 2^47, or enough for the region's end. */
+static unsigned addr_bits_of(const struct fl_process *proc)
+{
+	uint64_t end = proc->region_start + proc->region_size;
+	unsigned bits = end > 1 ? 64 - (unsigned)__builtin_clzll(end - 1) : 1;
+	if (bits < RANGES_MIN_ADDR_BITS)
+		bits = RANGES_MIN_ADDR_BITS;
+	return bits > 63 ? 63 : bits;
+}
+
+/* Reads DIR/ranges.rap into *tree. Returns 1 (loaded), 0 (no such file), or -1 (unusable: a
+ * warning says why). */
+static int load_online(struct ctx *c, const struct fl_process *proc, rap_t **tree)
+{
+	char path[4096], why[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", proc->dir, FL_FILE_NAME_RAP);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, sizeof(why), "open: %s", strerror(errno));
+		goto bad;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > RANGES_MAX_FILE) {
+		snprintf(why, sizeof(why), "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+		close(fd);
+		goto bad;
+	}
+	size_t len = (size_t)st.st_size, got = 0;
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf) {
+		close(fd);
+		snprintf(why, sizeof(why), "out of memory for %zu bytes", len);
+		goto bad;
+	}
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	*tree = rap_deserialize(buf, got, why, sizeof(why));
+	free(buf);
+	if (!*tree)
+		goto bad;
+	struct rap_stats rs;
+	rap_get_stats(*tree, &rs);
+	if (rs.gran_log2 != gran_log2_of(proc) ||
+	    (rs.addr_bits < 64 && proc->region_start + proc->region_size > (UINT64_C(1) << rs.addr_bits))) {
+		snprintf(why, sizeof(why), "tree geometry (unit 2^%u bytes, addresses below 2^%u) does not fit "
+			 "the process (page %u bytes, region ends at 0x%" PRIx64 ")", rs.gran_log2, rs.addr_bits,
+			 proc->page_size, proc->region_start + proc->region_size);
+		rap_free(*tree);
+		*tree = NULL;
+		goto bad;
+	}
+	return 1;
+bad:
+	warn(c->res, "%s: %s; using the fault records instead", path, why);
+	return -1;
+}
+
+/* Builds a tree from the process's selected fault records. */
+static rap_t *build_from_trace(struct ctx *c, const struct fl_process *proc, uint64_t *counted)
+{
+	struct rap_config cfg = {
+		.eps = c->o->eps,
+		.branch_log2 = RANGES_BRANCH_LOG2,
+		.addr_bits = addr_bits_of(proc),
+		.gran_log2 = gran_log2_of(proc),
+	};
+	char why[256];
+	rap_t *tree = rap_init(&cfg, why, sizeof(why));
+	if (!tree) {
+		set_err(c, "%s: %s", proc->dir, why);
+		return NULL;
+	}
+	*counted = 0;
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		const struct fl_fault_record *r = &proc->faults[i].rec;
+		if (kind_selected(c->o, r->kind) && rap_add(tree, page_of(proc, r->addr), 1) == 0)
+			(*counted)++;
+	}
+	return tree;
+}
+
+static uint64_t selected_faults(const struct ranges_options *o, const struct fl_process *proc)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < proc->nfaults; i++)
+		n += kind_selected(o, proc->faults[i].rec.kind);
+	return n;
+}
+
+/* Picks and loads the tree of one process. Returns 0, or -1 (error set). */
+static int choose_tree(struct ctx *c, struct ranges_proc *rp)
+{
+	const struct fl_process *proc = rp->proc;
+	char count[32];
+	rp->trace_faults = selected_faults(c->o, proc);
+	if (!c->o->from_trace && c->o->kinds == RANGES_KINDS_ALL && load_online(c, proc, &rp->tree) == 1) {
+		rp->source = RANGES_SOURCE_ONLINE;
+		snprintf(rp->source_text, sizeof(rp->source_text), "online tree (%s)", FL_FILE_NAME_RAP);
+		return 0;
+	}
+	uint64_t counted;
+	rp->tree = build_from_trace(c, proc, &counted);
+	if (!rp->tree)
+		return -1;
+	rp->source = RANGES_SOURCE_TRACE;
+	snprintf(rp->source_text, sizeof(rp->source_text), "built from %s fault record%s",
+		 cli_format_count(counted, count, sizeof(count)), counted == 1 ? "" : "s");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- hot ranges */
+
+static double pct_of(uint64_t part, uint64_t n)
+{
+	return n ? 100.0 * (double)part / (double)n : 0.0;
+}
+
+static void set_range(struct ranges_range *out, const rap_t *tree, uint64_t n, uint64_t lo, uint64_t hi,
+		      uint64_t est, uint64_t excl, uint64_t upper, unsigned depth, unsigned nodes)
+{
+	memset(out, 0, sizeof(*out));
+	out->lo = lo, out->hi = hi;
+	out->est = out->lower = est;
+	out->upper = upper;
+	out->excl = excl;
+	out->pct = pct_of(est, n);
+	out->excl_pct = pct_of(excl, n);
+	out->depth = depth;
+	out->nodes = nodes;
+	(void)tree;
+}
+
+static int by_excl(const void *pa, const void *pb)
+{
+	const struct ranges_range *a = pa, *b = pb;
+	if (a->excl != b->excl)
+		return a->excl > b->excl ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi > b->hi ? -1 : a->hi < b->hi;
+}
+
+/* Hot ranges of rp->tree, joined where touching innermost nodes, sorted by exclusive count. */
+static int extract_ranges(struct ctx *c, struct ranges_proc *rp)
+{
+	const rap_t *tree = rp->tree;
+	uint64_t n = rp->stats.n;
+	size_t nhot = rap_hot_ranges(tree, c->o->phi, NULL, 0);
+	if (nhot == 0)
+		return 0;
+	struct rap_range *hot = malloc(nhot * sizeof(*hot));
+	rp->ranges = calloc(nhot, sizeof(*rp->ranges));
+	if (!hot || !rp->ranges) {
+		free(hot);
+		set_err(c, "out of memory");
+		return -1;
+	}
+	rap_hot_ranges(tree, c->o->phi, hot, nhot);
+	size_t out = 0;
+	for (size_t i = 0; i < nhot;) {
+		/* hot is sorted by (lo, hi descending): i contains i + 1 iff i + 1 starts inside it */
+		bool innermost = i + 1 == nhot || hot[i + 1].lo >= hot[i].hi;
+		size_t j = i + 1;
+		if (c->o->coalesce && innermost) {
+			while (j < nhot && hot[j].lo == hot[j - 1].hi &&
+			       (j + 1 == nhot || hot[j + 1].lo >= hot[j].hi))
+				j++;
+		}
+		if (j == i + 1) {
+			set_range(&rp->ranges[out++], tree, n, hot[i].lo, hot[i].hi, hot[i].est,
+				  hot[i].discounted, hot[i].upper, hot[i].depth, 1);
+		} else {
+			uint64_t est = 0, excl = 0, lower, upper;
+			unsigned depth = hot[i].depth;
+			for (size_t k = i; k < j; k++) {
+				est += hot[k].est;
+				excl += hot[k].discounted;
+				if (hot[k].depth < depth)
+					depth = hot[k].depth;
+			}
+			rap_query(tree, hot[i].lo, hot[j - 1].hi, &lower, &upper);
+			/* lower = the joined subtrees' sum = est; upper adds their ancestors once */
+			set_range(&rp->ranges[out++], tree, n, hot[i].lo, hot[j - 1].hi, est, excl,
+				  upper > est ? upper : est, depth, (unsigned)(j - i));
+		}
+		i = j;
+	}
+	free(hot);
+	rp->nranges = out;
+	qsort(rp->ranges, out, sizeof(*rp->ranges), by_excl);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- attribution */
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* Per (range, allocation): how many faults. */
+struct alloc_count {
+	uint32_t range, alloc;   /* alloc: index into proc->allocs, FL_NONE = none */
+	uint32_t stack_id;
+	uint64_t faults;
+};
+
+static int by_range_stack(const void *pa, const void *pb)
+{
+	const struct alloc_count *a = pa, *b = pb;
+	if (a->range != b->range)
+		return a->range < b->range ? -1 : 1;
+	if (a->stack_id != b->stack_id)
+		return a->stack_id < b->stack_id ? -1 : 1;
+	return a->faults > b->faults ? -1 : a->faults < b->faults;
+}
+
+static int by_site_faults(const void *pa, const void *pb)
+{
+	const struct ranges_site *a = pa, *b = pb;
+	if (a->faults != b->faults)
+		return a->faults > b->faults ? -1 : 1;
+	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+}
+
+static bool is_allocator_binary(const char *path)
+{
+	static const char *const skip[] = { "libc.so", "libc-", "libjemalloc", "libfaultline", "ld-linux",
+					    "libstdc++", "libpthread" };
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strncmp(base, skip[i], strlen(skip[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Names the allocation site of stack_id: its first frame outside the allocators. */
+static void name_site(struct ctx *c, const struct fl_process *proc, const struct fl_alloc_record *a,
+		      struct ranges_site *site)
+{
+	const struct fl_stack *stack = site->stack_id ? fl_process_stack(proc, site->stack_id) : NULL;
+	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, a ? a->time_ns : UINT64_MAX);
+	const struct maps *maps = snap ? snap->maps : NULL;
+	char buf[1024];
+	unsigned pick = 0;
+
+	if (!stack || stack->nframes == 0) {
+		site->name = strdup(site->stack_id ? "(stack not in the trace)" : "(no stack)");
+		return;
+	}
+	for (unsigned i = 0; maps && i < stack->nframes; i++) {
+		const struct maps_entry *e = maps_find(maps, stack->frames[i]);
+		if (!e || e->kind != MAPS_FILE || !is_allocator_binary(e->path)) {
+			pick = i;
+			break;
+		}
+		pick = i;
+	}
+	site->pc = stack->frames[pick];
+	bool is_return = pick > 0 || !(stack->flags & FL_STACK_EXACT_PC);
+	const struct sym_result *sr = NULL;
+	if (maps && c->o->symbolize && !c->sym_failed) {
+		if (!c->sym) {
+			c->sym = symbolizer_new();
+			if (c->sym)
+				symbolizer_set_diag(c->sym, sym_diag, c->res);
+			else
+				c->sym_failed = true;
+		}
+		if (c->sym)
+			sr = symbolizer_lookup(c->sym, maps, site->pc, is_return);
+	}
+	if (sr && sr->nframes > 0 && sr->frames[0].function) {
+		const struct sym_frame *f = &sr->frames[0];
+		if (f->file) {
+			const char *base = strrchr(f->file, '/');
+			snprintf(buf, sizeof(buf), "%s %s:%u", f->function, base ? base + 1 : f->file, f->line);
+		} else {
+			snprintf(buf, sizeof(buf), "%s (%s)", f->function, sr->label);
+		}
+	} else if (sr) {
+		snprintf(buf, sizeof(buf), "%s", sr->label);
+	} else {
+		const struct maps_entry *e = maps ? maps_find(maps, site->pc) : NULL;
+		if (e && e->kind == MAPS_FILE) {
+			const char *base = strrchr(e->path, '/');
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base ? base + 1 : e->path,
+				 site->pc - e->start + e->pgoff);
+		} else {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, site->pc);
+		}
+	}
+	site->name = strdup(buf);
+}
+
+/* Turns the sorted (range, alloc) counts of one range into its sites. */
+static int make_sites(struct ctx *c, const struct fl_process *proc, struct ranges_range *r,
+		      const struct alloc_count *ac, size_t n)
+{
+	size_t nsites = 0;
+	bool have = false;
+	uint32_t last = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ac[i].alloc == FL_NONE)
+			continue;
+		if (!have || ac[i].stack_id != last)
+			nsites++;
+		have = true;
+		last = ac[i].stack_id;
+	}
+	r->sites_total = nsites;
+	if (nsites == 0)
+		return 0;
+	struct ranges_site *sites = calloc(nsites, sizeof(*sites));
+	if (!sites)
+		return -1;
+	size_t s = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		if (ac[i].alloc == FL_NONE)
+			continue;
+		const struct fl_alloc_record *a = &proc->allocs[ac[i].alloc];
+		if (s == (size_t)-1 || sites[s].stack_id != ac[i].stack_id) {
+			s++;
+			sites[s].stack_id = ac[i].stack_id;
+			sites[s].lo = a->addr;
+			sites[s].hi = a->addr + a->size;
+			sites[s].alloc_id = a->alloc_id; /* ac is sorted by faults within a stack */
+		}
+		sites[s].faults += ac[i].faults;
+		sites[s].allocs++;
+		if (a->addr < sites[s].lo)
+			sites[s].lo = a->addr;
+		if (a->addr + a->size > sites[s].hi)
+			sites[s].hi = a->addr + a->size;
+	}
+	qsort(sites, nsites, sizeof(*sites), by_site_faults);
+	size_t keep = nsites < c->o->max_sites ? nsites : c->o->max_sites;
+	for (size_t i = 0; i < keep; i++) {
+		const struct fl_alloc_record *a = fl_process_alloc_by_id(proc, sites[i].alloc_id);
+		name_site(c, proc, a, &sites[i]);
+		if (!sites[i].name) {
+			for (size_t k = 0; k < i; k++)
+				free((char *)sites[k].name);
+			free(sites);
+			return -1;
+		}
+	}
+	r->sites = sites;
+	r->nsites = keep;
+	return 0;
+}
+
+/* The mappings of the last snapshot overlapping the range. */
+static int find_maps(struct ctx *c, const struct fl_process *proc, struct ranges_range *r)
+{
+	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, UINT64_MAX);
+	if (!snap || !snap->maps)
+		return 0;
+	const struct maps *m = snap->maps;
+	size_t a = 0, b = m->count;
+	while (a < b) { /* first entry ending after r->lo */
+		size_t mid = a + (b - a) / 2;
+		if (m->entries[mid].end <= r->lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	size_t first = a, total = 0;
+	while (a < m->count && m->entries[a].start < r->hi)
+		a++, total++;
+	r->maps_total = total;
+	size_t keep = total < c->o->max_maps ? total : c->o->max_maps;
+	if (keep == 0)
+		return 0;
+	r->maps = calloc(keep, sizeof(*r->maps));
+	if (!r->maps)
+		return -1;
+	uint64_t rs = proc->region_start, re = proc->region_start + proc->region_size;
+	for (size_t i = 0; i < keep; i++) {
+		const struct maps_entry *e = &m->entries[first + i];
+		struct ranges_map *o = &r->maps[i];
+		o->start = e->start, o->end = e->end;
+		snprintf(o->perms, sizeof(o->perms), "%c%c%c%c", e->prot & MAPS_PROT_READ ? 'r' : '-',
+			 e->prot & MAPS_PROT_WRITE ? 'w' : '-', e->prot & MAPS_PROT_EXEC ? 'x' : '-',
+			 e->prot & MAPS_SHARED ? 's' : 'p');
+		const char *name = e->path && *e->path ? e->path
+				 : (e->start < re && e->end > rs) ? "[faultline region]" : "[anon]";
+		o->name = strdup(name);
+		r->nmaps = i + 1;
+		if (!o->name)
+			return -1;
+	}
+	return 0;
+}
+
+/* One pass over the faults: exact counts, allocation sites, mappings of every range. */
+static int attribute(struct ctx *c, struct ranges_proc *rp)
+{
+	const struct fl_process *proc = rp->proc;
+	size_t nr = rp->nranges;
+	if (nr == 0)
+		return 0;
+	if (nr > UINT32_MAX - 1) {
+		set_err(c, "too many ranges");
+		return -1;
+	}
+	/* ranges in address order (lo, hi descending) for the scan */
+	uint32_t *order = malloc(nr * sizeof(*order));
+	uint64_t *pairs = NULL;
+	size_t npairs = 0, cap = 0;
+	int rc = -1;
+	if (!order)
+		goto out;
+	for (size_t i = 0; i < nr; i++)
+		order[i] = (uint32_t)i;
+	for (size_t i = 1; i < nr; i++) { /* insertion sort: at most ~1/φ ranges */
+		uint32_t v = order[i];
+		size_t j = i;
+		while (j > 0 && (rp->ranges[order[j - 1]].lo > rp->ranges[v].lo ||
+				 (rp->ranges[order[j - 1]].lo == rp->ranges[v].lo && rp->ranges[order[j - 1]].hi < rp->ranges[v].hi))) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = v;
+	}
+	for (size_t i = 0; i < nr; i++)
+		rp->ranges[i].has_trace = true;
+	for (size_t f = 0; f < proc->nfaults; f++) {
+		const struct fl_fault *fault = &proc->faults[f];
+		if (!kind_selected(c->o, fault->rec.kind))
+			continue;
+		uint64_t page = page_of(proc, fault->rec.addr);
+		for (size_t k = 0; k < nr && rp->ranges[order[k]].lo <= page; k++) {
+			struct ranges_range *r = &rp->ranges[order[k]];
+			if (page >= r->hi)
+				continue;
+			r->trace++;
+			if (fault->alloc == FL_NONE)
+				r->unattributed++;
+			if (npairs == cap) {
+				size_t ncap = cap ? 2 * cap : 4096;
+				uint64_t *np = realloc(pairs, ncap * sizeof(*np));
+				if (!np)
+					goto out;
+				pairs = np, cap = ncap;
+			}
+			pairs[npairs++] = (uint64_t)order[k] << 32 | fault->alloc;
+		}
+	}
+	qsort(pairs, npairs, sizeof(*pairs), cmp_u64);
+	/* counts per (range, alloc), then sorted by (range, stack, faults desc) */
+	struct alloc_count *ac = malloc((npairs ? npairs : 1) * sizeof(*ac));
+	if (!ac)
+		goto out;
+	size_t nac = 0;
+	for (size_t i = 0; i < npairs; i++) {
+		uint32_t range = (uint32_t)(pairs[i] >> 32), alloc = (uint32_t)pairs[i];
+		if (nac && ac[nac - 1].range == range && ac[nac - 1].alloc == alloc) {
+			ac[nac - 1].faults++;
+			continue;
+		}
+		ac[nac].range = range;
+		ac[nac].alloc = alloc;
+		ac[nac].stack_id = alloc == FL_NONE ? 0 : proc->allocs[alloc].stack_id;
+		ac[nac].faults = 1;
+		nac++;
+	}
+	qsort(ac, nac, sizeof(*ac), by_range_stack);
+	for (size_t i = 0, j; i < nac; i = j) {
+		for (j = i; j < nac && ac[j].range == ac[i].range; j++)
+			;
+		if (make_sites(c, proc, &rp->ranges[ac[i].range], ac + i, j - i) < 0) {
+			free(ac);
+			goto out;
+		}
+	}
+	free(ac);
+	for (size_t i = 0; i < nr; i++)
+		if (find_maps(c, proc, &rp->ranges[i]) < 0)
+			goto out;
+	rc = 0;
+out:
+	if (rc < 0)
+		set_err(c, "out of memory");
+	free(order);
+	free(pairs);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the result */
+
+int ranges_compute(const struct fl_recording *rec, const struct ranges_options *o,
+		   struct ranges_result *out, char *err, size_t errlen)
+{
+	struct ctx c = { .o = o, .res = out, .err = err, .errlen = errlen };
+	memset(out, 0, sizeof(*out));
+	if (!(o->eps > 0 && o->eps < 1)) {
+		set_err(&c, "eps = %g: need 0 < eps < 1", o->eps);
+		return -1;
+	}
+	if (!(o->phi > 0 && o->phi <= 1)) {
+		set_err(&c, "phi = %g: need 0 < phi <= 1", o->phi);
+		return -1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		n += o->pid == 0 || rec->procs[i].pid == o->pid;
+	if (n == 0) {
+		if (o->pid)
+			set_err(&c, "%s: no process with pid %u in the recording", rec->dir, o->pid);
+		else
+			set_err(&c, "%s: no process in the recording", rec->dir);
+		return -1;
+	}
+	out->procs = calloc(n, sizeof(*out->procs));
+	if (!out->procs) {
+		set_err(&c, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (o->pid != 0 && rec->procs[i].pid != o->pid)
+			continue;
+		struct ranges_proc *rp = &out->procs[out->nprocs++];
+		rp->proc = &rec->procs[i];
+		if (choose_tree(&c, rp) < 0)
+			goto fail;
+		rap_get_stats(rp->tree, &rp->stats);
+		rp->error_bound = rap_error_bound(rp->tree);
+		if (rp->stats.n && o->phi <= rp->stats.eps_now)
+			warn(out, "%s: phi %g is not above the tree's error fraction %.4f: ranges near the "
+			     "threshold may be missed or spurious", rp->proc->dir, o->phi, rp->stats.eps_now);
+		if (extract_ranges(&c, rp) < 0 || (o->attribute && attribute(&c, rp) < 0))
+			goto fail;
+	}
+	symbolizer_free(c.sym);
+	return 0;
+fail:
+	symbolizer_free(c.sym);
+	ranges_result_free(out);
+	return -1;
+}
+
+size_t ranges_top(const struct ranges_result *res, size_t max, struct ranges_ref *out)
+{
+	size_t stored = 0;
+	for (size_t p = 0; p < res->nprocs; p++) {
+		const struct ranges_proc *rp = &res->procs[p];
+		for (size_t i = 0; i < rp->nranges; i++) {
+			const struct ranges_range *r = &rp->ranges[i];
+			if (r->depth == 0 && r->nodes == 1)
+				continue; /* the root: "everything else" */
+			/* insert by excl descending, keeping the max largest */
+			size_t j;
+			if (stored == max) {
+				if (max == 0 || out[max - 1].range->excl >= r->excl)
+					continue;
+				j = max - 1; /* the smallest drops out */
+			} else {
+				j = stored++;
+			}
+			while (j > 0 && out[j - 1].range->excl < r->excl) {
+				out[j] = out[j - 1];
+				j--;
+			}
+			out[j] = (struct ranges_ref){ rp, r };
+		}
+	}
+	return stored;
+}
+
+void ranges_result_free(struct ranges_result *res)
+{
+	if (!res)
+		return;
+	for (size_t p = 0; p < res->nprocs; p++) {
+		struct ranges_proc *rp = &res->procs[p];
+		for (size_t i = 0; i < rp->nranges; i++) {
+			struct ranges_range *r = &rp->ranges[i];
+			for (size_t k = 0; k < r->nsites; k++)
+				free((char *)r->sites[k].name);
+			for (size_t k = 0; k < r->nmaps; k++)
+				free((char *)r->maps[k].name);
+			free(r->sites);
+			free(r->maps);
+		}
+		free(rp->ranges);
+		rap_free(rp->tree);
+	}
+	free(res->procs);
+	for (size_t i = 0; i < res->nwarnings; i++)
+		free(res->warnings[i]);
+	free(res->warnings);
+	memset(res, 0, sizeof(*res));
+}
