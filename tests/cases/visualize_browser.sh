@@ -9,7 +9,9 @@
 #     "Matched: P%" with P computed here from the folded stacks (stacks holding a match, counted
 #     once); Escape clears it;
 #   - the icicle (--inverted) variant zooms the same way;
-#   - the heatmap renders its cells.
+#   - the heatmap renders its cells;
+#   - when FAULTLINE_SPEEDSCOPE names speedscope's offline build (dist/release/index.html of the npm
+#     package `speedscope`; not installed by deps.sh), speedscope imports faults.folded.
 # Skipped (exit 77, "SKIP reason") when Chromium is not installed or cannot start — never passed
 # silently. Screenshots are kept with FAULTLINE_TEST_KEEP=1.
 . "$(dirname "$0")/../lib.sh"
@@ -73,3 +75,10 @@ for png in "$WORK"/shots/*.png; do
 	[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"
 done
 echo "ok screenshots taken ($(ls "$WORK"/shots/*.png | wc -l))"
+if [ -n "${FAULTLINE_SPEEDSCOPE:-}" ]; then
+	[ -f "$FAULTLINE_SPEEDSCOPE" ] || fail "FAULTLINE_SPEEDSCOPE=$FAULTLINE_SPEEDSCOPE is not a file"
+	"$PY" "$BROWSER/check_speedscope.py" "$OUT/faults.folded" "$FAULTLINE_SPEEDSCOPE" ||
+		fail "speedscope did not import faults.folded"
+else
+	say "FAULTLINE_SPEEDSCOPE not set: speedscope import not checked"
+fi
