@@ -370,13 +370,12 @@ struct sorted_children {
 	uint32_t *kids;             /* nnodes - 1 */
 };
 
-static const struct flame *sort_flame; /* qsort has no context argument; single-threaded use */
-
-static int by_name(const void *a, const void *b)
+static int by_name(const void *a, const void *b, void *ctx)
 {
-	const struct node *x = &sort_flame->nodes[*(const uint32_t *)a];
-	const struct node *y = &sort_flame->nodes[*(const uint32_t *)b];
-	return strcmp(sort_flame->names.strs[x->name], sort_flame->names.strs[y->name]);
+	const struct flame *f = ctx;
+	const struct node *x = &f->nodes[*(const uint32_t *)a];
+	const struct node *y = &f->nodes[*(const uint32_t *)b];
+	return strcmp(f->names.strs[x->name], f->names.strs[y->name]);
 }
 
 static int sort_children(const struct flame *f, struct sorted_children *sc)
@@ -405,11 +404,10 @@ static int sort_children(const struct flame *f, struct sorted_children *sc)
 			sc->kids[fill[f->nodes[i].parent]++] = i;
 		free(fill);
 	}
-	sort_flame = f;
 	for (uint32_t i = 0; i < f->nnodes; i++) {
 		uint32_t n = sc->first[i + 1] - sc->first[i];
 		if (n > 1)
-			qsort(sc->kids + sc->first[i], n, sizeof(uint32_t), by_name);
+			qsort_r(sc->kids + sc->first[i], n, sizeof(uint32_t), by_name, (void *)f);
 	}
 	return 0;
 }
@@ -500,12 +498,11 @@ static int copy_stack(struct flame *dst, const struct flame *f, uint32_t node, u
 	return flame_add(dst, frames, depth, count);
 }
 
-static const struct flame *rank_flame;
-
-static int by_self_desc(const void *a, const void *b)
+static int by_self_desc(const void *a, const void *b, void *ctx)
 {
+	const struct flame *f = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t sx = rank_flame->nodes[x].self, sy = rank_flame->nodes[y].self;
+	uint64_t sx = f->nodes[x].self, sy = f->nodes[y].self;
 	if (sx != sy)
 		return sx > sy ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -524,8 +521,7 @@ struct flame *flame_top_stacks(const struct flame *f, size_t n, const char *othe
 	for (uint32_t i = 1; i < f->nnodes; i++)
 		if (f->nodes[i].self)
 			ends[nends++] = i;
-	rank_flame = f;
-	qsort(ends, nends, sizeof(*ends), by_self_desc);
+	qsort_r(ends, nends, sizeof(*ends), by_self_desc, (void *)f);
 	for (uint32_t k = 0; k < nends; k++) {
 		if (k < n) {
 			if (copy_stack(dst, f, ends[k], f->nodes[ends[k]].self, false, frames) < 0)
