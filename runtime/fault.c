@@ -205,7 +205,9 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 	rec.reserved = 0;
 	rec.seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
 	bool prefetch_hit = false;
-	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, want_stack, &prefetch_hit);
+	/* the thread is woken only after its page's new state is published (below): it cannot
+	 * run on, fault elsewhere and have its page found half-installed by another handler */
+	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, true, &prefetch_hit);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
 	if (want_stack) {
@@ -213,8 +215,9 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 		 * page in: it has run on, so a stack taken now would be wrong */
 		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
-		wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
 	}
+	if (rec.kind != FL_FAULT_CONCURRENT)
+		wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
 	fl_rap_online_add(h, addr); /* online hot ranges (rap_online.c) */
 
 	atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);

@@ -214,6 +214,25 @@ void fl_fatal_stop(const char *why)
 	__builtin_unreachable();
 }
 
+/* Invariant check (FAULTLINE_CHECK_STATES=1, for tests): a page is mapped exactly when its
+ * state is RESIDENT. Pages in transition (BUSY) are skipped. Returns the mismatches. */
+static uint64_t check_page_states(struct fl_runtime *rt)
+{
+	uint64_t bad = 0;
+	for (size_t p = 0; p < rt->va_high_pages; p++) {
+		unsigned char present = 0;
+		uint8_t s = atomic_load(&rt->state[p]);
+		if ((s & PG_BUSY) || mincore(fl_page_addr(rt, p), FL_PAGE_SIZE, &present) < 0)
+			continue;
+		if ((present & 1) != ((s & PG_WHERE) == PG_RESIDENT)) {
+			if (bad < 5)
+				fl_log_u64("page state check: mismatch at page ", p, (present & 1) ? " (mapped, state not resident)" : " (unmapped, state resident)");
+			bad++;
+		}
+	}
+	return bad;
+}
+
 /* stats.json, written at shutdown and again by handlers that serve faults after it */
 static _Atomic int stats_busy;
 
@@ -240,6 +259,8 @@ void fl_runtime_shutdown(const char *why)
 	if (atomic_load(&fl_rt_state) != FL_RT_READY || rt->pid != getpid())
 		return; /* not traced, or a vfork child sharing the parent's memory */
 	fl_buf_str(&reason, why);
+	if (getenv("FAULTLINE_CHECK_STATES"))
+		rt->state_mismatches = check_page_states(rt);
 	if (strncmp(why, "signal", 6) == 0 || strncmp(why, "far store", 9) == 0)
 		atomic_store(&rt->stopping, true);
 	atomic_store(&rt->final_mode, true);

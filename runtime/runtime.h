@@ -146,6 +146,7 @@ struct fl_runtime {
 	_Atomic bool final_mode;             /* after shutdown: records written at once */
 	_Atomic bool stopping;               /* the process is dying: handlers serve no more faults */
 	char exit_reason[40];
+	uint64_t state_mismatches;           /* FAULTLINE_CHECK_STATES=1: pages whose state is wrong */
 
 	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
 };

@@ -295,6 +295,8 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
 	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
 	json_key_u64(&b, "alloc_events", atomic_load(&rt->alloc_events));
+	if (getenv("FAULTLINE_CHECK_STATES"))
+		json_key_u64(&b, "page_state_mismatches", rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
 	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
 	json_key_str(&b, "exit", exit_reason);
