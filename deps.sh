@@ -7,17 +7,29 @@ packages=(
   libjemalloc-dev liburing-dev libunwind-dev binutils-dev libsqlite3-dev zlib1g-dev
   python3 sqlite3 coreutils xz-utils
 )
+optional=()   # installed when possible; the tests that need them skip with the reason otherwise
 if [ "${1:-}" = "--test" ]; then
-  packages+=(memcached redis-server redis-tools gcc chromium)
+  packages+=(memcached redis-server redis-tools gcc)
+  optional+=(chromium)
 fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "deps.sh: installing ${missing[*]}" >&2
+if [ "${1:-}" = "--fuzz" ]; then   # make fuzz: clang and libFuzzer (Debian 12: libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev)
+fi
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+missing=() missing_optional=()
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${optional[@]+"${optional[@]}"}"; do installed "$p" || missing_optional+=("$p"); done
+[ ${#missing[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ] && exit 0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps.sh: installing ${missing[*]}" >&2
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ${#missing_optional[@]} -gt 0 ]; then
+  echo "deps.sh: installing ${missing_optional[*]} (optional)" >&2
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing_optional[@]}" >/dev/null ||
+    echo "deps.sh: could not install ${missing_optional[*]}: the tests that need it will be skipped" >&2
+fi
