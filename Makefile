@@ -86,3 +86,17 @@ bench-quick:
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- fuzzing and sanitizers
+# `make fuzz`: libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), FUZZ_SECONDS in all (default 600);
+# `make check-asan`: build/asan/faultline and the unit tests under ASan+UBSan, then the tool-side
+# tests with them (scripts/check-asan.sh). Neither is part of `make test` or CI.
+.PHONY: fuzz check-asan
+fuzz:
+	./deps.sh --fuzz
+	scripts/fuzz.sh
+
+check-asan:
+	./deps.sh
+	$(MAKE) all
+	scripts/check-asan.sh

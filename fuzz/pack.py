@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""pack.py: packs a faultline recording directory into one fuzzing input (fuzz/container.h).
+
+    fuzz/pack.py DIR OUT [--max-faults N] [--max-allocs N] [--max-maps-lines N] [--max-snapshots N]
+                         [--omit FILE]... [--cut FILE:BYTES]...
+
+Up to four process directories of DIR (in name order) become slots 0..3. The recording is trimmed
+so that a seed stays a few KB and still valid: N fault records spread evenly over the file (in file order), the
+contexts of those faults, the stacks that the kept faults, contexts and allocation events name,
+the first N allocation events, the first lines of the first maps snapshots; stats.json's fault
+counts are made to agree with what was kept. --omit leaves a file out (stats.json: a killed
+process; stacks: the records' stack ids become 0, as with --stack-depth 0); --cut FILE:BYTES cuts a file's last BYTES bytes off after trimming (a crash mid-write).
+ranges.rap is never packed (the reader does not read it).
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+FILES = ["meta.json", "stats.json", "faults", "contexts", "stacks", "allocs", "maps", "ranges.rap"]
+TAG_DIRNAME = 8
+HEADER = 64
+FAULT = struct.Struct("<QQIIIBBBB")      # 32 bytes
+CONTEXT = struct.Struct("<IIII4Q")       # 48 bytes
+STACK = struct.Struct("<IHHQ")           # 16 bytes + 8 per frame
+ALLOC = struct.Struct("<QQQIIIB3x")      # 40 bytes
+KIND_NAMES = {1: "first_touch", 2: "refault", 3: "soft", 4: "concurrent"}
+
+
+def is_process_dir(name):
+    parts = name.split(".")
+    return 1 <= len(parts) <= 2 and all(p.isdigit() and not p.startswith("0") for p in parts)
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def trim_process(pdir, args):
+    files = {name: read(os.path.join(pdir, name)) for name in FILES}
+    faults = files["faults"]
+    kept_faults, seqs, stack_ids, kinds = [], set(), set(), {}
+    if faults is not None and len(faults) >= HEADER:
+        body = faults[HEADER:]
+        total = len(body) // FAULT.size
+        n = min(total, args.max_faults)
+        # Evenly spread over the file: first touches, refaults and later allocations alike.
+        for i in (k * total // n for k in range(n)):
+            rec = body[i * FAULT.size:(i + 1) * FAULT.size]
+            kept_faults.append(rec)
+            fields = FAULT.unpack(rec)
+            seqs.add(fields[3])
+            if fields[4]:
+                stack_ids.add(fields[4])
+            kinds[fields[5]] = kinds.get(fields[5], 0) + 1
+        files["faults"] = faults[:HEADER] + b"".join(kept_faults)
+    contexts = files["contexts"]
+    if contexts is not None and len(contexts) >= HEADER:
+        body, kept = contexts[HEADER:], []
+        for i in range(len(body) // CONTEXT.size):
+            rec = body[i * CONTEXT.size:(i + 1) * CONTEXT.size]
+            fields = CONTEXT.unpack(rec)
+            if fields[0] in seqs:
+                kept.append(rec)
+                if fields[1]:
+                    stack_ids.add(fields[1])
+        files["contexts"] = contexts[:HEADER] + b"".join(kept)
+    allocs = files["allocs"]
+    if allocs is not None and len(allocs) >= HEADER:
+        body = allocs[HEADER:]
+        n = min(len(body) // ALLOC.size, args.max_allocs)
+        kept = [body[i * ALLOC.size:(i + 1) * ALLOC.size] for i in range(n)]
+        for rec in kept:
+            if ALLOC.unpack(rec)[4]:
+                stack_ids.add(ALLOC.unpack(rec)[4])
+        files["allocs"] = allocs[:HEADER] + b"".join(kept)
+    stacks = files["stacks"]
+    if stacks is not None and len(stacks) >= HEADER:
+        at, kept = HEADER, []
+        while at + STACK.size <= len(stacks):
+            stack_id, nframes, _flags, _hash = STACK.unpack_from(stacks, at)
+            size = STACK.size + 8 * nframes
+            if at + size > len(stacks):
+                break
+            if stack_id in stack_ids:
+                kept.append(stacks[at:at + size])
+            at += size
+        files["stacks"] = stacks[:HEADER] + b"".join(kept)
+    maps = files["maps"]
+    if maps is not None:
+        out, snapshots, lines = [], 0, 0
+        for line in maps.split(b"\n")[:-1]:
+            if line.startswith(b"# maps "):
+                snapshots += 1
+                lines = 0
+                if snapshots > args.max_snapshots:
+                    break
+                out.append(line)
+            elif lines < args.max_maps_lines:
+                lines += 1
+                out.append(line)
+        files["maps"] = b"".join(l + b"\n" for l in out)
+    stats = files["stats.json"]
+    if stats is not None and faults is not None:
+        doc = json.loads(stats)
+        total = len(kept_faults)
+        doc["faults_total"] = total
+        for kind, name in KIND_NAMES.items():
+            if "faults_" + name in doc:
+                doc["faults_" + name] = kinds.get(kind, 0)
+        for key in ("records_written", "contexts_written", "stack_signals_sent"):
+            if key in doc:
+                doc[key] = total
+        files["stats.json"] = (json.dumps(doc, indent=2) + "\n").encode()
+    files["ranges.rap"] = None
+    for name in args.omit:
+        files[name] = None
+    if "stacks" in args.omit:
+        zero_stack_ids(files)
+    for spec in args.cut:
+        name, count = spec.rsplit(":", 1)
+        if files.get(name) is not None:
+            files[name] = files[name][:max(0, len(files[name]) - int(count))]
+    return files
+
+
+def zero_stack_ids(files):
+    """Without a stacks file, no record may name a stack (as with --stack-depth 0)."""
+    for name, size, offset in (("faults", FAULT.size, 24), ("contexts", CONTEXT.size, 4),
+                               ("allocs", ALLOC.size, 28)):
+        data = files.get(name)
+        if data is None:
+            continue
+        data = bytearray(data)
+        for at in range(HEADER, len(data) - size + 1, size):
+            data[at + offset:at + offset + 4] = bytes(4)
+        files[name] = bytes(data)
+
+
+def sections(slot, name, files):
+    out = bytearray()
+
+    def put(tag, data):
+        for start in range(0, max(len(data), 1), 65535):
+            chunk = data[start:start + 65535]
+            out.extend(struct.pack("<BH", tag, len(chunk)))
+            out.extend(chunk)
+
+    put(slot << 4 | TAG_DIRNAME, name.encode())
+    for index, fname in enumerate(FILES):
+        if files.get(fname) is not None:
+            put(slot << 4 | index, files[fname])
+    return bytes(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("out")
+    ap.add_argument("--max-faults", type=int, default=12)
+    ap.add_argument("--max-allocs", type=int, default=16)
+    ap.add_argument("--max-maps-lines", type=int, default=6)
+    ap.add_argument("--max-snapshots", type=int, default=2)
+    ap.add_argument("--omit", action="append", default=[], choices=FILES)
+    ap.add_argument("--cut", action="append", default=[])
+    args = ap.parse_args()
+    names = sorted(n for n in os.listdir(args.dir)
+                   if is_process_dir(n) and os.path.isdir(os.path.join(args.dir, n)))
+    if not names:
+        sys.exit("pack.py: %s: no process directory" % args.dir)
+    blob = b"".join(sections(slot, name, trim_process(os.path.join(args.dir, name), args))
+                    for slot, name in enumerate(names[:4]))
+    with open(args.out, "wb") as f:
+        f.write(blob)
+
+
+if __name__ == "__main__":
+    main()
