@@ -3,7 +3,9 @@
  * After every refault of page p (prefetch hits included, so a sequential stream keeps its
  * window ahead), the handler queues p; one prefetch thread takes the FAR pages among
  * p+1 .. p+N (by address, not yet staged, not in transition) and reads them — one far request,
- * so one emulated latency for the whole window — into their mirror pages, WITHOUT mapping them.
+ * so one emulated latency for the whole batch — into their mirror pages, WITHOUT mapping them.
+ * When p+1 is staged already, it waits until at least half the window is missing (as the
+ * kernel's read-ahead starts its next window asynchronously), so requests carry N/2..N pages.
  * They become FAR | STAGED (pages.h): counted in local memory (room is made for them first,
  * as for a fault), the far copy still valid. A later access still faults and is recorded as a
  * refault, flagged FL_FAULT_PREFETCH_HIT, and is served from the mirror without the far latency;
@@ -157,11 +159,18 @@ static void read_ahead(struct fl_runtime *rt, struct fl_prefetch *pf, size_t pag
 
 	if (window > FL_EVICT_BATCH)
 		window = FL_EVICT_BATCH;
+	bool behind = false;
 	for (size_t q = page + 1; q < high && q <= page + window; q++) {
 		uint8_t s = atomic_load_explicit(&rt->state[q], memory_order_relaxed);
-		if ((s & (PG_WHERE | PG_BUSY | PG_STAGED | PG_NOACCESS)) == PG_FAR)
+		if ((s & (PG_WHERE | PG_BUSY | PG_STAGED | PG_NOACCESS)) == PG_FAR) {
 			want[n++] = q;
+			behind |= q == page + 1;
+		}
 	}
+	/* the next page is staged already: wait until half a window is missing, so each far
+	 * request (one emulated latency) brings a batch, not the one page the stream moved on */
+	if (!behind && n < (window + 1) / 2)
+		return;
 	while (n && atomic_load(&pf->staged) + n > pf->budget)
 		if (!recycle_oldest(rt, pf))
 			n = atomic_load(&pf->staged) >= pf->budget ? 0 : pf->budget - atomic_load(&pf->staged);

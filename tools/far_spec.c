@@ -89,11 +89,18 @@ static int probe(const struct addrinfo *ai)
 		goto out;
 	}
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	if (poll(&p, 1, PROBE_TIMEOUT_MS) <= 0 || send(fd, "mn\r\n", 4, MSG_NOSIGNAL) != 4) {
-		int soerr = 0;
-		socklen_t len = sizeof(soerr);
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
-		err = soerr ? soerr : ETIMEDOUT;
+	int soerr = 0;
+	socklen_t len = sizeof(soerr);
+	if (poll(&p, 1, PROBE_TIMEOUT_MS) <= 0) {
+		err = ETIMEDOUT;
+		goto out;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr) {
+		err = soerr ? soerr : errno;
+		goto out;
+	}
+	if (send(fd, "mn\r\n", 4, MSG_NOSIGNAL) != 4) {
+		err = errno;
 		goto out;
 	}
 	while (got < 4) {

@@ -11,7 +11,7 @@
 #   - nothing is left in the store directory, also after SIGKILL of the traced program;
 #   - --keep-far PATH keeps the files as PATH.<pid>.<n>; FAULTLINE_FAR_IO=psync (pread/pwrite) works.
 # Sizes (O_DIRECT refaults cost ~0.1-0.2 ms on this VM's disk): fill 32 MiB -L 8, threads 4 x 8 MiB
-# -L 4, fork_verify 24 MiB -L 6, rw_syscalls 12 MiB -L 4; FAULTLINE_TEST_LONG=1 doubles them.
+# -L 4, fork_verify 16 MiB -L 4, rw_syscalls 12 MiB -L 4; FAULTLINE_TEST_LONG=1 doubles them.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fill threads fork_verify rw_syscalls
@@ -53,6 +53,7 @@ store_empty fill-file
 FAULTLINE_FAR_IO=psync expect_record fill-psync -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/fill" "$size"
 same_output fill-psync fill
 check_eq "fill-psync faults_refault (as with mem)" "$(stat_of fill-psync faults_refault)" "$(stat_of fill-mem faults_refault)"
+grep -q '"far_detail": ".*pread/pwrite' "$WORK"/fill-psync/*/meta.json || fail "fill-psync: meta.json does not say pread/pwrite"
 store_empty fill-psync
 
 # threads
@@ -67,7 +68,7 @@ check_ge "threads-file faults_refault" "$(stat_of threads-file faults_refault)" 
 store_empty threads-file
 
 # fork: copy-on-fork of far data
-size=$((24 * k)) local=$((6 * k))
+size=$((16 * k)) local=$((4 * k))
 run_native fork "$PLANTED/fork_verify" "$size"
 expect_record fork-file -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/fork_verify" "$size"
 same_output fork-file fork

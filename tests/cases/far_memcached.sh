@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# far_memcached: the memcached far store (record --far memcached:HOST:PORT[,...]). The case starts its
+# own memcached servers (Debian's package) on free loopback ports, with -M (errors instead of
+# evicting items: a lost page must never go unnoticed) and enough -m, and stops them at exit.
+#   - fill, threads, fork_verify and rw_syscalls: exit 0, output identical to the native run,
+#     check_stats invariants; fill's counts identical to the in-memory store's;
+#   - two servers: pages spread over both (consistent hashing), data intact;
+#   - a server killed mid-run: the program stops with status 70, one line names the server, the
+#     trace so far is readable by `faultline dump`, and nothing hangs (the case has a time limit);
+#   - record refuses an unreachable server before starting anything.
+# Sizes (a round trip to memcached costs ~50-100 us here: two wake-ups across vCPUs): fill 16 MiB
+# -L 4, threads 4 x 4 MiB -L 2, fork_verify 12 MiB -L 3, rw_syscalls 6 MiB -L 2; long mode: x 4.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted fill threads fork_verify rw_syscalls
+need_cmd memcached
+
+if [ "$LONG" = 1 ]; then k=4; else k=1; fi
+max=1024
+servers=()
+
+stop_servers() {
+	local p
+	for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${servers[@]}"; do wait "$p" 2>/dev/null; done
+	cleanup
+}
+trap stop_servers EXIT
+
+free_port() {
+	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server VAR: a memcached on a free port; VAR gets the port, servers[] the pid.
+start_server() {
+	local port tries
+	for tries in 1 2 3; do
+		port=$(free_port)
+		memcached -l 127.0.0.1 -p "$port" -U 0 -M -m 1024 -t 2 -u "$(id -un)" >"$WORK/memcached-$port.log" 2>&1 &
+		local pid=$!
+		for _ in $(seq 50); do
+			if "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then
+				servers+=("$pid")
+				printf -v "$1" '%s' "$port"
+				say "memcached pid $pid on 127.0.0.1:$port"
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null
+	done
+	fail "cannot start memcached (see $WORK/memcached-$port.log)"
+}
+
+# items PORT: curr_items of a server
+items() {
+	"$PY" - "$1" <<'PYEOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
+s.sendall(b"stats\r\n")
+data = b""
+while not data.endswith(b"END\r\n"):
+    data += s.recv(65536)
+for line in data.decode().splitlines():
+    if line.startswith("STAT curr_items "):
+        print(line.split()[2])
+PYEOF
+}
+
+start_server port1
+far=(--far "memcached:127.0.0.1:$port1")
+
+size=$((16 * k)) local=$((4 * k))
+run_native fill "$PLANTED/fill" "$size"
+expect_record fill-mem -L "$local" -M "$max" -- "$PLANTED/fill" "$size"
+expect_record fill-mc -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/fill" "$size"
+same_output fill-mc fill
+summary fill-mc
+check_stats fill-mc --local $((local * MIB)) --max $((max * MIB)) --procs 1
+for key in faults_total faults_first_touch faults_refault evictions writebacks; do
+	check_eq "fill-mc $key (as with mem)" "$(stat_of fill-mc $key)" "$(stat_of fill-mem $key)"
+done
+check_eq "fill-mc far_write_pages" "$(stat_of fill-mc far_write_pages)" "$(stat_of fill-mc writebacks)"
+check_ge "items on the server" "$(items "$port1")" "$(stat_of fill-mc far_write_pages)"
+
+size=$((4 * k)) local=$((2 * k))
+run_native threads "$PLANTED/threads" 4 "$size"
+expect_record threads-mc -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/threads" 4 "$size"
+same_output threads-mc threads
+check_stats threads-mc --local $((local * MIB)) --max $((max * MIB)) --procs 1
+check_ge "threads-mc faults_refault" "$(stat_of threads-mc faults_refault)" 1
+
+size=$((12 * k)) local=$((3 * k))
+run_native fork "$PLANTED/fork_verify" "$size"
+expect_record fork-mc -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/fork_verify" "$size"
+same_output fork-mc fork
+summary fork-mc
+check_stats fork-mc --local $((local * MIB)) --max $((max * MIB)) --procs 3
+check_ge "fork-mc faults_refault (all processes)" "$(stat_of fork-mc faults_refault)" 1
+
+size=$((6 * k)) local=$((2 * k))
+run_native rw "$PLANTED/rw_syscalls" "$size" "$WORK"
+expect_record rw-mc -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/rw_syscalls" "$size" "$WORK"
+same_output rw-mc rw
+check_stats rw-mc --local $((local * MIB)) --max $((max * MIB)) --procs 1
+
+# two servers: consistent hashing spreads the pages
+start_server port2
+before1=$(items "$port1") before2=$(items "$port2")
+size=$((16 * k)) local=$((4 * k))
+expect_record fill-mc2 -L "$local" -M "$max" --far "memcached:127.0.0.1:$port1,localhost:$port2" -- "$PLANTED/fill" "$size"
+same_output fill-mc2 fill
+new1=$(($(items "$port1") - before1)) new2=$(($(items "$port2") - before2))
+written=$(stat_of fill-mc2 far_write_pages)
+check_eq "fill-mc2: items stored on the two servers" $((new1 + new2)) "$written"
+check_ge "fill-mc2: items on server 1, x 4 (at least a quarter of them)" $((new1 * 4)) "$written"
+check_ge "fill-mc2: items on server 2, x 4 (at least a quarter of them)" $((new2 * 4)) "$written"
+
+# record refuses a server that does not answer
+dead=$(free_port)
+run_record refused -L 4 --far "memcached:127.0.0.1:$dead" -- "$PLANTED/fill" 8
+check_eq "refused: record's exit status" "$RC" 2
+grep -q "127.0.0.1:$dead does not answer" "$WORK/refused.err" || { show_err refused; fail "refused: no message naming the server"; }
+echo "ok refused: $(head -n 1 "$WORK/refused.err")"
+
+# a server killed mid-run: status 70, the server named, the trace readable, no hang
+start_server port3
+say "killing memcached on port $port3 while fill 512 runs"
+start=$(date +%s)
+"$FAULTLINE" record -q -o "$WORK/lost" --force -L 8 -M 2048 --far "memcached:127.0.0.1:$port3" -- "$PLANTED/fill" 512 \
+	>"$WORK/lost.out" 2>"$WORK/lost.err" &
+rec=$!
+for _ in $(seq 100); do
+	[ "$(items "$port3")" -gt 2000 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -9 "${servers[-1]}"
+rc=0
+for _ in $(seq 600); do kill -0 "$rec" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$rec" 2>/dev/null && { kill -9 "$rec"; fail "lost: record still running 60 s after the server died"; }
+wait "$rec" || rc=$?
+check_eq "lost: exit status" "$rc" 70
+grep -q "server 127.0.0.1:$port3" "$WORK/lost.err" || { show_err lost; fail "lost: no message naming the server"; }
+echo "ok lost: $(grep -m1 "server 127.0.0.1:$port3" "$WORK/lost.err")"
+check_le "lost: seconds until the program stopped" $(($(date +%s) - start)) 60
+"$FAULTLINE" dump "$WORK/lost" >"$WORK/lost.dump" 2>"$WORK/lost.dump.err" || { cat "$WORK/lost.dump.err" >&2; fail "lost: faultline dump failed"; }
+check_ge "lost: fault lines in the dump" "$(grep -c -E '^[0-9.]+ [0-9]+ [0-9]+ 0x' "$WORK/lost.dump")" 1
