@@ -195,6 +195,15 @@ static int check_memcached(const char *list, char *out, size_t outlen, char *err
 	return 0;
 }
 
+int far_spec_syntax(const char *spec, char *err, size_t errlen)
+{
+	if (strcmp(spec, "mem") == 0 || (strncmp(spec, "file:", 5) == 0 && spec[5] != '\0') ||
+	    (strncmp(spec, "memcached:", 10) == 0 && strchr(spec + 10, ':') != NULL))
+		return 0;
+	snprintf(err, errlen, "unknown far store '%s' (use mem, file:PATH or memcached:HOST:PORT[,HOST:PORT...])", spec);
+	return -1;
+}
+
 int far_spec_check(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
 {
 	if (strcmp(spec, "mem") == 0) {

@@ -7,6 +7,9 @@
 
 struct flat_json;
 
+/* Only the form of spec (for option parsing: no file system or network access); 0 or -1. */
+int far_spec_syntax(const char *spec, char *err, size_t errlen);
+
 /* Checks spec (mem, file:PATH, memcached:HOST:PORT[,HOST:PORT...]) and writes the spec the
  * runtime gets into out: file paths made absolute, memcached host names resolved to numeric
  * addresses (the runtime resolves nothing: it must not allocate) after each server answered.
