@@ -25,7 +25,7 @@ CLANG=${FUZZ_CC:-clang}
 OUT=build/fuzz
 # The tool sources every harness links: the reader, dump and record with what they call. Nothing
 # else of tools/ is needed, so work in progress elsewhere cannot break the fuzz build.
-TOOL_SRC=(tools/trace_reader.c tools/dump.c tools/maps.c tools/stats_json.c tools/cli.c tools/record.c)
+TOOL_SRC=(tools/trace_reader.c tools/dump.c tools/maps.c tools/stats_json.c tools/cli.c tools/record.c tools/far_spec.c)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS_FUZZ="-std=gnu11 -g -O1 -Iinc -Itools -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\""
 

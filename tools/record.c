@@ -190,7 +190,7 @@ static int apply_alloc_sample(struct record_options *o, const char *v, char *err
 
 static int apply_far(struct record_options *o, const char *v, char *err, size_t errlen)
 {
-	if (far_spec_check(v, o->far_spec, sizeof(o->far_spec), err, errlen) < 0)
+	if (far_spec_syntax(v, err, errlen) < 0)
 		return -1;
 	o->far = v;
 	return 0;
@@ -1462,6 +1462,10 @@ int cmd_record(int argc, char **argv)
 	if (o.help) {
 		record_usage();
 		return 0;
+	}
+	if (far_spec_check(o.far, o.far_spec, sizeof(o.far_spec), err, sizeof(err)) < 0) {
+		cli_error("record: --far: %s", err); /* a path or server that cannot be used */
+		return CLI_EXIT_USAGE;
 	}
 	return record_run_parsed(&o);
 }

@@ -17,7 +17,7 @@ CORPUS=$ROOT/tests/fuzz-corpus
 OUT=$BUILD/fuzz-replay
 CC=${CC:-gcc}
 HARNESSES=(trace_reader record_args cli text)
-TOOL_SRC=(tools/trace_reader.c tools/dump.c tools/maps.c tools/stats_json.c tools/cli.c tools/record.c)
+TOOL_SRC=(tools/trace_reader.c tools/dump.c tools/maps.c tools/stats_json.c tools/cli.c tools/record.c tools/far_spec.c)
 [ -d "$CORPUS" ] || fail "no $CORPUS"
 cd "$ROOT" || fail "cd $ROOT"
 

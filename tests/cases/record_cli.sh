@@ -94,8 +94,10 @@ run "$F" record -M 0 -- true
 expect "-M 0" 2 "-M"
 run "$F" record -L 128M -M 64M -- true
 expect "-L > -M" 2 "larger than -M"
-run "$F" record --far file:/tmp/x -M 64M -- true
-expect "--far other than mem" 2 "not supported yet"
+run "$F" record --far tape:/tmp/x -M 64M -- true
+expect "--far of an unknown kind" 2 "unknown far store 'tape:/tmp/x'"
+run "$F" record --far file:/nonexistent-dir/x -M 64M -- true
+expect "--far file: in a missing directory" 2 "directory /nonexistent-dir"
 run "$F" record --policy lru -M 64M -- true
 expect "unknown policy" 2 "lru"
 run "$F" record --frobnicate -M 64M -- true

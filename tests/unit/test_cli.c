@@ -341,7 +341,7 @@ static void test_record_other_rejections(void)
 	char *unknown[] = { "record", "--bogus", "x", NULL };
 	char *unknown_short[] = { "record", "-Z", "x", NULL };
 	char *policy[] = { "record", "--policy", "lru", "x", NULL };
-	char *far[] = { "record", "--far", "file:/tmp/x", "x", NULL };
+	char *far[] = { "record", "--far", "tape:/tmp/x", "x", NULL };
 	char *handlers[] = { "record", "-c", "257", "x", NULL };
 	char *sample[] = { "record", "-s", "0", "x", NULL };
 	char *depth[] = { "record", "--stack-depth", "257", "x", NULL };
@@ -355,7 +355,7 @@ static void test_record_other_rejections(void)
 	PARSE_BAD(unknown, "unknown option '--bogus'");
 	PARSE_BAD(unknown_short, "unknown option '-Z'");
 	PARSE_BAD(policy, "--policy: unknown policy 'lru'");
-	PARSE_BAD(far, "not supported yet");
+	PARSE_BAD(far, "unknown far store 'tape:/tmp/x'");
 	PARSE_BAD(handlers, "-c/--handlers: invalid number '257': must be between 0 and 256");
 	PARSE_BAD(sample, "between 1");
 	PARSE_BAD(depth, "between 0 and 256");
