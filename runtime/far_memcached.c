@@ -21,7 +21,11 @@
  *
  * Connections: one per (thread, server), made on the thread's first request (handler threads
  * and the prefetch thread each get a slot), so no lock is shared between threads. A forked
- * child closes the inherited sockets (the byte streams belong to the parent) and reconnects. */
+ * child closes the inherited sockets (the byte streams belong to the parent) and reconnects.
+ *
+ * Measured (scripts/bench_far.sh, memcached -t 2 on loopback, load ~9 on 2 vCPUs): a page read
+ * 120-139 us (a round trip is two wake-ups across vCPUs), write-back 15-16 us/page in pipelined
+ * batches of 64 (about 1 ms per batch). */
 #include "far_store.h"
 #include "runtime.h"
 #include "diag.h"
