@@ -9,7 +9,7 @@ packages=(
 )
 optional=()   # installed when possible; the tests that need them skip with the reason otherwise
 if [ "${1:-}" = "--test" ]; then
-  packages+=(memcached redis-server redis-tools gcc)
+  packages+=(memcached redis-server redis-tools gcc g++ procps)
   optional+=(chromium)
 fi
 if [ "${1:-}" = "--fuzz" ]; then   # make fuzz: clang and libFuzzer (Debian 12: libclang-rt-14-dev)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# rel_limit_ulimit: an address-space limit (ulimit -v) too small for the runtime. The runtime
+# reserves -M bytes of address space (plus its far-store mirror and thread stacks), so with
+# `ulimit -v` below -M it cannot start. That must give a clear error at start — not a crash, a hang
+# or a silently wrong result: stderr names the reservation that failed with the system's reason and
+# says that the runtime could not start, and either the program runs untraced to its normal end
+# (then record's status and output are the program's own) or record fails with a clear status (not
+# a signal).
+# Two limits: 600 MiB with -M 1024 (the region itself cannot be reserved: the message must name
+# it, -M) and 1,300 MiB with -M 1024 (the region fits, the runtime's other reservations do not).
+# The program is tests/planted/rel_forks (4 forks, 16 MiB): its children must behave the same.
+# Natively, under the same limit, it exits 0. No process of it may be left.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted rel_forks
+max=1024
+
+limit_case() {  # NAME ULIMIT_KiB WHAT: WHAT = regex of the message naming the failed reservation
+	local name=$1 kib=$2 what=$3 rc=0
+	say "ulimit -v $kib; native: $PLANTED/rel_forks 4 16"
+	( ulimit -v "$kib" && exec "$PLANTED/rel_forks" 4 16 ) >"$WORK/$name.native" 2>"$WORK/$name.native.err" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$WORK/$name.native.err" >&2; fail "$name: native run under ulimit -v $kib exited $rc"; }
+	say "ulimit -v $kib; faultline record -o $WORK/$name -L 4 -M $max -- $PLANTED/rel_forks 4 16"
+	RC=0
+	( ulimit -v "$kib" && exec timeout -k 5 60 "$FAULTLINE" record -o "$WORK/$name" --force -L 4 -M "$max" -- "$PLANTED/rel_forks" 4 16 ) \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
+	sed 's/^/# stderr: /' "$WORK/$name.err" | head -n 20
+	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "$name: record did not finish within 60 s"
+	[ "$RC" -lt 128 ] || fail "$name: record exited $RC (killed by signal $((RC - 128))): a crash, not a clear error"
+	grep -qE -- "$what" "$WORK/$name.err" \
+		|| fail "$name: stderr does not say which reservation failed and why (want a line matching '$what')"
+	grep -qiE 'could not start|cannot start|untraced' "$WORK/$name.err" \
+		|| fail "$name: stderr does not say that the runtime could not start"
+	echo "ok $name: stderr says which reservation failed, why, and that the runtime could not start"
+	if [ "$RC" -eq 0 ]; then
+		grep -qi 'untraced\|not traced\|without tracing' "$WORK/$name.err" || fail "$name: exit 0 but stderr does not say the program ran untraced"
+		same_output "$name" "$name"
+		echo "ok $name: the program ran untraced to its normal end, status 0"
+	else
+		[ ! -s "$WORK/$name.out" ] || cmp -s "$WORK/$name.out" "$WORK/$name.native" \
+			|| fail "$name: record failed ($RC) but the program's output is not its native output"
+		echo "ok $name: record failed with status $RC and a message"
+	fi
+	check_eq "$name: processes of the program left" "$(pgrep -f "^$PLANTED/rel_forks 4 16" | wc -l)" 0
+}
+
+limit_case ulimit-600M $((600 * 1024)) '(-M|region).*failed.*Cannot allocate memory'
+limit_case ulimit-1300M $((1300 * 1024)) 'failed.*Cannot allocate memory'
