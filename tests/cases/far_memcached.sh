@@ -3,7 +3,7 @@
 # own memcached servers (Debian's package) on free loopback ports, with -M (errors instead of
 # evicting items: a lost page must never go unnoticed) and enough -m, and stops them at exit.
 #   - fill, threads, fork_verify and rw_syscalls: exit 0, output identical to the native run,
-#     check_stats invariants; fill's counts identical to the in-memory store's;
+#     check_stats invariants; fill's counts as with the in-memory store (within 0.5 %);
 #   - two servers: pages spread over both (consistent hashing), data intact;
 #   - a server killed mid-run: the program stops with status 70, one line names the server, the
 #     trace so far is readable by `faultline dump`, and nothing hangs (the case has a time limit);
@@ -12,6 +12,15 @@
 # -L 4, threads 4 x 4 MiB -L 2, fork_verify 12 MiB -L 3, rw_syscalls 6 MiB -L 2; long mode: x 4.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
+
+# check_near WHAT GOT WANT: GOT within 0.5 % (at least 16) of WANT. Counts of two runs of the same
+# single-threaded program differ by a few faults at most (allocator metadata touched at other times).
+check_near() {
+	local what=$1 got=$2 want=$3 slack
+	slack=$(( want / 200 > 16 ? want / 200 : 16 ))
+	check_ge "$what" "$got" $((want - slack))
+	check_le "$what" "$got" $((want + slack))
+}
 need_planted fill threads fork_verify rw_syscalls
 need_cmd memcached
 
@@ -79,7 +88,7 @@ same_output fill-mc fill
 summary fill-mc
 check_stats fill-mc --local $((local * MIB)) --max $((max * MIB)) --procs 1
 for key in faults_total faults_first_touch faults_refault evictions writebacks; do
-	check_eq "fill-mc $key (as with mem)" "$(stat_of fill-mc $key)" "$(stat_of fill-mem $key)"
+	check_near "fill-mc $key (as with mem)" "$(stat_of fill-mc $key)" "$(stat_of fill-mem $key)"
 done
 check_eq "fill-mc far_write_pages" "$(stat_of fill-mc far_write_pages)" "$(stat_of fill-mc writebacks)"
 check_ge "items on the server" "$(items "$port1")" "$(stat_of fill-mc far_write_pages)"

@@ -44,11 +44,16 @@ sampled() {
 	RSS_PEAK=$peak RSS_HWM=$hwm
 }
 
+# long mode streams 1 GiB through buffered I/O (FAULTLINE_FAR_IO=uring-buffered: the page cache is
+# not in VmRSS) to fit the time limit; the default size uses O_DIRECT
+if [ "$LONG" = 1 ]; then export FAULTLINE_FAR_IO=uring-buffered; fi
 sampled rss-file --far "file:$WORK/store" --prefetch 32
+unset FAULTLINE_FAR_IO
 check_stats rss-file --local $((local * MIB)) --max $((max * MIB)) --procs 1
 check_le "rss-file: peak VmRSS in KiB (-L $local MiB + 20 MiB + 2 MiB per GiB of -M)" "$RSS_PEAK" "$bound_kib"
 check_le "rss-file: VmHWM in KiB (same bound)" "$RSS_HWM" "$bound_kib"
 check_ge "rss-file: peak VmRSS in KiB (at least -L: the stream filled local memory)" "$RSS_PEAK" $((local * 1024))
 
+[ "$LONG" = 1 ] && exit 0 # the in-memory comparison once is enough (and 1 GiB of it is slow)
 sampled rss-mem --far mem
 check_ge "rss-mem: VmHWM in KiB (in-memory store: above the bound)" "$RSS_HWM" "$bound_kib"
