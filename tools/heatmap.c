@@ -28,6 +28,12 @@ struct hm_alloc {
 	char *label;
 };
 
+struct hm_hot {
+	uint64_t lo, hi;   /* bytes, [lo, hi) */
+	double percent;
+	char *label;
+};
+
 struct heatmap {
 	uint32_t page_size;
 	unsigned page_shift;
@@ -35,6 +41,8 @@ struct heatmap {
 	size_t nfaults, cap;
 	struct hm_alloc *allocs;
 	size_t nallocs, acap;
+	struct hm_hot hot[HEATMAP_MAX_HOT];
+	size_t nhot;
 };
 
 /* An address range of the axis: pages [first, last], drawn as rows [row, row + nrows). */
@@ -63,6 +71,8 @@ void heatmap_free(struct heatmap *hm)
 		return;
 	for (size_t i = 0; i < hm->nallocs; i++)
 		free(hm->allocs[i].label);
+	for (size_t i = 0; i < hm->nhot; i++)
+		free(hm->hot[i].label);
 	free(hm->allocs);
 	free(hm->faults);
 	free(hm);
@@ -100,6 +110,17 @@ int heatmap_add_alloc(struct heatmap *hm, uint64_t start_ns, uint64_t end_ns, ui
 	if (label && !(hm->allocs[hm->nallocs].label = strdup(label)))
 		return -1;
 	hm->nallocs++;
+	return 0;
+}
+
+int heatmap_add_hot_range(struct heatmap *hm, uint64_t lo, uint64_t hi, double percent, const char *label)
+{
+	if (hi <= lo || hm->nhot == HEATMAP_MAX_HOT)
+		return 0;
+	hm->hot[hm->nhot] = (struct hm_hot){ lo, hi, percent, NULL };
+	if (label && !(hm->hot[hm->nhot].label = strdup(label)))
+		return -1;
+	hm->nhot++;
 	return 0;
 }
 
@@ -473,6 +494,79 @@ static void draw_allocs(FILE *out, const struct heatmap *hm, const struct hm_ran
 	free(order);
 }
 
+/* ------------------------------------------------------------------ hot ranges */
+
+#define HOT_FILL "#ffb000"
+#define HOT_STROKE "#d26a00"
+#define HOT_X 24      /* the brackets' spine, left of the address labels (and right of the axis title) */
+
+/* The hot ranges where they meet the drawn rows: per axis range met, a band over the plot and a
+ * bracket on the left edge; the label "H<rank>" at the tallest part. ROW_FAULTS: faults per row. */
+static void draw_hot(FILE *out, const struct heatmap *hm, const struct hm_range *ranges, size_t nranges,
+		     const uint64_t *row_faults, uint64_t ppr, double row_h, unsigned plot_w, struct heatmap_stats *st)
+{
+	char b1[32], b2[32], b3[32], size_buf[32];
+
+	fputs("<g id=\"hot-ranges\">\n", out);
+	for (size_t h = 0; h < hm->nhot; h++) {
+		const struct hm_hot *hot = &hm->hot[h];
+		uint64_t first = hot->lo >> hm->page_shift, last = (hot->hi - 1) >> hm->page_shift;
+		double best_h = -1, label_y = 0;
+
+		for (size_t ri = 0; ri < nranges; ri++) {
+			const struct hm_range *r = &ranges[ri];
+			uint64_t a = first > r->first ? first : r->first, b = last < r->last ? last : r->last;
+			double y0, y1;
+			if (a > b)
+				continue;
+			/* Only rows that hold faults are drawn: move both ends into such rows. */
+			uint64_t ra = (a - r->first) / ppr, rb = (b - r->first) / ppr, ra0 = ra, rb0 = rb;
+			while (ra <= rb && !row_faults[r->row + ra])
+				ra++;
+			while (rb > ra && !row_faults[r->row + rb])
+				rb--;
+			if (ra > rb)
+				continue;
+			if (ra != ra0)
+				a = r->first + ra * ppr;
+			if (rb != rb0)
+				b = r->first + (rb + 1) * ppr - 1;
+			y0 = TOP + (r->row + (double)(a - r->first) / ppr) * row_h;
+			y1 = TOP + (r->row + (double)(b + 1 - r->first) / ppr) * row_h;
+			if (y1 - y0 < 2) { /* at least 2 px, centred on the range */
+				double mid = (y0 + y1) / 2;
+				y0 = mid - 1;
+				y1 = mid + 1;
+			}
+			fprintf(out, "<g class=\"hot-range\" data-rank=\"%zu\" data-lo=\"0x%" PRIx64 "\" data-hi=\"0x%" PRIx64
+				"\" data-range-lo=\"0x%" PRIx64 "\" data-range-hi=\"0x%" PRIx64 "\" data-percent=\"%.2f\">",
+				h + 1, a << hm->page_shift, (b + 1) << hm->page_shift, hot->lo, hot->hi, hot->percent);
+			fprintf(out, "<title>hot range H%zu: 0x%" PRIx64 "-0x%" PRIx64 " (%s), %.2f%% of the faults", h + 1,
+				hot->lo, hot->hi, cli_format_size(hot->hi - hot->lo, size_buf, sizeof(size_buf)), hot->percent);
+			if (hot->label) {
+				fputs(": ", out);
+				svg_escape(out, hot->label, (size_t)-1);
+			}
+			fputs("</title>", out);
+			fprintf(out, "<rect x=\"%d\" y=\"%s\" width=\"%u\" height=\"%s\" fill=\"" HOT_FILL "\" fill-opacity=\"0.13\""
+				" stroke=\"" HOT_STROKE "\" stroke-opacity=\"0.7\" stroke-dasharray=\"3 2\" pointer-events=\"none\"/>",
+				LEFT, svg_num(b1, y0, 2), plot_w, svg_num(b2, y1 - y0, 2));
+			fprintf(out, "<path d=\"M%d %sH%dV%sH%d\" fill=\"none\" stroke=\"" HOT_STROKE "\" stroke-width=\"2\"/>",
+				HOT_X + 6, svg_num(b1, y0 + 0.5, 2), HOT_X, svg_num(b2, y1 - 0.5, 2), HOT_X + 6);
+			fputs("</g>\n", out);
+			st->hot_marks++;
+			if (y1 - y0 > best_h) {
+				best_h = y1 - y0;
+				label_y = (y0 + y1) / 2;
+			}
+		}
+		if (best_h >= 0)
+			fprintf(out, "<text class=\"hot-range-label\" x=\"%d\" y=\"%s\" font-size=\"9\" fill=\"" HOT_STROKE
+				"\" font-weight=\"bold\">H%zu</text>\n", HOT_X + 8, svg_num(b3, label_y + 3, 2), h + 1);
+	}
+	fputs("</g>\n", out);
+}
+
 static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range *ranges, size_t nranges,
 		      double row_h, unsigned plot_w, unsigned plot_h, uint64_t end_ns)
 {
@@ -520,7 +614,8 @@ static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range
 		"address (touched ranges only; dashed lines mark removed gaps)</text>\n", svg_num(b1, TOP + plot_h / 2.0, 1));
 }
 
-static void draw_legend(FILE *out, unsigned x, uint64_t max, uint64_t ppr, uint32_t page_size, uint64_t ns_per_col)
+static void draw_legend(FILE *out, const struct heatmap *hm, unsigned x, unsigned y_end, double hot_phi,
+			uint64_t max, uint64_t ppr, uint32_t page_size, uint64_t ns_per_col)
 {
 	char color[8], b1[32];
 	static const char *const names[3] = { "first-touch", "mixed", "refault" };
@@ -558,7 +653,25 @@ static void draw_legend(FILE *out, unsigned x, uint64_t max, uint64_t ppr, uint3
 	y += 28;
 	fprintf(out, "<text x=\"%u\" y=\"%u\">cell: %s × ", x, y, cli_format_size(ppr * page_size, b1, sizeof(b1)));
 	put_duration(out, ns_per_col);
-	fputs("</text>\n</g>\n", out);
+	fputs("</text>\n", out);
+	if (hm->nhot) {
+		y += 22;
+		fprintf(out, "<rect x=\"%u\" y=\"%u\" width=\"28\" height=\"12\" fill=\"" HOT_FILL "\" fill-opacity=\"0.13\""
+			" stroke=\"" HOT_STROKE "\" stroke-opacity=\"0.7\" stroke-dasharray=\"3 2\"/><path d=\"M%u %uH%uV%uH%u\""
+			" fill=\"none\" stroke=\"" HOT_STROKE "\" stroke-width=\"2\"/><text x=\"%u\" y=\"%u\">hot address range",
+			x, y, x + 6, y + 1, x + 1, y + 11, x + 6, x + 34, y + 10);
+		if (hot_phi > 0)
+			fprintf(out, " (RAP, φ %s)", svg_num(b1, hot_phi, 3));
+		fputs("</text>\n", out);
+		y += 14;
+		for (size_t h = 0; h < hm->nhot && y + 14 <= y_end; h++) {
+			y += 13;
+			fprintf(out, "<text class=\"hot-range-legend\" x=\"%u\" y=\"%u\" font-size=\"9\">"
+				"<tspan fill=\"" HOT_STROKE "\" font-weight=\"bold\">H%zu</tspan> 0x%" PRIx64 "-0x%" PRIx64 " %.2f%%</text>\n",
+				x, y, h + 1, hm->hot[h].lo, hm->hot[h].hi, hm->hot[h].percent);
+		}
+	}
+	fputs("</g>\n", out);
 }
 
 int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FILE *out, struct heatmap_stats *stats)
@@ -680,9 +793,19 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 			cells_estimate += g.ft[i] || g.rf[i] || g.other[i];
 		draw_cells(out, hm, &g, ranges, nranges, ppr, ns_per_col, row_h, col_w, max, cells_estimate <= 20000, st);
 		draw_allocs(out, hm, ranges, nranges, ppr, row_h, ns_per_px, end_ns, o.max_allocs, st);
+		if (hm->nhot) {
+			uint64_t *row_faults = calloc(g.rows + 1, sizeof(*row_faults));
+			if (!row_faults)
+				goto nomem;
+			for (size_t i = 0; i < (size_t)g.rows * g.cols; i++)
+				row_faults[i / g.cols] += (uint64_t)g.ft[i] + g.rf[i] + g.other[i];
+			draw_hot(out, hm, ranges, nranges, row_faults, ppr, row_h, o.plot_width, st);
+			free(row_faults);
+		}
 	}
 	draw_axes(out, hm, ranges, nranges, row_h, o.plot_width, o.plot_height, end_ns);
-	draw_legend(out, LEFT + o.plot_width + 20, max, ppr, hm->page_size, ns_per_col);
+	draw_legend(out, hm, LEFT + o.plot_width + 20, TOP + o.plot_height + BOTTOM - 8, o.hot_phi, max, ppr,
+		    hm->page_size, ns_per_col);
 	svg_end(out);
 	free(ranges);
 	free(g.ft);

@@ -21,7 +21,14 @@
  * The SVG is plain (no script). For tools and tests it says what it drew: each row is a
  * <g class="row" data-lo="0x..." data-hi="0x..."> holding its cells, and <g id="cells"> carries
  * data-x0 (pixel x of time 0), data-ns-per-px (time per pixel) so a cell's time span is
- * recoverable from its x and width. */
+ * recoverable from its x and width.
+ *
+ * Hot address ranges (heatmap_add_hot_range; `faultline visualize` adds RAP's, ranges.h): each is
+ * marked where it meets the drawn rows, by a translucent band over the plot and a bracket on the
+ * left edge labelled "H<rank>", and listed in the legend (rank, hex start-end, percent). Each mark
+ * is a <g class="hot-range" data-rank data-lo data-hi data-range-lo data-range-hi data-percent>:
+ * data-lo/data-hi the part drawn (inside rows that hold faults; one element per axis range the hot
+ * range meets), data-range-lo/-hi the whole hot range. */
 #ifndef FAULTLINE_TOOLS_HEATMAP_H
 #define FAULTLINE_TOOLS_HEATMAP_H
 
@@ -43,6 +50,12 @@ int heatmap_add_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsig
 int heatmap_add_alloc(struct heatmap *hm, uint64_t start_ns, uint64_t end_ns, uint64_t addr, uint64_t size,
 		      uint64_t faults, const char *label);
 
+/* A hot address range [LO, HI) (bytes) holding PERCENT of the faults, marked in the order added
+ * (ranks 1, 2, ...; at most HEATMAP_MAX_HOT). LABEL (copied; may be NULL) goes in its tooltip.
+ * Returns 0, or -1 (ENOMEM). */
+#define HEATMAP_MAX_HOT 16
+int heatmap_add_hot_range(struct heatmap *hm, uint64_t lo, uint64_t hi, double percent, const char *label);
+
 struct heatmap_options {
 	const char *title;      /* NULL: "Page faults by address and time" */
 	const char *subtitle;   /* NULL: none */
@@ -53,6 +66,7 @@ struct heatmap_options {
 	unsigned max_ranges;    /* address ranges at most; 0: 24 */
 	size_t max_allocs;      /* outlines drawn at most (those with the most faults); 0: 400 */
 	uint64_t end_ns;        /* right end of the time axis; 0: the last fault or allocation event */
+	double hot_phi;         /* φ of the hot ranges, named in the legend; 0: not named */
 };
 
 struct heatmap_stats {
@@ -64,6 +78,7 @@ struct heatmap_stats {
 	size_t allocs_drawn;
 	uint64_t pages_per_row, ns_per_column;
 	uint64_t touched_pages;
+	size_t hot_marks;       /* hot-range elements drawn */
 };
 
 void heatmap_options_init(struct heatmap_options *opts);

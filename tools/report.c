@@ -37,6 +37,12 @@ static void report_usage(FILE *out)
 	      "      --format FMT     table (default), csv, json (JSON rows carry the full symbolized stack\n"
 	      "                       of the row's most common stack)\n"
 	      "      --locality       spatial and temporal locality scores of each row's fault pages\n"
+	      "      --ranges N       hot address ranges (RAP, phi 0.05) shown under the table (default 5;\n"
+	      "                       0: none): start-end, size, estimated faults with their bounds, percent,\n"
+	      "                       top allocation site; they follow --pid and --kind, not --from/--to.\n"
+	      "                       With --format json, given explicitly: the output becomes an object\n"
+	      "                       {\"rows\": [the usual array], \"ranges\": [...], \"ranges_source\": {...}}.\n"
+	      "                       CSV never has them (faultline ranges --format csv does)\n"
 	      "      --skip REGEX     also skip frames whose binary path or function name matches this\n"
 	      "                       POSIX extended regular expression (repeatable)\n"
 	      "      --no-skip        drop the default skip list: keep every frame (but --skip's)\n"
@@ -112,6 +118,13 @@ static int apply_option(const char *name, const char *value, struct report_optio
 		if ((choice = pick(name, value, format_names, COUNT(format_names))) < 0)
 			return -1;
 		o->format = (enum report_format)choice;
+	} else if (strcmp(name, "--ranges") == 0) {
+		if (cli_parse_uint(value, 0, 1000, &number, err, sizeof(err)) < 0) {
+			usage_error("%s: %s", name, err);
+			return -1;
+		}
+		o->ranges = number;
+		o->ranges_given = true;
 	} else if (strcmp(name, "--top") == 0 || strcmp(name, "--pid") == 0) {
 		bool top = name[2] == 't';
 		if (cli_parse_uint(value, top ? 0 : 1, top ? UINT32_MAX : INT32_MAX, &number, err, sizeof(err)) < 0) {
@@ -142,7 +155,8 @@ static int apply_option(const char *name, const char *value, struct report_optio
 /* One option taking a value: 1 applied, 0 not one of them, -1 after a usage error. */
 static int parse_valued(int argc, char **argv, int *i, struct report_options *o)
 {
-	static const char *const names[] = { "--by", "--kind", "--top", "--pid", "--from", "--to", "--format", "--skip" };
+	static const char *const names[] = { "--by", "--kind", "--top", "--pid", "--from", "--to", "--format", "--skip",
+					       "--ranges" };
 	char err[256];
 	const char *value;
 
@@ -193,7 +207,7 @@ int report_parse(int argc, char **argv, struct report_options *o)
 	int rc;
 
 	*o = (struct report_options){ .by = REPORT_BY_CALLSITE, .top = 20, .to_ns = UINT64_MAX,
-				      .default_skip = true, .progress = true };
+				      .default_skip = true, .progress = true, .ranges = 5 };
 	rc = parse_args(argc, argv, o);
 	if (rc == 0 && o->to_ns <= o->from_ns)
 		rc = usage_error("--to must be later than --from");
@@ -240,6 +254,7 @@ static int report_prepare(struct report *r, const char *dir)
 		cli_error("report: %s", r->callsites ? err : "out of memory");
 		return 1;
 	}
+	report_ranges_compute(r);
 	return 0;
 }
 
@@ -273,6 +288,7 @@ int report_run(const struct report_options *o, FILE *out)
 		}
 	}
 	report_build_free(&r);
+	report_ranges_free(&r);
 	callsite_table_free(r.callsites);
 	callsite_skip_free(&r.skip);
 	fl_recording_close(r.rec);

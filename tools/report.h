@@ -3,7 +3,8 @@
  *   report.c         options, the verb, the run from recording to output;
  *   report_build.c   the aggregation: one pass over the faults in time order (rows), one over the
  *                    contexts (PMU deltas), and, with --locality, one more for the shown rows;
- *   report_output.c  the header, the table, CSV and JSON.
+ *   report_output.c  the header, the table, CSV and JSON;
+ *   report_ranges.c  the hot address ranges (RAP, ranges.h) under the table and, with --ranges, in JSON.
  *
  * Cost: O(n log n) in the faults (the reader's sort and merge; per fault a hash lookup of its row and
  * a memoized callsite of its stack), plus one symbolization per distinct PC of the frames up to each
@@ -19,6 +20,7 @@
 
 #include "callsite.h"
 #include "locality.h"
+#include "ranges.h"
 #include "report_map.h"
 #include "report_progress.h"
 #include "trace_reader.h"
@@ -43,6 +45,18 @@ struct report_options {
 	char **skip;              /* --skip patterns (argv strings) */
 	size_t nskip;
 	bool progress;            /* a progress line when stderr is a terminal */
+	uint64_t ranges;          /* hot address ranges shown under the table (--ranges N; 0: none) */
+	bool ranges_given;        /* --ranges was given: JSON becomes {"rows": [...], "ranges": [...]} */
+};
+
+/* Hot address ranges of the selected faults (report_ranges.c): RAP's (ranges.h), shown under the
+ * table, and in JSON when --ranges is given. */
+struct report_ranges {
+	bool computed;
+	struct ranges_options o;
+	struct ranges_result res;
+	struct ranges_ref *top;   /* the shown ranges, most exclusive faults first */
+	size_t ntop, total;       /* shown; all hot ranges but the processes' root ranges */
 };
 
 /* At most this many distinct PMU event names over the processes of a recording. */
@@ -102,6 +116,7 @@ struct report {
 	uint64_t selected;        /* faults in rows */
 	uint64_t selected_kinds[5];
 	double build_seconds;     /* aggregation, symbolization included */
+	struct report_ranges ranges;
 };
 
 /* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */
@@ -113,8 +128,17 @@ void report_warnings_free(struct report_warnings *w);
 int report_build(struct report *r, char *err, size_t errlen);
 void report_build_free(struct report *r);
 
+/* report_ranges.c: computes r->ranges when they are to be shown (a failure is a warning), prints
+ * them as the table's last section or as JSON fields ("ranges", "ranges_source"), frees them. */
+void report_ranges_compute(struct report *r);
+void report_ranges_print_table(const struct report *r, FILE *out);
+void report_ranges_print_json(const struct report *r, FILE *out);
+void report_ranges_free(struct report *r);
+
 /* report_output.c */
 int report_print(struct report *r, FILE *out);
+/* TEXT as a JSON string (null for NULL; control characters escaped, invalid UTF-8 as U+FFFD). */
+void report_json_string(const char *text, FILE *out);
 
 /* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
  * the row has it. */

@@ -6,7 +6,9 @@
  * CSV: RFC 4180 (a field with a comma, quote or line break is quoted, quotes doubled), a header line,
  * numbers without separators, empty fields for unknown values. JSON: an array of one object per row,
  * unknown values null, strings escaped (control characters as \u00XX, invalid UTF-8 as U+FFFD), plus
- * "stack" (and "alloc_stack" for allocation sites): the full symbolized stack, innermost first. */
+ * "stack" (and "alloc_stack" for allocation sites): the full symbolized stack, innermost first. With
+ * --ranges N, one object instead: {"rows": [that array], "ranges": [...], "ranges_source": {...}}.
+ * The table ends with the hot address ranges (report_ranges.c). */
 #include "report.h"
 
 #include <errno.h>
@@ -218,6 +220,11 @@ static void json_string(const char *text, FILE *out)
 	putc('"', out);
 }
 
+void report_json_string(const char *text, FILE *out)
+{
+	json_string(text, out);
+}
+
 static void json_fields(const struct field *f, size_t n, FILE *out)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -270,6 +277,8 @@ static int print_json(struct report *r, FILE *out)
 	struct field f[MAX_FIELDS];
 
 	make_field_names(r, &names);
+	if (r->o->ranges_given && r->o->ranges)
+		fputs("{\"rows\": ", out); /* --ranges: an object, the rows array intact in "rows" */
 	fputs("[", out);
 	for (size_t i = 0; i < r->nshown; i++) {
 		const struct report_row *row = &r->rows[r->ranked[i]];
@@ -282,7 +291,12 @@ static int print_json(struct report *r, FILE *out)
 			return -1;
 		putc('}', out);
 	}
-	fputs(r->nshown ? "\n]\n" : "]\n", out);
+	fputs(r->nshown ? "\n]" : "]", out);
+	if (r->o->ranges_given && r->o->ranges) {
+		report_ranges_print_json(r, out);
+		putc('}', out);
+	}
+	putc('\n', out);
 	return 0;
 }
 
@@ -601,6 +615,7 @@ static int print_table(const struct report *r, FILE *out)
 			table_print(&t, out);
 		else
 			fputs("# no fault matches the selection\n", out);
+		report_ranges_print_table(r, out);
 	}
 	for (size_t i = 0; i < t.nrows * t.ncols; i++)
 		free(t.cells[i]);

@@ -14,7 +14,9 @@
  *   faults-KIND.folded, flamegraph-KIND.svg       first-touch and refault (and soft, concurrent
  *                                                 when the recording has any)
  *   faults-alloc.folded, flamegraph-alloc.svg     allocation sites weighted by their objects' faults
- *   heatmap.svg                                   address × time
+ *   ranges.txt                                    the hot address ranges (RAP, ranges.h) of the
+ *                                                 selected faults, with each process's tree
+ *   heatmap.svg                                   address × time, the hot ranges marked
  * Their paths are printed on stdout, one per line; notes and warnings go to stderr. */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +30,7 @@
 #include "cli.h"
 #include "flamegraph.h"
 #include "heatmap.h"
+#include "ranges.h"
 #include "symbolize.h"
 #include "trace_reader.h"
 #include "visualize_frames.h"
@@ -69,6 +72,9 @@ struct viz {
 	size_t nprocs;
 	struct flame_frame *frames;
 	size_t frames_cap;
+	struct ranges_options ranges_opts;  /* hot ranges: ranges.txt, marks on the heatmap */
+	struct ranges_result ranges;
+	bool has_ranges;
 };
 
 static void viz_usage(FILE *out)
@@ -78,7 +84,9 @@ static void viz_usage(FILE *out)
 	      "Draws where a recording's page faults were taken: flame graphs (self-contained SVG with\n"
 	      "zoom and search, and folded stacks for flamegraph.pl, inferno or speedscope) of the\n"
 	      "faulting stacks and of the allocation sites whose objects faulted, and an address x time\n"
-	      "heatmap of the touched address ranges with allocation lifetimes. Prints the paths written.\n"
+	      "heatmap of the touched address ranges with allocation lifetimes and the hot address ranges\n"
+	      "(RAP, phi 0.05: each holding at least 5% of the faults, as faultline ranges finds them)\n"
+	      "marked, and those ranges as text. Prints the paths written.\n"
 	      "\n"
 	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
 	      "  -o, --output OUTDIR    where to write (default: DIR); created if missing\n"
@@ -101,7 +109,7 @@ static void viz_usage(FILE *out)
 	      "  -h, --help             this help\n"
 	      "\n"
 	      "Files: flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
-	      "flamegraph-alloc.svg, heatmap.svg, and faults.folded, faults-first-touch.folded,\n"
+	      "flamegraph-alloc.svg, heatmap.svg, ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
 	      "faults-refault.folded, faults-alloc.folded (soft and concurrent ones when present).\n"
 	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
 	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
@@ -644,6 +652,64 @@ static int write_flamegraph(const struct viz *v, const struct flame *tree, const
 	return 0;
 }
 
+/* The hot ranges of the selected faults (v->ranges), as `faultline ranges --tree` prints them. */
+static int compute_ranges(struct viz *v)
+{
+	char err[512];
+
+	ranges_options_init(&v->ranges_opts);
+	v->ranges_opts.pid = v->o->pid;
+	v->ranges_opts.kinds = (v->o->kinds & KIND_MASK_ALL) == KIND_MASK_ALL ? RANGES_KINDS_ALL : v->o->kinds;
+	if (ranges_compute(v->rec, &v->ranges_opts, &v->ranges, err, sizeof(err)) < 0) {
+		cli_error("visualize: hot address ranges: %s", err);
+		return -1;
+	}
+	v->has_ranges = true;
+	for (size_t i = 0; i < v->ranges.nwarnings; i++)
+		cli_error("visualize: warning: %s", v->ranges.warnings[i]);
+	return 0;
+}
+
+static int write_ranges(const struct viz *v)
+{
+	char path[4096], tmp[4096];
+	FILE *f = open_output(v->o->outdir, "ranges.txt", path, sizeof(path), tmp, sizeof(tmp));
+
+	if (!f)
+		return -1;
+	if (ranges_print(&v->ranges, &v->ranges_opts, v->rec->dir, RANGES_TEXT, true, f) < 0 && !ferror(f)) {
+		fclose(f);
+		unlink(tmp);
+		cli_error("visualize: %s: out of memory", path);
+		return -1;
+	}
+	if (close_output(f, tmp, path) < 0)
+		return -1;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %ld bytes", path, file_size(path));
+	return 0;
+}
+
+/* The hot ranges with the most exclusive faults (roots aside) as marks on the heatmap. */
+static int add_hot_ranges(const struct viz *v)
+{
+	struct ranges_ref top[HEATMAP_MAX_HOT];
+	size_t n = ranges_top(&v->ranges, HEATMAP_MAX_HOT, top);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ranges_range *g = top[i].range;
+		char label[512];
+		int len = snprintf(label, sizeof(label), "%s", g->nsites ? g->sites[0].name : g->nmaps ? g->maps[0].name : "");
+		if (v->ranges.nprocs > 1 && len >= 0 && (size_t)len < sizeof(label))
+			snprintf(label + len, sizeof(label) - (size_t)len, "%spid %u", len ? ", " : "", top[i].proc->proc->pid);
+		if (heatmap_add_hot_range(v->hm, g->lo, g->hi, g->pct, *label ? label : NULL) < 0) {
+			cli_error("visualize: out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int write_heatmap(const struct viz *v)
 {
 	struct heatmap_options ho;
@@ -660,6 +726,7 @@ static int write_heatmap(const struct viz *v)
 	snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s",
 		 cli_format_count(v->faults[0], count, sizeof(count)), v->nprocs, v->nprocs == 1 ? "" : "es", v->rec->dir);
 	ho.subtitle = subtitle;
+	ho.hot_phi = v->ranges_opts.phi;
 	rc = heatmap_write_svg(v->hm, &ho, f, &st);
 	if (rc < 0) {
 		cli_error("visualize: %s: out of memory", path);
@@ -671,8 +738,8 @@ static int write_heatmap(const struct viz *v)
 		return -1;
 	if (v->o->verbose)
 		cli_error("visualize: %s: %zu ranges, %u rows x %u columns, %zu cells in %zu rects, %zu allocations, "
-			  "%ld bytes, %.3f s", path, st.ranges, st.rows, st.columns, st.cells, st.rects, st.allocs_drawn,
-			  file_size(path), now_s() - t0);
+			  "%zu hot-range marks, %ld bytes, %.3f s", path, st.ranges, st.rows, st.columns, st.cells, st.rects,
+			  st.allocs_drawn, st.hot_marks, file_size(path), now_s() - t0);
 	return 0;
 }
 
@@ -712,7 +779,7 @@ static int viz_write(struct viz *v)
 	if (write_folded(v, alloc, "faults-alloc.folded") < 0 ||
 	    write_flamegraph(v, alloc, "flamegraph-alloc.svg", "faults by allocation site") < 0)
 		goto out;
-	if (write_heatmap(v) < 0)
+	if (compute_ranges(v) < 0 || write_ranges(v) < 0 || add_hot_ranges(v) < 0 || write_heatmap(v) < 0)
 		goto out;
 	rc = 0;
 	goto out;
@@ -791,6 +858,8 @@ out:
 		flame_free(v.tree[k]);
 	flame_free(v.alloc_tree);
 	heatmap_free(v.hm);
+	if (v.has_ranges)
+		ranges_result_free(&v.ranges);
 	free(v.frames);
 	vf_namer_free(v.namer);
 	symbolizer_free(v.sym);

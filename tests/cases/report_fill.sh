@@ -8,6 +8,12 @@
 #   - the two read passes are refaults at verify_words' read line (>= 2 x (pages - local pages));
 #   - --by alloc puts them all at main's malloc line in fill.c;
 #   - the table, CSV and JSON agree (parsed with python3's csv and json), PMU columns present;
+#   - hot address ranges (RAP) under the table: the top range is the filled buffer (it holds >= 95 % of
+#     the faults on the buffer's pages, from `faultline dump`, and is at most 4 MiB larger than the
+#     buffer), site main at the malloc line, lower <= faults <= upper; --ranges 0 drops the section,
+#     --kind first-touch builds the tree from the first-touch records; JSON stays the array of rows,
+#     with --ranges N it is {"rows": [the same array], "ranges": [...], "ranges_source": {...}}; CSV
+#     never has them;
 #   - export --sqlite: opens in python3's sqlite3, the two queries of README.md's "SQLite export" run, the top-
 #     callsite query agrees with report --format csv, counts match stats.json, existing FILE refused;
 #   - bad input: a missing and an empty directory (exit 1), a faults file cut mid-record (warning, runs).
@@ -138,6 +144,94 @@ agree(table_rows("table"), allrows, json.load(open(os.path.join(work, "json"))),
 agree(table_rows("alloc"), rows("alloc.csv"), [dict(r, stack=[]) for r in rows("alloc.csv")], "by alloc (table vs CSV)")
 sys.exit(1 if errors else 0)
 EOF
+
+# Hot address ranges under the table (and in JSON with --ranges).
+report r.json "$REC" --format json --ranges 3
+report r0 "$REC" --ranges 0
+report rft "$REC" --kind first-touch --ranges 2
+report rwin "$REC" --from 0 --to 1000
+"$FAULTLINE" dump "$REC" >"$WORK/dump.txt" 2>/dev/null || fail "faultline dump failed"
+grep -q 'hot address ranges' "$WORK/r0" && fail "--ranges 0 still shows the hot address ranges"
+grep -q 'hot address ranges' "$WORK/csv" && fail "CSV shows the hot address ranges"
+grep -q '^# hot address ranges .*whole recording: --from/--to do not apply' "$WORK/rwin" ||
+	fail "--from/--to: the ranges section does not say it covers the whole recording"
+RC=0; "$FAULTLINE" report "$REC" --ranges x >/dev/null 2>&1 || RC=$?
+[ "$RC" -eq 2 ] || fail "--ranges x: exit $RC, want 2"
+"$PY" - "$WORK" "$MIB_FILL" "$MALLOC_LINE" <<'EOF' || fail "hot address range checks failed"
+import collections, json, os, re, sys
+work, mib, malloc_line = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+errors = []
+def check(ok, msg):
+    print(("ok " if ok else "FAIL: ") + msg)
+    if not ok:
+        errors.append(msg)
+def section(name):
+    lines = open(os.path.join(work, name)).read().splitlines()
+    heads = [i for i, l in enumerate(lines) if l.startswith("# hot address ranges (RAP, ")]
+    if len(heads) != 1:
+        return None, []
+    rows = []
+    for l in lines[heads[0] + 1:]:
+        m = re.match(r"^#   (0x[0-9a-f]+)  (0x[0-9a-f]+)\s+(\S+ \S+)\s+([0-9,]+)\s+\[([0-9,]+), ([0-9,]+)\]\s+([0-9.]+)%  (.*)$", l)
+        if m:
+            g = m.groups()
+            rows.append({"lo": int(g[0], 16), "hi": int(g[1], 16), "faults": int(g[3].replace(",", "")),
+                         "lower": int(g[4].replace(",", "")), "upper": int(g[5].replace(",", "")), "pct": float(g[6]),
+                         "site": g[7]})
+    return lines[heads[0]], rows
+
+head, rows = section("table")
+check(head is not None and "ε 0.0100, φ 0.0500, source: online tree (ranges.rap)" in head,
+      "table ends with the ranges section, from the online tree: %r" % head)
+check(len(rows) >= 1, "the section has %d range rows" % len(rows))
+# The filled buffer, from the dump: the allocation with the most faults, and the pages they hit.
+faults, by_alloc = [], collections.defaultdict(list)
+for line in open(os.path.join(work, "dump.txt")):
+    if line.startswith("#"):
+        continue
+    f = line.split()
+    addr, kind, alloc = int(f[3], 16), f[4], f[8]
+    faults.append((addr, kind))
+    if alloc != "alloc=-":
+        by_alloc[alloc].append(addr)
+buf = max(by_alloc.values(), key=len)
+blo, bhi = min(buf), max(buf) + 4096
+check(bhi - blo >= mib * 2**20 - 8192, "the buffer's faults span %d MiB of addresses" % ((bhi - blo) >> 20))
+if rows:
+    top = rows[0]
+    inside = sum(1 for a in buf if top["lo"] <= a < top["hi"])
+    check(inside >= 0.95 * len(buf), "top range [0x%x, 0x%x) holds %d of the buffer's %d faults" % (top["lo"], top["hi"], inside, len(buf)))
+    check(top["hi"] - top["lo"] <= bhi - blo + 4 * 2**20, "top range is %d MiB for a %d MiB buffer" % ((top["hi"] - top["lo"]) >> 20, mib))
+    check(top["lower"] <= top["faults"] <= top["upper"], "bounds [%d, %d] hold the estimate %d" % (top["lower"], top["upper"], top["faults"]))
+    check(top["site"].startswith("main fill.c:%d" % malloc_line), "top allocation site %r is main fill.c:%d" % (top["site"], malloc_line))
+    allin = sum(1 for a, _ in faults if top["lo"] <= a < top["hi"])
+    check(abs(top["pct"] - 100.0 * allin / len(faults)) <= 1.0, "percent %.2f ~ %.2f%% of the dump's faults in the range" % (top["pct"], 100.0 * allin / len(faults)))
+
+# JSON: the array of rows by default; with --ranges an object holding that same array.
+plain = json.load(open(os.path.join(work, "json")))
+obj = json.load(open(os.path.join(work, "r.json")))
+check(isinstance(plain, list), "report --format json is still an array of rows")
+check(isinstance(obj, dict) and set(obj) == {"rows", "ranges", "ranges_source"}, "with --ranges: an object with rows, ranges, ranges_source")
+obj = obj if isinstance(obj, dict) else {}
+check(obj.get("rows") == plain, "with --ranges: \"rows\" is the default output's array (%d rows)" % len(plain))
+jr = obj.get("ranges", [])
+check(1 <= len(jr) <= 3 and bool(rows) and (int(jr[0]["start"], 16), int(jr[0]["end"], 16), jr[0]["faults"]) == (rows[0]["lo"], rows[0]["hi"], rows[0]["faults"]),
+      "JSON ranges (%d) agree with the table's top range" % len(jr))
+src = obj.get("ranges_source", {})
+check(src.get("method") == "RAP" and src.get("phi") == 0.05 and [p["source"] for p in src.get("processes", [])] == ["online"],
+      "ranges_source: %s" % src)
+check(all(r["lower"] <= r["faults"] <= r["upper"] and r["top_site"] for r in jr), "JSON ranges carry bounds and a top site")
+
+# --kind first-touch: the tree is built from the first-touch records.
+head, ft_rows = section("rft")
+n_ft = sum(1 for _, k in faults if k == "first-touch")
+check(head is not None and ("source: built from %s fault records" % format(n_ft, ",")) in head and "faults of kind first-touch" in head,
+      "--kind first-touch: %r (%d first-touch faults)" % (head, n_ft))
+check(1 <= len(ft_rows) <= 2 and ft_rows[0]["site"].startswith("main fill.c:"),
+      "--kind first-touch --ranges 2: %d rows, top site %s" % (len(ft_rows), ft_rows[0]["site"] if ft_rows else None))
+sys.exit(1 if errors else 0)
+EOF
+echo "ok hot address ranges: table section, --ranges 0, --kind, JSON object with --ranges, CSV without"
 
 # export --sqlite
 DB=$WORK/fill.db

@@ -12,6 +12,10 @@
 #     frame under 1 px; canvas under 32,767 px; tooltip "d (N faults, P%)";
 #   - heatmap: every cell's address row holds a fault, in the cell's time span (±1 column);
 #     every fault lies in a drawn row; the array's allocation lifetime is outlined;
+#   - hot address ranges: ranges.txt (`faultline ranges --tree`'s text: d's array at main's malloc is
+#     in the top range); the heatmap marks >= 1 hot range (<g class="hot-range" data-lo data-hi>),
+#     each mark inside drawn rows at both ends and inside its whole range, ranks listed in the legend,
+#     and the marks cover most faults;
 #   - options: --kind, --pid, --top, --reverse, --inverted, --title, --minwidth, usage errors;
 #   - a recording without stacks (--stack-depth 0): one "[no stack]" line with every fault.
 . "$(dirname "$0")/../lib.sh"
@@ -34,11 +38,16 @@ visualize() {
 visualize "$REC" -o "$OUT"
 [ "$RC" -eq 0 ] || { cat "$WORK/viz.err" >&2; fail "visualize exited $RC"; }
 for f in faults.folded faults-first-touch.folded faults-refault.folded faults-alloc.folded \
-	flamegraph.svg flamegraph-first-touch.svg flamegraph-refault.svg flamegraph-alloc.svg heatmap.svg; do
+	flamegraph.svg flamegraph-first-touch.svg flamegraph-refault.svg flamegraph-alloc.svg heatmap.svg ranges.txt; do
 	grep -qx "$OUT/$f" "$WORK/viz.out" || fail "visualize did not print $OUT/$f: $(cat "$WORK/viz.out")"
 	[ -s "$OUT/$f" ] || fail "$OUT/$f is missing or empty"
 done
-echo "ok visualize wrote and printed 9 files"
+echo "ok visualize wrote and printed 10 files"
+grep -q '^# ranges of ' "$OUT/ranges.txt" && grep -q '^# tree of process ' "$OUT/ranges.txt" ||
+	fail "ranges.txt is not faultline ranges --tree's text: $(head -n3 "$OUT/ranges.txt")"
+grep -A3 '^rank ' "$OUT/ranges.txt" | grep -q 'site .* main viz_chain\.c:' ||
+	fail "ranges.txt: the top range's site is not main's malloc in viz_chain.c: $(grep -A3 '^rank ' "$OUT/ranges.txt")"
+echo "ok ranges.txt: hot ranges and the tree, the array's malloc in main at the top"
 ls "$OUT"/.*.tmp >/dev/null 2>&1 && fail "temporary files left in $OUT"
 
 "$FAULTLINE" dump "$REC" >"$WORK/dump.txt" || fail "faultline dump failed"
@@ -182,6 +191,30 @@ check(any("from main" in r.find(NS + "title").text for r in allocs), "allocation
 labels = [t.text for t in hm.iter(NS + "text") if t.text and t.text.startswith("0x")]
 check(len(labels) >= 1, "hex address labels on the y axis (%s)" % labels[:3])
 check(any(t.text and "first-touch" in t.text for t in hm.iter(NS + "text")), "legend names first-touch")
+
+# Hot ranges marked where they meet the drawn rows.
+marks = [g for g in hm.iter(NS + "g") if g.get("class") == "hot-range"]
+check(len(marks) >= 1, "heatmap marks %d hot-range elements" % len(marks))
+def in_rows(a):
+    return any(lo <= a < hi for lo, hi, _ in rows)
+bad_marks = []
+for g in marks:
+    lo, hi = int(g.get("data-lo"), 16), int(g.get("data-hi"), 16)
+    rlo, rhi = int(g.get("data-range-lo"), 16), int(g.get("data-range-hi"), 16)
+    if not (lo < hi and in_rows(lo) and in_rows(hi - 1) and rlo <= lo and hi <= rhi) or g.find(NS + "rect") is None:
+        bad_marks.append((hex(lo), hex(hi), hex(rlo), hex(rhi)))
+check(not bad_marks, "every hot-range mark lies in drawn rows and in its range (bad: %s)" % bad_marks[:3])
+covered = sum(1 for f in faults if any(int(g.get("data-lo"), 16) <= f[1] < int(g.get("data-hi"), 16) for g in marks))
+check(covered >= 0.9 * len(faults), "the marks cover %d of %d faults" % (covered, len(faults)))
+ranks = {g.get("data-rank") for g in marks}
+legend = [t for t in hm.iter(NS + "text") if t.get("class") == "hot-range-legend"]
+check(len(legend) == len(ranks) and any("hot address range" in (t.text or "") for t in hm.iter(NS + "text")),
+      "legend: a hot address range entry and %d ranges listed (%d ranks marked)" % (len(legend), len(ranks)))
+with open(os.path.join(out, "ranges.txt")) as fh:
+    txt = fh.read()
+top = re.search(r"^\s+1\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)", txt, re.M)
+check(top is not None and any(int(g.get("data-range-lo"), 16) == int(top.group(1), 16) and int(g.get("data-range-hi"), 16) == int(top.group(2), 16)
+                              for g in marks if g.get("data-rank") == "1"), "H1 is ranges.txt's top range")
 sys.exit(1 if bad else 0)
 EOF
 
