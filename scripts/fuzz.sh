@@ -15,7 +15,8 @@
 # trace_reader input as a recording: build/fuzz/unpack INPUT DIR; build/faultline dump DIR.
 #
 # Prints one summary line per harness: executions, executions per second, edges covered (cov),
-# features (ft), corpus size, and the artifacts found. Full logs: build/fuzz/logs/NAME.log.
+# features (ft), corpus size, and the artifacts found; then the lines and functions of the files
+# under test that the corpus reaches (llvm-cov, when installed). Logs: build/fuzz/logs/NAME.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,11 +24,15 @@ ALL=(trace_reader record_args cli text)
 TOTAL=${FUZZ_SECONDS:-600}
 CLANG=${FUZZ_CC:-clang}
 OUT=build/fuzz
-# The tool sources every harness links: the reader, dump and record with what they call. Nothing
-# else of tools/ is needed, so work in progress elsewhere cannot break the fuzz build.
-TOOL_SRC=(tools/trace_reader.c tools/dump.c tools/maps.c tools/stats_json.c tools/cli.c tools/record.c tools/far_spec.c)
+# Every harness links what the faultline command links (the Makefile's TOOL_MODS and LIB_SRC, with
+# TOOL_LIBS), as an archive: the linker takes the modules the harness needs, so that a module
+# record.c or the reader comes to call needs no edit here, and work in progress in another one
+# cannot break the link.
+TOOL_SRC=()
+for src in tools/*.c lib/*.c; do [ "$src" = tools/main.c ] || TOOL_SRC+=("$src"); done
+TOOL_LIBS=$(sed -n 's/^TOOL_LIBS *:= *//p' Makefile)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS_FUZZ="-std=gnu11 -g -O1 -Iinc -Itools -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\""
+CFLAGS_FUZZ="-std=gnu11 -g -O1 -Iinc -Itools -Ilib -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\""
 
 harnesses=("$@")
 [ ${#harnesses[@]} -eq 0 ] && harnesses=("${ALL[@]}")
@@ -59,17 +64,21 @@ max_len_for() {
 mkdir -p "$OUT/logs"
 echo "fuzz.sh: building ${harnesses[*]} with $CLANG -fsanitize=fuzzer,address,undefined" >&2
 # The tool sources once per run, as objects (instrumented for coverage, without libFuzzer's main).
-mkdir -p "$OUT/obj"
+rm -rf "$OUT/obj"
+mkdir -p "$OUT/obj/tools" "$OUT/obj/lib"
+export CLANG CFLAGS_FUZZ SAN OUT
+# A module that does not compile (work in progress) is left out; the link fails only if it is needed.
+# shellcheck disable=SC2016
+printf '%s\n' "${TOOL_SRC[@]}" | xargs -P 2 -I{} bash -c \
+	'$CLANG $CFLAGS_FUZZ $SAN -fsanitize=fuzzer-no-link -w -c "$1" -o "$OUT/obj/${1%.c}.o" 2>/dev/null ||
+	 echo "fuzz.sh: left out $1 (does not compile)" >&2' _ {}
 objs=()
-for src in "${TOOL_SRC[@]}"; do
-	obj=$OUT/obj/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	"$CLANG" $CFLAGS_FUZZ $SAN -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
-	objs+=("$obj")
-done
+for src in "${TOOL_SRC[@]}"; do [ -f "$OUT/obj/${src%.c}.o" ] && objs+=("$OUT/obj/${src%.c}.o"); done
+rm -f "$OUT/tools.a"
+ar rcs "$OUT/tools.a" "${objs[@]}"
 for h in "${harnesses[@]}"; do
 	# shellcheck disable=SC2086
-	"$CLANG" $CFLAGS_FUZZ $SAN -fsanitize=fuzzer -o "$OUT/fuzz_$h" "fuzz/fuzz_$h.c" "${objs[@]}"
+	"$CLANG" $CFLAGS_FUZZ $SAN -fsanitize=fuzzer -o "$OUT/fuzz_$h" "fuzz/fuzz_$h.c" "$OUT/tools.a" $TOOL_LIBS
 done
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS_FUZZ -o "$OUT/unpack" fuzz/unpack.c
@@ -106,8 +115,54 @@ for h in "${harnesses[@]}"; do
 		grep -E 'ERROR|SUMMARY|check failed|Test unit written|runtime error' "$log" | head -n 20 >&2 || tail -n 30 "$log" >&2
 	fi
 done
+
+# Coverage reached: each harness's corpus (seeds and what fuzzing added) replayed once by a build
+# with clang's source-based coverage; lines covered in the files it is about. Needs llvm-cov and
+# llvm-profdata (Debian's llvm package); FUZZ_COVERAGE=0 skips it.
+coverage=()
+if [ "${FUZZ_COVERAGE:-1}" = 1 ] && command -v llvm-cov >/dev/null && command -v llvm-profdata >/dev/null; then
+	cov_dir=$OUT/coverage
+	rm -rf "$cov_dir"
+	mkdir -p "$cov_dir/obj/tools" "$cov_dir/obj/lib"
+	CFLAGS_COV="${CFLAGS_FUZZ/-O1/-O0} -fprofile-instr-generate -fcoverage-mapping"
+	export CFLAGS_COV cov_dir
+	# shellcheck disable=SC2016
+	printf '%s\n' "${TOOL_SRC[@]}" | xargs -P 2 -I{} bash -c \
+		'$CLANG $CFLAGS_COV -w -c "$1" -o "$cov_dir/obj/${1%.c}.o" 2>/dev/null' _ {} || true
+	cov_objs=()
+	for src in "${TOOL_SRC[@]}"; do [ -f "$cov_dir/obj/${src%.c}.o" ] && cov_objs+=("$cov_dir/obj/${src%.c}.o"); done
+	ar rcs "$cov_dir/tools.a" "${cov_objs[@]}" 2>/dev/null || true
+	for h in "${harnesses[@]}"; do
+		case $h in
+			trace_reader) files="tools/trace_reader.c tools/stats_json.c tools/maps.c tools/dump.c" ;;
+			record_args) files="tools/record.c tools/cli.c" ;;
+			cli) files="tools/cli.c" ;;
+			text) files="tools/stats_json.c tools/maps.c" ;;
+		esac
+		# shellcheck disable=SC2086
+		"$CLANG" $CFLAGS_COV -o "$cov_dir/cov_$h" "fuzz/fuzz_$h.c" fuzz/replay_main.c "$cov_dir/tools.a" $TOOL_LIBS ||
+			{ echo "fuzz.sh: coverage build of $h failed" >&2; continue; }
+		seeds=()
+		[ -d "tests/fuzz-corpus/$h" ] && seeds=("tests/fuzz-corpus/$h")
+		LLVM_PROFILE_FILE="$cov_dir/$h.profraw" "$cov_dir/cov_$h" "$OUT/corpus/$h" "${seeds[@]}" >/dev/null 2>&1 || true
+		llvm-profdata merge -sparse "$cov_dir/$h.profraw" -o "$cov_dir/$h.profdata" 2>/dev/null || continue
+		# shellcheck disable=SC2086
+		llvm-cov report "$cov_dir/cov_$h" -instr-profile="$cov_dir/$h.profdata" $files >"$cov_dir/$h.txt" 2>/dev/null || continue
+		# Columns: Filename Regions Missed Cover Functions Missed Executed Lines Missed Cover ...
+		while read -r f _ _ _ fn fnmiss _ lines lmiss lcover _; do
+			case $f in *.c) ;; *) continue ;; esac
+			coverage+=("$(printf '%-13s %-16s lines %5s/%-5s (%s)  functions %s/%s' "$h" "${f##*/}" \
+				$((lines - lmiss)) "$lines" "$lcover" $((fn - fnmiss)) "$fn")")
+		done <"$cov_dir/$h.txt"
+	done
+fi
+
 echo "fuzz.sh: summary (FUZZ_SECONDS=$TOTAL)"
 printf '%s\n' "${summary[@]}"
+if [ ${#coverage[@]} -gt 0 ]; then
+	echo "fuzz.sh: coverage of each harness's corpus (details: $OUT/coverage/NAME.txt)"
+	printf '%s\n' "${coverage[@]}"
+fi
 if [ $status -ne 0 ]; then
 	echo "fuzz.sh: findings in $OUT/artifacts/: replay one with $OUT/fuzz_NAME FILE; see the comment at the top of $0"
 fi
