@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "trace_reader.h"
+#include "recording_arg.h"
 
 struct dump_options {
 	const char *dir;      /* NULL: the newest faultline-* in the current directory */
@@ -218,22 +219,14 @@ int cmd_dump(int argc, char **argv)
 
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (!o.dir) {
-		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
-			cli_error("dump: %s", err);
-			return 1;
-		}
-		o.dir = newest;
-		cli_error("dump: reading the newest recording here, %s", o.dir);
-	}
+	o.dir = recording_arg_dir("dump", o.dir, newest, sizeof(newest));
+	if (!o.dir)
+		return 1;
 	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
 		cli_error("dump: %s", err);
 		return 1;
 	}
-	for (size_t i = 0; i < rec->nwarnings; i++)
-		cli_error("warning: %s", rec->warnings[i]);
-	if (rec->warnings_suppressed)
-		cli_error("warning: %zu more warnings not shown", rec->warnings_suppressed);
+	recording_arg_warnings(rec);
 	rc = dump_recording(rec, &o, stdout);
 	fl_recording_close(rec);
 	return rc;

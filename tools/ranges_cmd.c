@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "ranges.h"
 #include "trace_reader.h"
+#include "recording_arg.h"
 
 struct ranges_cmd {
 	const char *dir;
@@ -189,22 +190,14 @@ int cmd_ranges(int argc, char **argv)
 
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (!c.dir) {
-		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
-			cli_error("ranges: %s", err);
-			return 1;
-		}
-		c.dir = newest;
-		cli_error("ranges: reading the newest recording here, %s", c.dir);
-	}
+	c.dir = recording_arg_dir("ranges", c.dir, newest, sizeof(newest));
+	if (!c.dir)
+		return 1;
 	if (fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
 		cli_error("ranges: %s", err);
 		return 1;
 	}
-	for (size_t i = 0; i < rec->nwarnings; i++)
-		cli_error("warning: %s", rec->warnings[i]);
-	if (rec->warnings_suppressed)
-		cli_error("warning: %zu more warnings not shown", rec->warnings_suppressed);
+	recording_arg_warnings(rec);
 	if (ranges_compute(rec, &c.o, &res, err, sizeof(err)) < 0) {
 		cli_error("ranges: %s", err);
 		fl_recording_close(rec);

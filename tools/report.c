@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "recording_arg.h"
 
 static void report_usage(FILE *out)
 {
@@ -261,20 +262,15 @@ static int report_prepare(struct report *r, const char *dir)
 int report_run(const struct report_options *o, FILE *out)
 {
 	struct report r;
-	char newest[4096], err[1024];
+	char newest[4096];
 	const char *dir = o->dir;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	if (!dir) {
-		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
-			cli_error("report: %s", err);
-			return 1;
-		}
-		dir = newest;
-		cli_error("report: reading the newest recording here, %s", dir);
-	}
+	dir = recording_arg_dir("report", dir, newest, sizeof(newest));
+	if (!dir)
+		return 1;
 	report_progress_start(&r.progress, "report", o->progress);
 	rc = report_prepare(&r, dir);
 	if (rc == 0) {

@@ -33,6 +33,7 @@
 #include "ranges.h"
 #include "symbolize.h"
 #include "trace_reader.h"
+#include "recording_arg.h"
 #include "visualize_frames.h"
 
 #define NKINDS 5 /* enum fl_fault_kind values 1..4; index 0 unused */
@@ -875,14 +876,9 @@ int cmd_visualize(int argc, char **argv)
 
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (!o.dir) {
-		if (fl_recording_find_newest(NULL, newest, sizeof(newest), err, sizeof(err)) < 0) {
-			cli_error("visualize: %s", err);
-			return 1;
-		}
-		o.dir = newest;
-		cli_error("visualize: reading the newest recording here, %s", o.dir);
-	}
+	o.dir = recording_arg_dir("visualize", o.dir, newest, sizeof(newest));
+	if (!o.dir)
+		return 1;
 	if (!o.outdir)
 		o.outdir = o.dir;
 	if (mkdir(o.outdir, 0777) < 0 && errno != EEXIST) {
@@ -893,10 +889,7 @@ int cmd_visualize(int argc, char **argv)
 		cli_error("visualize: %s", err);
 		return 1;
 	}
-	for (size_t i = 0; i < rec->nwarnings; i++)
-		cli_error("warning: %s", rec->warnings[i]);
-	if (rec->warnings_suppressed)
-		cli_error("warning: %zu more warnings not shown", rec->warnings_suppressed);
+	recording_arg_warnings(rec);
 	rc = viz_run(rec, &o);
 	fl_recording_close(rec);
 	return rc;
