@@ -31,6 +31,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+/* Set by the shim's system call wrappers while they release a deferred stack signal. */
+__thread int fl_stack_deferred;
+
 /* Frames the unwinder walks through before the interrupted one: this handler, the
  * signal trampoline, and a few to spare. */
 #define HANDLER_FRAMES 8
@@ -85,9 +88,18 @@ static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
 			flags |= FL_STACK_TRUNCATED;
 	}
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.seq = (uint32_t)si->si_value.sival_int;
+	uint64_t value = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	ctx.seq = (uint32_t)value;
+	/* a signal taken long after it was sent, outside the shim's deferred system call window,
+	 * was blocked where the shim cannot see it (a raw rt_sigprocmask): its stack would be the
+	 * one of wherever the thread finally took it, so it gets none */
+	uint32_t sent_ms = (uint32_t)(value >> 32), now_ms = (uint32_t)(fl_now_ns() / 1000000);
+	if (!fl_stack_deferred && now_ms - sent_ms > FL_LATE_STACK_MS) {
+		n = 0;
+		atomic_fetch_add_explicit(&rt->late_stacks, 1, memory_order_relaxed);
+	}
 	ctx.tid = (uint32_t)t->tid;
-	ctx.stack_id = fl_stack_intern(&t->fault_stacks, frames, n, flags, false);
+	ctx.stack_id = n ? fl_stack_intern(&t->fault_stacks, frames, n, flags, false) : 0;
 	ctx.npmu = fl_pmu_read(t, ctx.pmu);
 	fl_stream_append(&t->contexts, &ctx, sizeof(ctx), NULL, 0);
 	atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
@@ -137,7 +149,8 @@ bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
 	si.si_code = SI_QUEUE;
 	si.si_pid = rt->pid;
 	si.si_uid = getuid();
-	si.si_value.sival_int = (int)seq;
+	/* seq, and the time it was sent (ms, low 32 bits) for the lateness check */
+	si.si_value.sival_ptr = (void *)(uintptr_t)(((uint64_t)(uint32_t)(fl_now_ns() / 1000000) << 32) | seq);
 	if (syscall(SYS_rt_tgsigqueueinfo, rt->pid, tid, rt->stack_signal, &si) == 0) {
 		atomic_fetch_add_explicit(&rt->stack_signals_sent, 1, memory_order_relaxed);
 		return true;

@@ -140,6 +140,8 @@ void fl_handlers_flush(struct fl_runtime *rt)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		uint64_t one = 1;
+		if (h->wake_fd < 0)
+			continue; /* not started (a forked child that dies before its handlers start) */
 		if (pthread_equal(h->thread, pthread_self())) { /* a handler stopping the program */
 			fl_trace_flush(h);
 			continue;
@@ -151,7 +153,7 @@ void fl_handlers_flush(struct fl_runtime *rt)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		struct timespec pause = { 0, 100000 };
-		if (pthread_equal(h->thread, pthread_self()))
+		if (h->wake_fd < 0 || pthread_equal(h->thread, pthread_self()))
 			continue;
 		for (int tries = 0; tries < 20000; tries++) {
 			if (atomic_load(&h->flush_done) >= atomic_load(&h->flush_request))

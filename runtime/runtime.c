@@ -185,8 +185,12 @@ static int find_own_text(struct dl_phdr_info *info, size_t size, void *data)
 int fl_runtime_init(void)
 {
 	struct fl_runtime *rt = &fl_rt;
-	if (!getenv(FL_ENV_DIR))
+	const char *top = getenv(FL_ENV_DIR);
+	if (!top)
 		return 1;
+	struct fl_buf top_buf = { rt->top_dir, 0, sizeof(rt->top_dir) };
+	fl_buf_str(&top_buf, top);
+	rt->check_states = getenv("FAULTLINE_CHECK_STATES") != NULL;
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
 	atomic_store(&rt->next_alloc_id, 1);
@@ -259,9 +263,11 @@ void fl_runtime_shutdown(const char *why)
 	if (atomic_load(&fl_rt_state) != FL_RT_READY || rt->pid != getpid())
 		return; /* not traced, or a vfork child sharing the parent's memory */
 	fl_buf_str(&reason, why);
-	if (getenv("FAULTLINE_CHECK_STATES"))
+	if (rt->check_states)
 		rt->state_mismatches = check_page_states(rt);
-	if (strncmp(why, "signal", 6) == 0 || strncmp(why, "far store", 9) == 0)
+	/* the process is about to die: a fatal signal, a far store failure, or _exit (whose
+	 * exit_group would otherwise kill handlers in the middle of rewriting stats.json) */
+	if (strncmp(why, "signal", 6) == 0 || strncmp(why, "far store", 9) == 0 || strcmp(why, "_exit") == 0)
 		atomic_store(&rt->stopping, true);
 	atomic_store(&rt->final_mode, true);
 	fl_handlers_flush(rt);
@@ -301,6 +307,7 @@ void fl_runtime_fork_child(void)
 	close(rt->uffd);
 	close(rt->faults_fd);
 	close(rt->maps_fd);
+	close(rt->stats_fd);
 	for (int i = 0; i < FL_SF_COUNT; i++)
 		close(rt->side_fd[i]);
 	fl_threads_after_fork();
@@ -314,6 +321,7 @@ void fl_runtime_fork_child(void)
 	atomic_store(&rt->alloc_events, 0);
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		close(rt->handlers[i].wake_fd);
+		rt->handlers[i].wake_fd = -1; /* no handler threads in this process until they start */
 		memset(&rt->handlers[i].stats, 0, sizeof(rt->handlers[i].stats));
 		rt->handlers[i].nrecords = 0;
 		rt->handlers[i].last_write_errno = 0;

@@ -76,6 +76,11 @@ struct fl_page_ring {
 struct fl_runtime {
 	/* configuration */
 	int pid;                             /* process the runtime belongs to */
+	char top_dir[PATH_MAX];              /* FAULTLINE_DIR, read once at start (a forked child must
+	                                        not read the program's environment: it may be evicted) */
+	bool check_states;                   /* FAULTLINE_CHECK_STATES */
+	int stats_fd;                        /* stats.json, its space reserved at start */
+	bool stats_named;                    /* renamed from .stats.json to stats.json */
 	char dir[PATH_MAX];                  /* this process's trace directory */
 	size_t local_limit_pages;            /* 0 = unlimited */
 	size_t max_bytes;
@@ -127,7 +132,7 @@ struct fl_runtime {
 	_Atomic uint64_t side_bytes_dropped; /* bytes of side records lost to failed writes */
 	_Atomic int side_write_errno;
 	_Atomic uint32_t next_alloc_id;
-	_Atomic uint64_t stack_signals_sent, stack_signals_failed, contexts_written;
+	_Atomic uint64_t stack_signals_sent, stack_signals_failed, contexts_written, late_stacks;
 	_Atomic uint64_t alloc_events;
 	uintptr_t own_text_start, own_text_end;  /* libfaultline's code: skipped in stacks */
 	unsigned pmu_count;                  /* events read with each fault context */
@@ -163,6 +168,9 @@ extern __thread int fl_internal_thread;
 /* Set while the runtime works on an application thread (logging an allocation, taking a
  * stack): the shim then serves that thread's mmap calls outside the region, unlogged. */
 extern __thread int fl_in_runtime_call;
+/* Set by the shim's system call wrappers while the stack signals they deferred are taken. */
+extern __thread int fl_stack_deferred;
+#define FL_LATE_STACK_MS 200 /* a stack signal taken later than this had been blocked: no stack */
 
 /* ---- state of the runtime, for the shim ---- */
 enum fl_rt_state { FL_RT_UNINIT = 0, FL_RT_INITIALIZING, FL_RT_READY, FL_RT_DISABLED };

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -82,10 +83,14 @@ static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, u
 
 int fl_trace_open(struct fl_runtime *rt)
 {
-	const char *top = getenv("FAULTLINE_DIR");
-
-	if (!top || make_process_dir(rt, top) < 0)
+	if (!rt->top_dir[0] || make_process_dir(rt, rt->top_dir) < 0)
 		return -1;
+	/* stats.json is written at the very end, when the disk may be full: reserve its space now
+	 * under a hidden name; it becomes stats.json when first written */
+	rt->stats_fd = create_file(rt, ".stats.json", O_EXCL);
+	rt->stats_named = false;
+	if (rt->stats_fd >= 0)
+		fallocate(rt->stats_fd, FALLOC_FL_KEEP_SIZE, 0, 16384);
 	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
 	rt->side_fd[FL_SF_CONTEXTS] = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
 	rt->side_fd[FL_SF_STACKS] = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
@@ -181,6 +186,39 @@ static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_b
 	if (err)
 		fl_log_errno(name, err);
 	close(fd);
+}
+
+/* Rewrites stats.json in place, in the space reserved at start (no new blocks needed). */
+static void write_stats_file(struct fl_runtime *rt, struct fl_buf *b)
+{
+	size_t written = 0;
+	int err = 0;
+	if (rt->stats_fd < 0)
+		return;
+	while (written < b->len) {
+		ssize_t w = pwrite(rt->stats_fd, b->p + written, b->len - written, (off_t)written);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? errno : EIO;
+			break;
+		}
+		written += (size_t)w;
+	}
+	if (err || ftruncate(rt->stats_fd, (off_t)b->len) < 0) {
+		fl_log_errno("writing stats.json", err ? err : errno);
+		return;
+	}
+	if (!rt->stats_named) {
+		char from[PATH_MAX], to[PATH_MAX];
+		struct fl_buf f = { from, 0, sizeof(from) }, t = { to, 0, sizeof(to) };
+		fl_buf_str(&f, rt->dir), fl_buf_str(&f, "/.stats.json");
+		fl_buf_str(&t, rt->dir), fl_buf_str(&t, "/" FL_FILE_NAME_STATS);
+		if (rename(from, to) < 0)
+			fl_log_errno("rename(.stats.json, stats.json)", errno);
+		else
+			rt->stats_named = true;
+	}
 }
 
 static char meta_buf[65536];
@@ -294,12 +332,13 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "contexts_written", atomic_load(&rt->contexts_written));
 	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
 	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
+	json_key_u64(&b, "late_stacks_dropped", atomic_load(&rt->late_stacks));
 	json_key_u64(&b, "alloc_events", atomic_load(&rt->alloc_events));
-	if (getenv("FAULTLINE_CHECK_STATES"))
+	if (rt->check_states)
 		json_key_u64(&b, "page_state_mismatches", rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
 	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
 	json_key_str(&b, "exit", exit_reason);
 	fl_buf_str(&b, "\n}\n");
-	write_json_file(rt, FL_FILE_NAME_STATS, &b);
+	write_stats_file(rt, &b);
 }

@@ -18,6 +18,7 @@
 #include "../runtime/diag.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -168,6 +169,21 @@ FL_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 FL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	return filtered_mask("sigprocmask", how, set, old);
+}
+
+/* A thread created with a signal mask in its attributes must not block the stack signal. */
+FL_EXPORT int pthread_attr_setsigmask_np(pthread_attr_t *attr, const sigset_t *set)
+{
+	static int (*real)(pthread_attr_t *, const sigset_t *);
+	sigset_t copy;
+	if (!real)
+		real = (int (*)(pthread_attr_t *, const sigset_t *))dlsym(RTLD_NEXT, "pthread_attr_setsigmask_np");
+	if (set && fl_rt.stack_signal && atomic_load(&fl_rt_state) == FL_RT_READY) {
+		copy = *set;
+		fl_fault_context_keep_unblocked(&copy);
+		set = &copy;
+	}
+	return real(attr, set);
 }
 
 FL_EXPORT sighandler_t signal(int sig, sighandler_t handler)

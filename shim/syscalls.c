@@ -63,8 +63,11 @@ static void block_stack_signal_if(struct blocked *b, bool needed)
 
 static void unblock_stack_signal(struct blocked *b)
 {
-	if (b->active)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &b->old, NULL, _NSIG / 8);
+	if (!b->active)
+		return;
+	fl_stack_deferred = 1; /* the deferred signals are taken right here, with the caller's stack */
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &b->old, NULL, _NSIG / 8);
+	fl_stack_deferred = 0;
 }
 
 static void *next(const char *name)
