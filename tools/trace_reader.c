@@ -212,7 +212,9 @@ static void report_dangling(struct loader *ld, const char *what)
 static int read_whole(struct loader *ld, unsigned char **data, size_t *len)
 {
 	struct stat st;
-	int fd = open(ld->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO planted in a recording must not wait for a writer (the
+	 * file is refused below as not regular; reads of a regular file ignore the flag) */
+	int fd = open(ld->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	*data = NULL;
 	*len = 0;

@@ -592,7 +592,7 @@ static void test_stats_json_load(void)
 	CHECK(stats_json_load(path, &j, err, sizeof(err)) == 0 && stats_json_uint(&j, "evictions", &u) == 0 &&
 	      u == 300, "good file: %s", err);
 	stats_json_free(&j);
-	CHECK(stats_json_load(dir, &j, err, sizeof(err)) == -1 && strstr(err, "Is a directory"),
+	CHECK(stats_json_load(dir, &j, err, sizeof(err)) == -1 && strstr(err, "not a regular file"),
 	      "directory: %s", err);
 	unlink(path);
 	rmdir(dir);
