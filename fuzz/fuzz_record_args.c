@@ -6,7 +6,7 @@
  * verb. Checks, besides the sanitizers:
  *   - success leaves options inside their documented bounds: -M > 0, both sizes whole pages,
  *     -L <= -M <= RECORD_MAX_REGION_BYTES, -c and --stack-depth <= their maxima, -s >= 1
- *     (--alloc-sample 0 is its "follow -s" default), policy clock|fifo, far "mem", --pmu
+ *     (--alloc-sample 0 is its "follow -s" default), policy clock|fifo, --far "mem" or as given, --pmu
  *     without spaces; the command is a non-empty tail of argv, NULL-terminated; every string
  *     option points into argv;
  *   - parsing is deterministic (a second parse gives the same options);
@@ -47,7 +47,11 @@ static void check_options(const struct record_options *o, char **argv, int argc)
 	CHECK(o->sample >= 1, "sample %u", o->sample); /* alloc_sample 0 means "as -s" */
 	CHECK(o->policy && (strcmp(o->policy, "clock") == 0 || strcmp(o->policy, "fifo") == 0), "policy %s",
 	      o->policy ? o->policy : "(null)");
-	CHECK(o->far && strcmp(o->far, "mem") == 0, "far %s", o->far ? o->far : "(null)");
+	/* --far: "mem" by default, else the value given (its syntax checked by far_spec_syntax). */
+	CHECK(o->far && *o->far && (strcmp(o->far, "mem") == 0 || in_argv(o->far, argv, argc)), "far %s",
+	      o->far ? o->far : "(null)");
+	CHECK(memchr(o->far_spec, '\0', sizeof(o->far_spec)) != NULL, "far_spec not NUL-terminated");
+	CHECK(!o->keep_far || in_argv(o->keep_far, argv, argc), "keep_far '%s'", o->keep_far);
 	CHECK(!o->pmu || (*o->pmu && !strpbrk(o->pmu, " \t\n") && in_argv(o->pmu, argv, argc)), "pmu '%s'",
 	      o->pmu);
 	CHECK(!o->output || (*o->output && in_argv(o->output, argv, argc)), "output '%s'", o->output);

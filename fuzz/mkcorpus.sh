@@ -66,6 +66,9 @@ seed record_args/seed-all --local 1.5G --max 2T --handlers 256 --policy=clock --
 seed record_args/seed-help -h
 seed record_args/seed-errors -L -- prog
 seed record_args/seed-unlimited -L unlimited -M 64 prog
+seed record_args/seed-far --far file:/tmp/far-store --keep-far kept --far-latency 10 --far-bandwidth 100 \
+	--prefetch 8 -- prog
+seed record_args/seed-far-memcached --far=memcached:127.0.0.1:11211,127.0.0.1:11212 prog
 
 # cli: selector byte, quoting length byte, then the text.
 cseed() { local name=$1 sel=$2 qlen=$3; shift 3; { printf "\\x$sel\\x$qlen"; printf '%s' "$*"; } >"$OUT/cli/$name"; }
