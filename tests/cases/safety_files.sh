@@ -13,9 +13,8 @@
 #     program's pid is known (1), a planted DIR/1 (full of links) and DIR/1.1 (a link) are skipped
 #     for a new DIR/1.2 (skipped without unshare);
 #   - dump: meta.json a link to /etc/passwd, faults a link to /dev/zero, stats.json a link to a
-#     directory: a clean error (exit 1), the targets unchanged, the recording unchanged.
-# Known open finding (fuzz/findings/README.md): a FIFO in a recording makes dump block in open(2);
-# reported here as "known:" without failing.
+#     directory: a clean error (exit 1), the targets unchanged, the recording unchanged; a FIFO in
+#     place of contexts or meta.json: exit 1 at once, never blocking.
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -245,18 +244,16 @@ corrupt statsdir stats.json "$VICTIM/dir"
 check_dump_refuses statsdir stats.json
 victim_intact "dump of recordings with planted links"
 
-# Known open finding: a FIFO in a recording blocks dump in open(2) (trace_reader.c read_whole and
-# stats_json.c stats_json_load open without O_NONBLOCK before they check for a regular file).
-mkdir -p "$WORK/fifo"
-cp -r "$R" "$WORK/fifo/$pname"
-rm -f "$WORK/fifo/$pname/contexts"
-mkfifo "$WORK/fifo/$pname/contexts"
-RC=0
-timeout 5 "$FAULTLINE" dump "$WORK/fifo" >/dev/null 2>"$WORK/fifo.err" || RC=$?
-if [ "$RC" -eq 124 ]; then
-	say "known: dump blocks on a FIFO named contexts in a recording (open without O_NONBLOCK; fuzz/findings/README.md)"
-elif [ "$RC" -eq 1 ]; then
-	echo "ok dump, contexts a FIFO: exit 1 without blocking: $(head -n1 "$WORK/fifo.err")"
-else
-	fail "dump with a FIFO: exit $RC: $(cat "$WORK/fifo.err")"
-fi
+# A FIFO in a recording (once fuzz finding 2: open(2) blocked forever) is refused at once.
+for f in contexts meta.json; do
+	rm -rf "$WORK/fifo"
+	mkdir -p "$WORK/fifo"
+	cp -r "$R" "$WORK/fifo/$pname"
+	rm -f "$WORK/fifo/$pname/$f"
+	mkfifo "$WORK/fifo/$pname/$f"
+	RC=0
+	timeout 10 "$FAULTLINE" dump "$WORK/fifo" >/dev/null 2>"$WORK/fifo.err" || RC=$?
+	[ "$RC" -ne 124 ] || fail "dump blocks on a FIFO named $f in a recording"
+	[ "$RC" -eq 1 ] && grep -q "$pname/$f" "$WORK/fifo.err" || fail "dump with $f a FIFO: exit $RC: $(cat "$WORK/fifo.err")"
+	echo "ok dump, $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
+done
