@@ -773,8 +773,9 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 		if (mem) {
 			fputs("&#10;largest:", mem);
 			for (int j = 0; j < 3 && top[j] != NONE; j++) {
+				const char *name = f->names.strs[f->nodes[top[j]].name];
 				fputs(j ? ", " : " ", mem);
-				svg_escape(mem, f->names.strs[f->nodes[top[j]].name], 200);
+				svg_escape(mem, name, strnlen(name, 200)); /* at most 200 bytes, never past its end */
 				fputs(" (", mem);
 				put_count(mem, f->nodes[top[j]].total);
 				fputs(")", mem);

@@ -100,7 +100,8 @@ static void buf_put(struct buf *b, const void *data, size_t len)
 		}
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, data, len);
+	if (len) /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(b->p + b->len, data, len);
 	b->len += len;
 }
 
