@@ -177,9 +177,10 @@ static void json_key_str(struct fl_buf *b, const char *key, const char *v)
 	fl_buf_json_str(b, v);
 }
 
+/* Creates a JSON file once, in the process's new directory: never clobbers, never follows. */
 static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_buf *b)
 {
-	int fd = create_file(rt, name, O_TRUNC);
+	int fd = create_file(rt, name, O_EXCL);
 	if (fd < 0)
 		return;
 	int err = fl_write_all(fd, b->p, b->len, NULL);
