@@ -312,6 +312,8 @@ void fl_runtime_fork_child(void)
 		close(rt->side_fd[i]);
 	fl_threads_after_fork();
 	fl_stacks_after_fork();
+	fl_streams_after_fork();
+	atomic_store(&rt->faults_failed, false);
 	atomic_store(&rt->side_bytes_dropped, 0);
 	atomic_store(&rt->side_write_errno, 0);
 	atomic_store(&rt->next_alloc_id, 1);

@@ -146,6 +146,7 @@ struct fl_runtime {
 	uint64_t sample_counter[FL_MAX_HANDLERS];
 	_Atomic uint32_t next_seq;
 	int faults_fd;
+	_Atomic bool faults_failed;          /* a write failed: the file gets no more records */
 	struct fl_file_header file_header;
 	uint64_t start_ns;
 	_Atomic bool final_mode;             /* after shutdown: records written at once */

@@ -24,15 +24,27 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 }
 
 /* Writes the buffer out; called with the lock held. */
+/* After a failed write (a full disk) a file may end inside a record: nothing more is written
+ * to it, so it stays a cut tail the reader accepts, and the rest is counted as dropped. */
+static _Atomic bool file_failed[FL_SF_COUNT];
+
 static void write_out(struct fl_stream *s)
 {
-	size_t written;
-	int err = fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
+	size_t written = 0;
+	int err = atomic_load(&file_failed[s->file]) ? ENOSPC
+						    : fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
 	if (err) {
+		atomic_store(&file_failed[s->file], true);
 		atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len - written);
 		atomic_store(&fl_rt.side_write_errno, err);
 	}
 	s->len = 0;
+}
+
+void fl_streams_after_fork(void)
+{
+	for (int i = 0; i < FL_SF_COUNT; i++)
+		atomic_store(&file_failed[i], false);
 }
 
 void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen)

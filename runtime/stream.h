@@ -30,5 +30,6 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 void fl_stream_flush(struct fl_stream *s);
 bool fl_stream_try_flush(struct fl_stream *s); /* at exit: never waits long for the lock */
 void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
+void fl_streams_after_fork(void);              /* the child's new files have not failed */
 
 #endif

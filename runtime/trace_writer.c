@@ -122,10 +122,14 @@ void fl_trace_flush(struct fl_handler *h)
 	if (h->nrecords == 0)
 		return;
 	/* the handler waits for its write: that is the back-pressure, and it is counted */
+	/* after a failed write the file may end inside a record: write no more to it (see stream.c) */
 	uint64_t start = fl_now_ns();
-	int err = fl_write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record), NULL);
+	int err = atomic_load(&rt->faults_failed)
+			  ? ENOSPC
+			  : fl_write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record), NULL);
 	atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
 	if (err) {
+		atomic_store(&rt->faults_failed, true);
 		atomic_fetch_add(&h->stats.records_dropped, h->nrecords);
 		h->last_write_errno = err;
 	} else {
