@@ -39,6 +39,15 @@ static void bench_die(const char *fmt, ...)
 #define bench_die_errno(fmt, ...) \
 	bench_die(fmt ": %s", ##__VA_ARGS__, strerror(errno))
 
+/* CPU time of the whole process (every thread: under faultline, its handler threads too). */
+__attribute__((unused))
+static uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 __attribute__((unused))
 static uint64_t bench_now_ns(void)
 {

@@ -8,9 +8,11 @@
  * passes, each reading the first word of every page once and checking it: seq in address order,
  * rand in a pseudo-random permutation of the pages (a bijective hash over the next power of two,
  * values past the end skipped: no index array that would itself need memory).
- * prints:  fill pages=N ns=T
- *          pass mode=M pages=N ns=T majflt=A minflt=B ns_per_page=X ns_per_refault=Y
- * where A + B are the page faults of the pass (getrusage): with swap, a swap-in is a major fault
+ * prints:  fill pages=N ns=T cpu_ns=C
+ *          pass mode=M pages=N ns=T cpu_ns=C majflt=A minflt=B ns_per_page=X ns_per_refault=Y
+ * where C is the CPU time of the whole process during the phase (under faultline, the handler
+ * threads' too: the cost of a fault wherever it is paid)
+ * and A + B are the page faults of the pass (getrusage): with swap, a swap-in is a major fault
  * and a page found in the swap cache (read ahead) a minor one; a userfaultfd fault counts as
  * major. ns_per_refault = T / (A + B). */
 #include "bench.h"
@@ -36,6 +38,7 @@ static void read_pass(uint64_t *buf, size_t pages, int random, unsigned bits, un
 	uint64_t span = 1ULL << bits, seed = 0x5eed0000ULL + pass;
 	size_t done = 0;
 	struct bench_faults f0 = bench_faults_now();
+	uint64_t c0 = bench_cpu_ns();
 	uint64_t t0 = bench_now_ns();
 	for (uint64_t k = 0; k < (random ? span : pages); k++) {
 		uint64_t i = random ? permute(k, bits, seed) : k;
@@ -48,13 +51,14 @@ static void read_pass(uint64_t *buf, size_t pages, int random, unsigned bits, un
 		done++;
 	}
 	uint64_t t1 = bench_now_ns();
+	uint64_t c1 = bench_cpu_ns();
 	struct bench_faults f1 = bench_faults_now();
 	long maj = f1.major - f0.major, min = f1.minor - f0.minor;
 	if (done != pages)
 		bench_die("pass read %zu pages, want %zu", done, pages);
-	printf("pass mode=%s pages=%zu ns=%llu majflt=%ld minflt=%ld ns_per_page=%.1f "
+	printf("pass mode=%s pages=%zu ns=%llu cpu_ns=%llu majflt=%ld minflt=%ld ns_per_page=%.1f "
 	       "ns_per_refault=%.1f\n", random ? "rand" : "seq", pages,
-	       (unsigned long long)(t1 - t0), maj, min, (double)(t1 - t0) / (double)pages,
+	       (unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0), maj, min, (double)(t1 - t0) / (double)pages,
 	       maj + min > 0 ? (double)(t1 - t0) / (double)(maj + min) : 0.0);
 	fflush(stdout);
 }
@@ -73,12 +77,15 @@ int main(int argc, char **argv)
 	uint64_t *buf = aligned_alloc(BENCH_PAGE, pages * BENCH_PAGE);
 	if (!buf)
 		bench_die_errno("aligned_alloc(%zu MiB)", mib);
+	uint64_t c0 = bench_cpu_ns();
 	uint64_t t0 = bench_now_ns();
 	for (size_t i = 0; i < pages; i++) {
 		buf[i * wpp] = i;
 		buf[i * wpp + wpp - 1] = ~(uint64_t)i;
 	}
-	printf("fill pages=%zu ns=%llu\n", pages, (unsigned long long)(bench_now_ns() - t0));
+	uint64_t t1 = bench_now_ns();
+	printf("fill pages=%zu ns=%llu cpu_ns=%llu\n", pages, (unsigned long long)(t1 - t0),
+	       (unsigned long long)(bench_cpu_ns() - c0));
 	for (unsigned p = 0; p < passes; p++)
 		read_pass(buf, pages, random, bits, p);
 	free(buf);
