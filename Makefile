@@ -23,7 +23,7 @@ PLANTED_BIN:= $(patsubst tests/planted/%.c,$(BUILD)/tests/%,$(PLANTED))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT))
 EXAMPLE_BIN:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLES))
 
-RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind -luring
+RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind-x86_64 -lunwind -luring
 TOOL_LIBS  := -lbfd -lsqlite3 -lz -lm
 
 .PHONY: all test test-long demo bench bench-quick clean deps
@@ -47,9 +47,11 @@ $(BUILD)/faultline: $(BUILD)/obj/$(TOOL_MAIN:.c=.o) $(TOOL_OBJ)
 	$(CC) -o $@ $^ $(TOOL_LIBS)
 
 # Planted programs: built like ordinary user programs, -O2, without frame pointers.
+# rt_interpose defines the names the shim interposes: -rdynamic puts them first in lookup.
+$(BUILD)/tests/rt_interpose: PLANTED_LDFLAGS := -rdynamic -ldl
 $(BUILD)/tests/%: tests/planted/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< -lpthread $(PLANTED_LDFLAGS)
 
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)

@@ -1,5 +1,6 @@
 /* diag.c: async-signal-safe message formatting and output (see diag.h). */
 #include "diag.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <string.h>
@@ -77,7 +78,7 @@ int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
 	size_t done = 0;
 	int err = 0;
 	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
+		ssize_t w = fl_sys_write(fd, p + done, len - done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {

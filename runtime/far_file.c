@@ -159,8 +159,8 @@ static int psync_batch(bool write, const int *fd, const uint64_t *off, char *con
 	for (size_t i = 0; i < n; i++) {
 		size_t done = 0;
 		while (done < len[i]) {
-			ssize_t r = write ? pwrite(fd[i], buf[i] + done, len[i] - done, (off_t)(off[i] + done))
-					  : pread(fd[i], buf[i] + done, len[i] - done, (off_t)(off[i] + done));
+			ssize_t r = write ? fl_sys_pwrite(fd[i], buf[i] + done, len[i] - done, (off_t)(off[i] + done))
+					  : fl_sys_pread(fd[i], buf[i] + done, len[i] - done, (off_t)(off[i] + done));
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r <= 0) {

@@ -187,7 +187,7 @@ static int connect_server(struct mc_server *sv)
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int soerr = 0;
 	socklen_t len = sizeof(soerr);
-	int r = poll(&p, 1, MC_TIMEOUT_MS);
+	int r = fl_sys_poll(&p, 1, MC_TIMEOUT_MS);
 	if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr) {
 		close(fd);
 		return -(r == 0 ? ETIMEDOUT : soerr ? soerr : errno);
@@ -244,7 +244,7 @@ static int send_all(struct mc_conn *c, struct iovec *iov, size_t n)
 {
 	while (n) {
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
-		ssize_t r = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+		ssize_t r = fl_sys_sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -267,7 +267,7 @@ static int fill(struct mc_conn *c)
 		c->rlen -= c->rpos, c->rpos = 0;
 	}
 	for (;;) {
-		ssize_t r = recv(c->fd, c->rbuf + c->rlen, MC_RBUF - c->rlen, 0);
+		ssize_t r = fl_sys_recv(c->fd, c->rbuf + c->rlen, MC_RBUF - c->rlen, 0);
 		if (r > 0) {
 			c->rlen += (size_t)r;
 			return 0;
@@ -304,7 +304,7 @@ static int read_bytes(struct mc_conn *c, char *dst, size_t n)
 	while (n) {
 		if (c->rpos == c->rlen) {
 			if (n >= 4096) { /* large remainder: straight into dst */
-				ssize_t r = recv(c->fd, dst, n, 0);
+				ssize_t r = fl_sys_recv(c->fd, dst, n, 0);
 				if (r > 0) {
 					dst += r, n -= (size_t)r;
 					continue;
@@ -540,7 +540,7 @@ static int probe(struct mc_server *sv)
 	if (fd < 0)
 		return -fd;
 	char buf[16];
-	ssize_t r = send(fd, "mn\r\n", 4, MSG_NOSIGNAL) == 4 ? recv(fd, buf, sizeof(buf), 0) : -1;
+	ssize_t r = fl_sys_send(fd, "mn\r\n", 4, MSG_NOSIGNAL) == 4 ? fl_sys_recv(fd, buf, sizeof(buf), 0) : -1;
 	int err = r >= 4 && memcmp(buf, "MN\r\n", 4) == 0 ? 0 : r < 0 ? errno : EPROTO;
 	close(fd);
 	return err;

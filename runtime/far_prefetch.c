@@ -98,7 +98,7 @@ void fl_prefetch_after_refault(struct fl_runtime *rt, size_t page)
 	pthread_mutex_unlock(&pf->lock);
 	if (queued && atomic_load(&pf->sleeping)) {
 		uint64_t one = 1;
-		if (write(pf->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		if (fl_sys_write(pf->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			fl_log_errno("write(prefetch eventfd)", errno);
 	}
 }
@@ -227,10 +227,8 @@ static void *prefetch_main(void *arg)
 {
 	struct fl_runtime *rt = arg;
 	struct fl_prefetch *pf = rt->farst.pf;
-	sigset_t all;
 	fl_internal_thread = 1;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	fl_sys_block_all_signals();
 	for (;;) {
 		size_t page;
 		pthread_mutex_lock(&pf->lock);
@@ -241,7 +239,7 @@ static void *prefetch_main(void *arg)
 		pthread_mutex_unlock(&pf->lock);
 		if (empty) {
 			uint64_t v;
-			if (read(pf->wake_fd, &v, sizeof(v)) < 0 && errno != EINTR) {
+			if (fl_sys_read(pf->wake_fd, &v, sizeof(v)) < 0 && errno != EINTR) {
 				fl_log_errno("read(prefetch eventfd)", errno);
 				return NULL;
 			}

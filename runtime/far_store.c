@@ -426,7 +426,7 @@ static void settle_written_soft_pages(struct fl_runtime *rt)
 		if ((s & PG_WHERE) != PG_SOFT || atomic_load(&rt->farst.gen_of[p]) == FL_FAR_NO_COPY)
 			continue;
 		off_t at = (off_t)(((uintptr_t)fl_mirror_addr(rt, p) / FL_PAGE_SIZE) * sizeof(entry));
-		if (pread(fd, &entry, sizeof(entry), at) != (ssize_t)sizeof(entry))
+		if (fl_sys_pread(fd, &entry, sizeof(entry), at) != (ssize_t)sizeof(entry))
 			break;
 		if (entry & (3ULL << 62)) /* present or swapped */
 			continue;

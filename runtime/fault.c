@@ -16,10 +16,12 @@
  * Before a page comes in while local memory is at its limit, room is made first (evict.c),
  * so resident + soft pages never exceed -L. */
 #include "pages.h"
+#include "thread_ctx.h"
 #include "diag.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 static char zero_page[FL_PAGE_SIZE] __attribute__((aligned(FL_PAGE_SIZE)));
@@ -174,7 +176,72 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	return kind;
 }
 
-static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
+/* What the first pass over a batch learned about one fault message. */
+struct fault_plan {
+	bool is_fault;                       /* a MISSING page fault in the region */
+	bool want_stack;
+	bool stack_taken;                    /* from the fault's sample, while its thread slept */
+	uint32_t seq;
+	uint32_t stack_id;
+	uint64_t time_ns;
+};
+
+/* Takes the stack and counters of a fault from its perf sample (fault_sample.c), while the
+ * faulting thread still sleeps in the fault. The page must not be installed before the stack
+ * is taken or while it is: an install wakes every thread waiting on the page, and a thread
+ * that ran on has another stack. The page's epoch (incremented at every install) tells. */
+static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, struct fault_plan *plan)
+{
+	struct fl_runtime *rt = h->rt;
+	uint64_t addr = msg->arg.pagefault.address, page_addr = addr & ~(FL_PAGE_SIZE - 1);
+	size_t page = fl_page_index(rt, addr);
+	uint8_t state = atomic_load_explicit(&rt->state[page], memory_order_acquire);
+	uint32_t epoch = __atomic_load_n(&rt->epoch[page], __ATOMIC_ACQUIRE);
+	struct fl_fault_sample sample;
+	uint64_t frames[FL_MAX_STACK_DEPTH];
+	uint16_t flags;
+
+	if ((state & PG_BUSY) || (state & PG_WHERE) == PG_RESIDENT)
+		return false;
+	if (!fl_sample_take(msg->arg.pagefault.feat.ptid, page_addr, &sample))
+		return false;
+	unsigned n = fl_unwind_sample(&sample, frames, rt->stack_depth, &flags);
+	fl_sample_release(&sample);
+	state = atomic_load_explicit(&rt->state[page], memory_order_acquire);
+	if (n == 0 || __atomic_load_n(&rt->epoch[page], __ATOMIC_ACQUIRE) != epoch || (state & PG_WHERE) == PG_RESIDENT)
+		return false;
+	struct fl_fault_context ctx = {
+		.seq = plan->seq,
+		.stack_id = fl_stack_intern(&h->stacks, frames, n, flags, false),
+		.tid = sample.tid,
+		.npmu = sample.npmu,
+	};
+	memcpy(ctx.pmu, sample.pmu, sizeof(ctx.pmu));
+	fl_stream_append(&h->contexts, &ctx, sizeof(ctx), NULL, 0);
+	atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->stats.sampled_stacks, 1, memory_order_relaxed);
+	plan->stack_id = ctx.stack_id;
+	return true;
+}
+
+/* First pass: numbers the faults in the order they were read and takes the stacks that can be
+ * had from samples, before any page of the batch is installed (which would wake threads). */
+static void plan_fault(struct fl_handler *h, const struct uffd_msg *msg, struct fault_plan *plan)
+{
+	struct fl_runtime *rt = h->rt;
+	memset(plan, 0, sizeof(*plan));
+	if (msg->event != UFFD_EVENT_PAGEFAULT || (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
+	    !fl_in_region((const void *)(uintptr_t)msg->arg.pagefault.address))
+		return;
+	plan->is_fault = true;
+	plan->want_stack = rt->stack_signal && (rt->sample <= 1 || rt->sample_counter[h->index]++ % rt->sample == 0);
+	plan->time_ns = fl_now_ns() - rt->start_ns;
+	plan->seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
+	if (plan->want_stack)
+		plan->stack_taken = stack_from_sample(h, msg, plan);
+}
+
+static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const struct fault_plan *plan)
 {
 	struct fl_runtime *rt = h->rt;
 	uint64_t addr = msg->arg.pagefault.address;
@@ -195,24 +262,24 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 		serve_write_protect(h, page);
 		return;
 	}
-	bool want_stack = rt->stack_signal && (rt->sample <= 1 || h->rt->sample_counter[h->index]++ % rt->sample == 0);
-	rec.time_ns = fl_now_ns() - rt->start_ns;
+	rec.time_ns = plan->time_ns;
 	rec.addr = addr;
 	rec.tid = msg->arg.pagefault.feat.ptid;
-	rec.stack_id = 0;
+	rec.stack_id = plan->stack_id;
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
-	rec.seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
+	rec.seq = plan->seq;
 	bool prefetch_hit = false;
 	/* the thread is woken only after its page's new state is published (below): it cannot
 	 * run on, fault elsewhere and have its page found half-installed by another handler */
 	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, true, &prefetch_hit);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
-	if (want_stack) {
-		/* a concurrent message's thread was already woken by the fault that brought the
-		 * page in: it has run on, so a stack taken now would be wrong */
+	if (plan->want_stack && !plan->stack_taken) {
+		/* no sample: the thread takes its own stack in the stack signal's handler
+		 * (fault_context.c). A concurrent message's thread was already woken by the fault
+		 * that brought the page in: it has run on, so a stack taken now would be wrong */
 		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
 	}
@@ -233,6 +300,9 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg)
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n)
 {
 	const struct uffd_msg *m = msgs;
+	struct fault_plan plans[FL_MSG_BATCH];
 	for (int i = 0; i < n; i++)
-		serve_one(h, &m[i]);
+		plan_fault(h, &m[i], &plans[i]);
+	for (int i = 0; i < n; i++)
+		serve_one(h, &m[i], &plans[i]);
 }

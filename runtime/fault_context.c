@@ -1,23 +1,24 @@
-/* fault_context.c: the faulting thread's side of a fault — its call stack and PMU values.
+/* fault_context.c: the faulting thread's side of a fault — its call stack and PMU values,
+ * taken by the thread itself in a signal handler. This is the fallback: most faults get both
+ * from their perf sample, taken by the handler while the thread sleeps (fault_sample.c,
+ * remote_unwind.c: no signal, no system call). A fault comes here when it has no usable
+ * sample: the thread's first fault (its perf group is opened here), a ring that overflowed,
+ * faults inside system calls where perf_event_paranoid excludes the kernel, a machine
+ * without perf sampling, a stack the handler could not unwind.
  *
- * Why a signal (design (a) of DESIGN.md, chosen over perf sampling, design (b)): the thread
- * unwinds itself with libunwind's DWARF unwinder (correct without frame pointers, exact
- * faulting PC as frame 0), ~0.3 µs, and reads its own counters; perf's kernel callchains walk
- * frame pointers only (shallow through Debian's libraries) and DWARF would need 8 KiB stack
- * copies per sample unwound offline.
- *
- * Protocol, per fault that wants a stack (fault.c): the handler installs the page without
- * waking the thread (UFFDIO_COPY_MODE_DONTWAKE), queues the stack signal to it with the
- * fault's seq (rt_tgsigqueueinfo), then wakes it. The signal ends the thread's wait; for a
- * fault in user mode its handler runs before the faulting instruction re-executes, with that
- * instruction's registers in the ucontext; for a fault inside a system call the kernel
- * retries the copy (a non-fatal signal does not abort it) and the handler runs when the call
- * returns, so the stack is that of the call's caller. Either way the instruction finds its
- * page and no second message comes: nothing is counted twice. The handler writes a context
- * record {seq, stack_id, pmu} to its own stream; the fault record itself is written by the
- * fault handler regardless, so a thread that exits before its signal arrives loses only a
- * stack. Never surfacing to the program: SA_RESTART, errno saved, the signal kept unblocked
- * (the shim filters it out of the program's signal masks), the handler never allocates. */
+ * Protocol, per such fault (fault.c): the handler installs the page without waking the
+ * thread (UFFDIO_COPY_MODE_DONTWAKE), queues the stack signal to it with the fault's seq
+ * (rt_tgsigqueueinfo), then wakes it. The signal ends the thread's wait; for a fault in user
+ * mode its handler runs before the faulting instruction re-executes, with that instruction's
+ * registers in the ucontext; for a fault inside a system call the kernel retries the copy (a
+ * non-fatal signal does not abort it) and the handler runs when the call returns, so the
+ * stack is that of the call's caller. Either way the instruction finds its page and no second
+ * message comes: nothing is counted twice. The handler unwinds with libunwind's DWARF unwinder
+ * (correct without frame pointers, exact faulting PC as frame 0) and writes a context record
+ * {seq, stack_id, pmu} to its own stream; the fault record itself is written by the fault
+ * handler regardless, so a thread that exits before its signal arrives loses only a stack.
+ * Never surfacing to the program: SA_RESTART, errno saved, the signal kept unblocked (the shim
+ * filters it out of the program's signal masks), the handler never allocates. */
 #include "runtime.h"
 #include "thread_ctx.h"
 #include "diag.h"
@@ -55,11 +56,15 @@ static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
 	int saved_in_runtime = fl_in_runtime_call;
 	(void)sig;
 	fl_in_runtime_call = 1; /* libunwind's own mmap calls stay out of the region */
-	if (si->si_code != SI_QUEUE || si->si_pid != getpid() || !(t = fl_thread_self())) {
+	if (si->si_code != SI_QUEUE || si->si_pid != rt->pid || !(t = fl_thread_self())) {
 		fl_in_runtime_call = saved_in_runtime;
 		errno = saved_errno;
 		return;
 	}
+	/* counters first: the unwinder may itself fault on the region (the loader's lists live in
+	 * the heap), and that fault's context must not read earlier counters than this one */
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.npmu = fl_sample_read_counters(t, ctx.pmu); /* opens the thread's group the first time */
 	got = unw_backtrace(raw, (int)(rt->stack_depth + HANDLER_FRAMES));
 	for (int i = 0; i < got && i < HANDLER_FRAMES; i++)
 		if ((uint64_t)(uintptr_t)raw[i] == pc) {
@@ -87,7 +92,6 @@ static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
 		if (got == (int)(rt->stack_depth + HANDLER_FRAMES) || (unsigned)(got - start) > rt->stack_depth)
 			flags |= FL_STACK_TRUNCATED;
 	}
-	memset(&ctx, 0, sizeof(ctx));
 	uint64_t value = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
 	ctx.seq = (uint32_t)value;
 	/* a signal taken long after it was sent, outside the shim's deferred system call window,
@@ -100,7 +104,6 @@ static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
 	}
 	ctx.tid = (uint32_t)t->tid;
 	ctx.stack_id = n ? fl_stack_intern(&t->fault_stacks, frames, n, flags, false) : 0;
-	ctx.npmu = fl_pmu_read(t, ctx.pmu);
 	fl_stream_append(&t->contexts, &ctx, sizeof(ctx), NULL, 0);
 	atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
 	fl_in_runtime_call = saved_in_runtime;
@@ -112,7 +115,7 @@ static int pick_signal(void)
 {
 	for (int sig = SIGRTMAX - 1; sig > SIGRTMIN + 2; sig--) {
 		struct sigaction cur;
-		if (sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+		if (fl_sys_sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
 			return sig;
 	}
 	return 0;
@@ -133,7 +136,7 @@ int fl_fault_context_setup(struct fl_runtime *rt)
 	sa.sa_sigaction = on_stack_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL) < 0) {
+	if (fl_sys_sigaction(sig, &sa, NULL) < 0) {
 		fl_log_errno("sigaction(stack signal)", errno);
 		return 0;
 	}
@@ -148,7 +151,7 @@ bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
 	si.si_signo = rt->stack_signal;
 	si.si_code = SI_QUEUE;
 	si.si_pid = rt->pid;
-	si.si_uid = getuid();
+	si.si_uid = rt->uid;
 	/* seq, and the time it was sent (ms, low 32 bits) for the lateness check */
 	si.si_value.sival_ptr = (void *)(uintptr_t)(((uint64_t)(uint32_t)(fl_now_ns() / 1000000) << 32) | seq);
 	if (syscall(SYS_rt_tgsigqueueinfo, rt->pid, tid, rt->stack_signal, &si) == 0) {

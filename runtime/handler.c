@@ -23,7 +23,7 @@
 static void handle_flush_request(struct fl_handler *h)
 {
 	uint64_t v;
-	while (read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+	while (fl_sys_read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
 		;
 	uint64_t req = atomic_load(&h->flush_request);
 	fl_trace_flush(h);
@@ -35,11 +35,9 @@ static void *handler_main(void *arg)
 	struct fl_handler *h = arg;
 	struct fl_runtime *rt = h->rt;
 	struct uffd_msg msgs[FL_MSG_BATCH];
-	sigset_t all;
 
 	fl_internal_thread = 1;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	fl_sys_block_all_signals();
 	if (h->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -80,14 +78,17 @@ static void *handler_main(void *arg)
 			epoll_ctl(ep, EPOLL_CTL_DEL, rt->uffd, NULL);
 			continue;
 		}
-		/* drain: one wake-up serves every message queued meanwhile */
+		/* drain: one wake-up serves every message queued meanwhile. A read returns every
+		 * message queued (up to the batch), so one that returns fewer has drained the
+		 * queue: no further read that would only say EAGAIN */
 		while (uffd_ready && !atomic_load(&rt->stopping)) {
-			ssize_t n = read(rt->uffd, msgs, sizeof(msgs));
+			ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR)
 					fl_log_errno("read(userfaultfd)", errno);
 				break;
 			}
+			uffd_ready = n == (ssize_t)sizeof(msgs);
 			fl_fault_serve_batch(h, msgs, (int)(n / (ssize_t)sizeof(msgs[0])));
 			if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
 				fl_trace_flush(h);
@@ -110,6 +111,8 @@ int fl_handlers_start(struct fl_runtime *rt)
 		h->index = i;
 		h->cpu = (int)(i % (unsigned)ncpu);
 		h->nrecords = 0;
+		fl_stream_init(&h->contexts, FL_SF_CONTEXTS);
+		fl_stream_init(&h->stacks, FL_SF_STACKS);
 		if (!h->bounce) {
 			h->bounce = fl_sys_mmap(NULL, FL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (h->bounce == MAP_FAILED) {
@@ -147,7 +150,7 @@ void fl_handlers_flush(struct fl_runtime *rt)
 			continue;
 		}
 		atomic_fetch_add(&h->flush_request, 1);
-		if (write(h->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		if (fl_sys_write(h->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			fl_log_errno("write(handler eventfd)", errno);
 	}
 	for (unsigned i = 0; i < rt->nhandlers; i++) {

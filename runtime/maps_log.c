@@ -3,7 +3,10 @@
  * scratch buffer (raw mmap) and appended with one write(2) after its header line
  * "# maps <time_ns> <reason>", so snapshots never interleave. */
 #include "runtime.h"
+#include "thread_ctx.h"
 #include "diag.h"
+
+#include <string.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +56,7 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 	for (;;) {
 		if (len + 65536 > scratch_cap && !grow(len + 65536))
 			break;
-		ssize_t r = read(fd, scratch + len, scratch_cap - len);
+		ssize_t r = fl_sys_read(fd, scratch + len, scratch_cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -76,4 +79,6 @@ void fl_maps_snapshot(const char *reason)
 		return;
 	take_snapshot(rt, reason);
 	pthread_mutex_unlock(&snapshot_lock);
+	if (strcmp(reason, "dlopen") == 0)
+		fl_unwind_refresh_objects(); /* the handlers' unwinder learns the new library */
 }

@@ -5,8 +5,8 @@
  * page-faults and context-switches (this VM has no hardware PMU). Each event is probed once
  * at start; an event the user asked for that is not available is dropped with one message on
  * stderr; meta.json records the events actually used and whether they are hardware or software
- * events (`record` says so once in its summary). Each thread opens its counters as one group on its first
- * fault context and reads them all with one read(2) (~0.85 µs) per context. */
+ * events (`record` says so once in its summary). Each thread's counters are members of its perf
+ * group (fault_sample.c), whose samples carry their values at every fault without a read(2). */
 #include "runtime.h"
 #include "thread_ctx.h"
 #include "diag.h"
@@ -41,15 +41,20 @@ static const struct event_name known[] = {
 	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
 };
 
+static void counter_attr(struct perf_event_attr *attr, uint32_t type, uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->read_format = PERF_FORMAT_GROUP;
+	attr->exclude_hv = 1;
+}
+
 static int open_counter(uint32_t type, uint64_t config, int group_fd)
 {
 	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = type;
-	attr.config = config;
-	attr.read_format = PERF_FORMAT_GROUP;
-	attr.exclude_hv = 1;
+	counter_attr(&attr, type, config);
 	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -120,26 +125,8 @@ int fl_pmu_setup(struct fl_runtime *rt)
 	return 0;
 }
 
-unsigned fl_pmu_read(struct fl_thread *t, uint64_t *values)
+/* The perf attributes of --pmu event i, as a member (or leader) of a thread's group. */
+void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr)
 {
-	struct fl_runtime *rt = &fl_rt;
-	uint64_t buf[1 + FL_PMU_MAX];
-	if (!t->pmu_tried) {
-		t->pmu_tried = true;
-		t->pmu_n = 0;
-		for (unsigned i = 0; i < rt->pmu_count; i++) {
-			int fd = open_counter(rt->pmu_type[i], rt->pmu_config[i], i ? t->pmu_fds[0] : -1);
-			if (fd < 0)
-				break;
-			t->pmu_fds[t->pmu_n++] = fd;
-		}
-	}
-	if (t->pmu_n == 0)
-		return 0;
-	ssize_t r = read(t->pmu_fds[0], buf, sizeof(buf));
-	if (r < (ssize_t)sizeof(uint64_t) || buf[0] > FL_PMU_MAX)
-		return 0;
-	for (uint64_t i = 0; i < buf[0]; i++)
-		values[i] = buf[1 + i];
-	return (unsigned)buf[0];
+	counter_attr(attr, rt->pmu_type[i], rt->pmu_config[i]);
 }

@@ -215,7 +215,7 @@ void fl_rap_online_add(struct fl_handler *h, uint64_t addr)
 static int write_all(int fd, const char *p, size_t len)
 {
 	while (len > 0) {
-		ssize_t w = write(fd, p, len);
+		ssize_t w = fl_sys_write(fd, p, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)

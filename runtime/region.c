@@ -19,20 +19,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void *fl_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
-{
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-}
-
-int fl_sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
-int fl_sys_madvise(void *addr, size_t len, int advice) { return (int)syscall(SYS_madvise, addr, len, advice); }
-int fl_sys_mprotect(void *addr, size_t len, int prot) { return (int)syscall(SYS_mprotect, addr, len, prot); }
-
-void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newaddr)
-{
-	return (void *)syscall(SYS_mremap, old, oldsz, newsz, flags, newaddr);
-}
-
 static void *reserve(size_t bytes, const char *what)
 {
 	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

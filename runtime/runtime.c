@@ -19,6 +19,7 @@
  *    The parent does nothing special at fork: every page operation is atomic with respect to
  *    fork (each takes the mmap lock), so the child's copy is consistent. */
 #include "runtime.h"
+#include "thread_ctx.h"
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
@@ -193,11 +194,13 @@ int fl_runtime_init(void)
 	rt->check_states = getenv("FAULTLINE_CHECK_STATES") != NULL;
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
+	rt->uid = getuid();
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
 	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
-	    fl_pmu_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
+	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
+	    fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
@@ -311,6 +314,7 @@ void fl_runtime_fork_child(void)
 	for (int i = 0; i < FL_SF_COUNT; i++)
 		close(rt->side_fd[i]);
 	fl_threads_after_fork();
+	fl_sample_registry_after_fork();
 	fl_stacks_after_fork();
 	fl_streams_after_fork();
 	atomic_store(&rt->faults_failed, false);
@@ -343,7 +347,7 @@ void fl_runtime_fork_child(void)
 	if (fl_far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_handlers_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
-		_exit(FL_EXIT_RUNTIME_FAILURE);
+		syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
 	}
 	fl_maps_snapshot("start");
 }

@@ -20,6 +20,7 @@
 #include "faultline/trace.h"
 #include "stream.h"
 #include "far_store.h"
+#include "sys.h"
 
 #define FL_PAGE_SIZE 4096UL
 #define FL_PAGE_SHIFT 12
@@ -39,6 +40,7 @@ struct fl_handler_stats {
 	_Atomic uint64_t records_written, records_dropped;
 	_Atomic uint64_t busy_waits;         /* messages that waited for a page in transition */
 	_Atomic uint64_t write_wait_ns;      /* time spent writing records out (back-pressure) */
+	_Atomic uint64_t sampled_stacks;     /* stacks taken from perf samples (no signal) */
 };
 
 struct fl_handler {
@@ -50,6 +52,7 @@ struct fl_handler {
 	int wake_fd;                         /* eventfd: flush requests and shutdown */
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
+	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
 	struct fl_fault_record *records;
 	unsigned nrecords;
 	_Atomic uint64_t flush_request, flush_done;
@@ -76,6 +79,7 @@ struct fl_page_ring {
 struct fl_runtime {
 	/* configuration */
 	int pid;                             /* process the runtime belongs to */
+	uint32_t uid;                        /* its real user id (for the signals it sends itself) */
 	char top_dir[PATH_MAX];              /* FAULTLINE_DIR, read once at start (a forked child must
 	                                        not read the program's environment: it may be evicted) */
 	bool check_states;                   /* FAULTLINE_CHECK_STATES */
@@ -219,9 +223,9 @@ bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
 void fl_fault_context_keep_unblocked(void *sigset);  /* remove the stack signal from a sigset_t */
 
 /* pmu.c */
-struct fl_thread;
+struct perf_event_attr;
 int fl_pmu_setup(struct fl_runtime *rt);
-unsigned fl_pmu_read(struct fl_thread *t, uint64_t *values);
+void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr);
 
 /* alloc_log.c */
 void fl_alloc_event(uint8_t kind, const void *addr, size_t size);
@@ -254,12 +258,5 @@ void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec);
 void fl_trace_flush(struct fl_handler *h);
 void fl_trace_write_meta(struct fl_runtime *rt);
 void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason);
-
-/* raw system calls that bypass the shim's interposed mmap family */
-void *fl_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
-int fl_sys_munmap(void *addr, size_t len);
-int fl_sys_madvise(void *addr, size_t len, int advice);
-int fl_sys_mprotect(void *addr, size_t len, int prot);
-void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newaddr);
 
 #endif

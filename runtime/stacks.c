@@ -39,6 +39,11 @@ int fl_stacks_setup(struct fl_runtime *rt)
 		fl_log_errno("mmap(stack table)", errno);
 		return -1;
 	}
+	/* libunwind's own system calls (its lock brackets, its memory validation) go straight to
+	 * the kernel, never to an interposer of the shim or the program (import_patch.c) */
+	fl_import_redirect("/libunwind", "sigprocmask", (void *)fl_sys_sigprocmask);
+	fl_import_redirect("/libunwind", "read", (void *)fl_sys_read);
+	fl_import_redirect("/libunwind", "write", (void *)fl_sys_write);
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -25,22 +26,15 @@ static pthread_key_t exit_key;
 static bool exit_key_ok;
 static __thread struct fl_thread *self;
 
-static void close_counters(struct fl_thread *t)
-{
-	for (unsigned i = 0; i < t->pmu_n; i++)
-		if (t->pmu_fds[i] >= 0)
-			close(t->pmu_fds[i]);
-	t->pmu_n = 0;
-	t->pmu_tried = false;
-}
-
+/* The thread's perf group outlives the slot: the thread still faults on its way out (its
+ * allocator caches are freed after this destructor), and those faults keep their samples and
+ * counters. The group is closed when another thread takes the slot, or at process exit. */
 static void release_slot(struct fl_thread *t)
 {
 	fl_stream_flush(&t->allocs);
 	fl_stream_flush(&t->alloc_stacks);
 	fl_stream_flush(&t->contexts);
 	fl_stream_flush(&t->fault_stacks);
-	close_counters(t);
 	atomic_store(&t->in_use, 0);
 }
 
@@ -85,10 +79,15 @@ struct fl_thread *fl_thread_self(void)
 		}
 		if (!atomic_compare_exchange_strong(&t->in_use, &expected, 1))
 			continue;
-		t->tid = (int)syscall(SYS_gettid);
+		int tid = (int)syscall(SYS_gettid);
+		if (t->sampler.tried && t->tid != tid) /* the previous owner's group */
+			fl_sample_thread_stop(t);
+		if (!t->sampler.tried) {
+			memset(&t->sampler, 0, sizeof(t->sampler));
+			t->sampler.leader_fd = -1;
+		}
+		t->tid = tid;
 		t->alloc_count = 0;
-		t->pmu_n = 0;
-		t->pmu_tried = false;
 		fl_stream_init(&t->allocs, FL_SF_ALLOCS);
 		fl_stream_init(&t->alloc_stacks, FL_SF_STACKS);
 		fl_stream_init(&t->contexts, FL_SF_CONTEXTS);
@@ -128,7 +127,7 @@ void fl_threads_after_fork(void)
 		fl_stream_discard(&t->alloc_stacks);
 		fl_stream_discard(&t->contexts);
 		fl_stream_discard(&t->fault_stacks);
-		close_counters(t);
+		fl_sample_after_fork(t);
 		if (t != self)
 			atomic_store(&t->in_use, 0);
 		else

@@ -6,6 +6,31 @@
 #include "stream.h"
 #include "faultline/trace.h"
 
+/* A thread's perf group (fault_sample.c): the sampled page-fault leader and the --pmu events. */
+struct fl_sampler {
+	int leader_fd;                     /* -1 = none */
+	int member_fds[FL_PMU_MAX];
+	unsigned nmembers;
+	bool tried;                        /* opened (or failed to) on the first fault context */
+	bool sampled;                      /* the leader is the page-fault sampler with a ring */
+	struct perf_event_mmap_page *ring; /* registered by tid for the handlers; NULL = none */
+	_Atomic int busy;                  /* a handler reads the ring and the thread's stack */
+	uint64_t stack_lo, stack_hi;       /* pages of the thread's stack known to be readable */
+};
+
+#define FL_SAMPLE_NREGS 17               /* ax bx cx dx si di bp sp ip r8-r15 */
+
+/* What a fault's sample says, for the handler that serves the fault. */
+struct fl_fault_sample {
+	struct fl_thread *thread;          /* owned (sampler.busy) until fl_sample_release */
+	uint32_t tid;
+	uint64_t addr;
+	uint64_t regs[FL_SAMPLE_NREGS];    /* user registers, perf's order */
+	unsigned npmu;
+	uint64_t pmu[FL_PMU_MAX];          /* --pmu values at the fault */
+	bool in_kernel;                    /* the fault happened inside a system call */
+};
+
 struct fl_thread {
 	_Atomic int in_use;
 	int tid;
@@ -14,10 +39,24 @@ struct fl_thread {
 	struct fl_stream allocs, alloc_stacks;
 	/* signal context (fault contexts) */
 	struct fl_stream contexts, fault_stacks;
-	/* PMU counters of this thread, opened on its first fault context */
-	int pmu_fds[FL_PMU_MAX];           /* [0] leads the group; -1 = none */
-	unsigned pmu_n;
-	bool pmu_tried;
+	struct fl_sampler sampler;         /* perf group, opened on its first fault context */
 };
+
+/* fault_sample.c */
+int fl_sample_setup(struct fl_runtime *rt);
+bool fl_sample_available(void);
+void fl_sample_thread_start(struct fl_thread *t);
+void fl_sample_thread_stop(struct fl_thread *t);
+void fl_sample_after_fork(struct fl_thread *t);
+void fl_sample_registry_after_fork(void);
+unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values);
+bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *out);
+void fl_sample_release(struct fl_fault_sample *s);
+uint64_t fl_sample_reg(const struct fl_fault_sample *s, int perf_reg);
+
+/* remote_unwind.c */
+int fl_unwind_setup(struct fl_runtime *rt);
+void fl_unwind_refresh_objects(void);
+unsigned fl_unwind_sample(const struct fl_fault_sample *s, uint64_t *frames, unsigned max, uint16_t *flags);
 
 #endif

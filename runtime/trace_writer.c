@@ -119,6 +119,10 @@ int fl_trace_open(struct fl_runtime *rt)
 void fl_trace_flush(struct fl_handler *h)
 {
 	struct fl_runtime *rt = h->rt;
+	/* stacks first, then the contexts that name them, then the faults they belong to: a
+	 * reader of a recording in progress finds every reference defined */
+	fl_stream_flush(&h->stacks);
+	fl_stream_flush(&h->contexts);
 	if (h->nrecords == 0)
 		return;
 	/* the handler waits for its write: that is the back-pressure, and it is counted */
@@ -153,7 +157,7 @@ static size_t read_proc(const char *path, char *buf, size_t cap)
 	if (fd < 0)
 		return 0;
 	while (len + 1 < cap) {
-		ssize_t r = read(fd, buf + len, cap - 1 - len);
+		ssize_t r = fl_sys_read(fd, buf + len, cap - 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -201,7 +205,7 @@ static void write_stats_file(struct fl_runtime *rt, struct fl_buf *b)
 	if (rt->stats_fd < 0)
 		return;
 	while (written < b->len) {
-		ssize_t w = pwrite(rt->stats_fd, b->p + written, b->len - written, (off_t)written);
+		ssize_t w = fl_sys_pwrite(rt->stats_fd, b->p + written, b->len - written, (off_t)written);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -288,7 +292,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0;
+	uint64_t write_wait = 0, sampled = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -303,6 +307,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		dropped += atomic_load(&s->records_dropped);
 		waits += atomic_load(&s->busy_waits);
 		write_wait += atomic_load(&s->write_wait_ns);
+		sampled += atomic_load(&s->sampled_stacks);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -335,6 +340,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_str(&b, "records_dropped_reason", write_errno ? strerrordesc_np(write_errno) : "");
 	json_key_u64(&b, "side_bytes_dropped", atomic_load(&rt->side_bytes_dropped));
 	json_key_u64(&b, "contexts_written", atomic_load(&rt->contexts_written));
+	json_key_u64(&b, "stacks_from_samples", sampled);
 	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
 	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
 	json_key_u64(&b, "late_stacks_dropped", atomic_load(&rt->late_stacks));

@@ -726,6 +726,42 @@ static int index_faults(struct loader *ld)
 
 /* ======================================================================= contexts */
 
+static int compare_context_seq(const void *a, const void *b, void *ctx)
+{
+	const struct fl_fault_context *c = ctx;
+	uint32_t x = c[*(const uint32_t *)a].seq, y = c[*(const uint32_t *)b].seq;
+	return (x > y) - (x < y);
+}
+
+/* Contexts in seq order, which is each thread's own order (its PMU values increase in it),
+ * whichever writer appended them (the thread itself, or the handler that served its fault). */
+static int order_contexts_by_seq(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	size_t n = proc->ncontexts;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *position = malloc((n ? n : 1) * sizeof(*position));
+	struct fl_fault_context *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!order || !position || !sorted) {
+		free(order), free(position), free(sorted);
+		return fail_nomem(ld, "the context order");
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), compare_context_seq, proc->contexts);
+	for (size_t k = 0; k < n; k++) {
+		sorted[k] = proc->contexts[order[k]];
+		position[order[k]] = (uint32_t)k;
+	}
+	for (size_t i = 0; i < proc->nfaults; i++)
+		if (proc->faults[i].context != FL_NONE)
+			proc->faults[i].context = position[proc->faults[i].context];
+	free(proc->contexts);
+	proc->contexts = sorted;
+	free(order), free(position);
+	return 0;
+}
+
 static int load_contexts(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
@@ -778,7 +814,7 @@ static int load_contexts(struct loader *ld)
 	free(data);
 	proc->ncontexts = kept;
 	report_dangling(ld, "context seqs or stack ids");
-	return 0;
+	return order_contexts_by_seq(ld);
 }
 
 /* ======================================================================= allocs */

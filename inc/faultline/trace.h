@@ -6,8 +6,9 @@
  *   stats.json  counters written at exit (absent if the process was killed by SIGKILL)
  *   faults      fault records (fl_fault_record), one per message the kernel delivered
  *   contexts    fault contexts (fl_fault_context): the stack and PMU values of a fault, written
- *               by the faulting thread itself; joined to `faults` by seq. A fault without a
- *               context had no stack wanted (sampling) or the thread could not take one.
+ *               by the handler that served it or by the faulting thread itself; joined to
+ *               `faults` by seq. A fault without a context had no stack wanted (sampling) or
+ *               none could be taken.
  *   stacks      call stacks (fl_stack_record, variable size), each defined once, by stack_id
  *   allocs      allocation events (fl_alloc_record): malloc family and anonymous mmap
  *   maps        text: snapshots of /proc/self/maps, each after a line
@@ -74,12 +75,14 @@ struct fl_fault_record {
 	uint8_t reserved;  /* zero */
 };
 
-/* The context of one fault, from the faulting thread (a signal handler that runs before the
- * faulting instruction re-executes, or when the system call that faulted returns). A
- * thread's contexts appear in its file in the order the thread took them, and its PMU values
- * increase in that order; faults inside one system call are taken together when it returns
- * (their stacks start at the call's caller, a return address) and not necessarily in seq
- * order. */
+/* The context of one fault: its call stack and the faulting thread's counters at the fault.
+ * Taken by the handler that served the fault, from the perf sample the fault left (registers
+ * and counter values; the stack unwound while the thread slept in the fault), or, without a
+ * usable sample, by the faulting thread itself in a signal handler that runs before the
+ * faulting instruction re-executes or when the system call that faulted returns. For a fault
+ * inside a system call the stack starts at the call's caller (frame 0 a return address, no
+ * FL_STACK_EXACT_PC). Contexts come from several writers in no particular order; in seq order
+ * a thread's PMU values never decrease (readers order them so). */
 #define FL_PMU_MAX 4
 struct fl_fault_context {
 	uint32_t seq;            /* the fault record's seq */

@@ -1,0 +1,357 @@
+/* fault_sample.c: each application thread's perf group — the PMU context of its faults and,
+ * for the fault handlers, the registers it faulted with — read without a signal or a syscall.
+ *
+ * Why. A fault's stack and counters used to be taken by the faulting thread itself, in a
+ * signal sent by the handler: on this kind of VM the signal (send, delivery, sigreturn, an
+ * extra context switch) and the counter read() cost 30-50 % of a fault (bench row 1, issue 17).
+ * The kernel can hand both over for free: a software page-fault event sampled at every fault
+ * (sample_period 1) fires exactly once per userfaultfd fault, in the faulting thread, *before*
+ * the message is queued (notes/mechanisms.md §8), and its sample carries the thread id, the
+ * faulting address, the thread's user registers (for a fault inside a system call: those of
+ * the call, so the stack is the caller's) and the values of the whole group (PERF_SAMPLE_READ:
+ * the --pmu events are its members). The handler that reads the message finds the sample in
+ * the thread's ring, unwinds the stack from those registers while the thread still sleeps in
+ * its fault (remote_unwind.c), and only then installs the page and wakes the thread.
+ *
+ * Per thread: the group is opened by the thread itself on its first fault context (the signal
+ * path of fault_context.c, which remains the fallback for every fault without a usable sample:
+ * a thread's first fault, a ring that overflowed, kernel faults where perf_event_paranoid
+ * excludes the kernel, a machine without perf). Its ring (FL_SAMPLE_RING_PAGES) is registered
+ * in a table by tid, which handlers probe without locks; a handler owns a ring while it reads
+ * it (`busy`), and the exiting thread waits for that before unmapping it. Page faults of the
+ * thread outside the region also leave samples; they are skipped when the ring is read. */
+#include "runtime.h"
+#include "thread_ctx.h"
+#include "diag.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define FL_SAMPLE_RING_PAGES 16          /* data pages of a thread's ring: ~300 samples */
+#define REGISTRY_SLOTS 8192              /* tid -> thread, open addressing */
+#define REGISTRY_PROBES 64
+#define TOMBSTONE (-1)
+
+/* The general-purpose registers sampled, in the order perf writes them (bit order). */
+static const int sampled_regs[FL_SAMPLE_NREGS] = {
+	PERF_REG_X86_AX, PERF_REG_X86_BX, PERF_REG_X86_CX, PERF_REG_X86_DX, PERF_REG_X86_SI,
+	PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP, PERF_REG_X86_IP, PERF_REG_X86_R8,
+	PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11, PERF_REG_X86_R12, PERF_REG_X86_R13,
+	PERF_REG_X86_R14, PERF_REG_X86_R15,
+};
+
+struct registry_slot {
+	_Atomic int32_t tid;                 /* 0 = never used, TOMBSTONE = freed */
+	struct fl_thread *thread;
+};
+
+static struct registry_slot *registry;
+static bool sampling;                    /* this machine lets us sample page faults */
+static bool sampling_kernel;             /* ... including faults inside system calls */
+
+static uint64_t regs_mask(void)
+{
+	uint64_t mask = 0;
+	for (int i = 0; i < FL_SAMPLE_NREGS; i++)
+		mask |= 1ULL << sampled_regs[i];
+	return mask;
+}
+
+static int open_event(struct perf_event_attr *attr, int group_fd)
+{
+	return (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void sampler_attr(struct perf_event_attr *attr, bool kernel)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr->sample_period = 1;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+	attr->read_format = PERF_FORMAT_GROUP;
+	attr->sample_regs_user = regs_mask();
+	attr->exclude_kernel = !kernel;
+	attr->exclude_hv = 1;
+}
+
+/* Which kind of sampling this machine allows, probed once (an event on the calling thread). */
+int fl_sample_setup(struct fl_runtime *rt)
+{
+	struct perf_event_attr attr;
+	(void)rt;
+	registry = fl_sys_mmap(NULL, REGISTRY_SLOTS * sizeof(*registry), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (registry == MAP_FAILED) {
+		registry = NULL;
+		fl_log_errno("mmap(sampler registry)", errno);
+		return 0; /* stacks and counters come through the signal path */
+	}
+	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
+		sampler_attr(&attr, kernel);
+		int fd = open_event(&attr, -1);
+		if (fd >= 0) {
+			close(fd);
+			sampling = true;
+			sampling_kernel = kernel;
+		}
+	}
+	return 0;
+}
+
+bool fl_sample_available(void) { return sampling; }
+
+static struct registry_slot *registry_find(int32_t tid)
+{
+	uint32_t h = (uint32_t)tid * 2654435761u;
+	for (unsigned probe = 0; probe < REGISTRY_PROBES; probe++) {
+		struct registry_slot *s = &registry[(h + probe) % REGISTRY_SLOTS];
+		int32_t seen = atomic_load_explicit(&s->tid, memory_order_acquire);
+		if (seen == tid)
+			return s;
+		if (seen == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+static bool registry_add(struct fl_thread *t)
+{
+	uint32_t h = (uint32_t)t->tid * 2654435761u;
+	struct registry_slot *same = registry_find(t->tid);
+	if (same) { /* a thread that ended left its entry, and the kernel reused its tid */
+		same->thread = t;
+		return true;
+	}
+	for (unsigned probe = 0; probe < REGISTRY_PROBES; probe++) {
+		struct registry_slot *s = &registry[(h + probe) % REGISTRY_SLOTS];
+		int32_t seen = atomic_load_explicit(&s->tid, memory_order_acquire);
+		if (seen != 0 && seen != TOMBSTONE)
+			continue;
+		/* only this thread writes slots of its tid; other threads claim by CAS */
+		s->thread = t;
+		if (atomic_compare_exchange_strong(&s->tid, &seen, t->tid))
+			return true;
+	}
+	return false;
+}
+
+/* Opens the thread's group: the sampled page-fault leader (when the machine allows) with the
+ * --pmu events as members, or the --pmu events alone. Called by the thread itself, in the
+ * stack signal's handler or in normal code: system calls only. */
+static void open_group(struct fl_runtime *rt, struct fl_thread *t)
+{
+	struct fl_sampler *s = &t->sampler;
+	struct perf_event_attr attr;
+	int leader = -1;
+
+	s->leader_fd = -1;
+	s->nmembers = 0;
+	s->ring = NULL;
+	atomic_store(&s->busy, 0);
+	if (sampling && registry) {
+		sampler_attr(&attr, sampling_kernel);
+		leader = open_event(&attr, -1);
+		if (leader >= 0) {
+			size_t len = (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE;
+			void *ring = fl_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, leader, 0);
+			if (ring == MAP_FAILED) { /* locked-memory limit (perf_event_mlock_kb) */
+				close(leader);
+				leader = -1;
+			} else {
+				s->ring = ring;
+				s->sampled = true;
+			}
+		}
+	}
+	s->leader_fd = leader;
+	for (unsigned i = 0; i < rt->pmu_count; i++) {
+		fl_pmu_attr(rt, i, &attr);
+		int fd = open_event(&attr, s->leader_fd >= 0 ? s->leader_fd : -1);
+		if (fd < 0)
+			break;
+		if (s->leader_fd < 0) {
+			s->leader_fd = fd; /* no sampler: the first --pmu event leads */
+			s->sampled = false;
+		} else {
+			s->member_fds[s->nmembers++] = fd;
+		}
+	}
+	if (s->ring && !registry_add(t)) {
+		fl_sys_munmap(s->ring, (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE);
+		s->ring = NULL;
+	}
+}
+
+void fl_sample_thread_start(struct fl_thread *t)
+{
+	if (t->sampler.tried)
+		return;
+	t->sampler.tried = true;
+	open_group(&fl_rt, t);
+}
+
+static void close_group(struct fl_sampler *s, bool unmap)
+{
+	if (s->ring && unmap)
+		fl_sys_munmap(s->ring, (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE);
+	s->ring = NULL;
+	for (unsigned i = 0; i < s->nmembers; i++)
+		close(s->member_fds[i]);
+	if (s->leader_fd >= 0)
+		close(s->leader_fd);
+	s->leader_fd = -1;
+	s->nmembers = 0;
+	s->tried = false;
+	s->sampled = false;
+}
+
+/* At thread exit: leave the table, wait until no handler reads the ring, release it. */
+void fl_sample_thread_stop(struct fl_thread *t)
+{
+	struct fl_sampler *s = &t->sampler;
+	if (s->ring && registry) {
+		struct registry_slot *slot = registry_find(t->tid);
+		if (slot && slot->thread == t)
+			atomic_store_explicit(&slot->tid, TOMBSTONE, memory_order_release);
+		while (atomic_load_explicit(&s->busy, memory_order_acquire))
+			sched_yield();
+	}
+	close_group(s, true);
+}
+
+/* In a forked child: the events belong to the parent's threads. Their fds and rings are
+ * dropped (the parent keeps its own), and the child's threads open groups of their own. */
+void fl_sample_after_fork(struct fl_thread *t)
+{
+	close_group(&t->sampler, true);
+}
+
+void fl_sample_registry_after_fork(void)
+{
+	if (registry)
+		fl_sys_madvise(registry, REGISTRY_SLOTS * sizeof(*registry), MADV_DONTNEED);
+}
+
+/* The thread's counter values now (the --pmu events, in their order): one read(2). */
+unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values)
+{
+	struct fl_sampler *s = &t->sampler;
+	uint64_t buf[2 + FL_PMU_MAX];
+	fl_sample_thread_start(t);
+	if (s->leader_fd < 0)
+		return 0;
+	ssize_t r = fl_sys_read(s->leader_fd, buf, sizeof(buf));
+	if (r < (ssize_t)sizeof(uint64_t) || buf[0] > 1 + FL_PMU_MAX)
+		return 0;
+	unsigned first = s->sampled ? 1 : 0; /* the sampler's own count is not a --pmu event */
+	unsigned n = 0;
+	for (uint64_t i = first; i < buf[0] && n < FL_PMU_MAX; i++)
+		values[n++] = buf[1 + i];
+	return n;
+}
+
+/* Copies a ring record that may wrap around the end of the data area. */
+static const void *ring_record(const char *data, size_t size, uint64_t at, size_t len, void *scratch)
+{
+	size_t off = at % size;
+	if (off + len <= size)
+		return data + off;
+	memcpy(scratch, data + off, size - off);
+	memcpy((char *)scratch + (size - off), data, len - (size - off));
+	return scratch;
+}
+
+/* Parses one PERF_RECORD_SAMPLE (layout fixed by sampler_attr); false if it is not ours. */
+static bool parse_sample(const struct perf_event_header *hdr, struct fl_fault_sample *out)
+{
+	const uint64_t *w = (const uint64_t *)(hdr + 1);
+	const uint64_t *end = (const uint64_t *)((const char *)hdr + hdr->size);
+	if (w + 3 > end)
+		return false;
+	out->tid = (uint32_t)(w[0] >> 32);
+	out->addr = w[1];
+	uint64_t nr = w[2];
+	w += 3;
+	if (nr > 1 + FL_PMU_MAX || w + nr + 1 > end)
+		return false;
+	out->npmu = nr > 0 ? (unsigned)(nr - 1) : 0; /* without the sampler's own count */
+	for (uint64_t i = 1; i < nr; i++)
+		out->pmu[i - 1] = w[i];
+	w += nr;
+	uint64_t abi = *w++;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE || w + FL_SAMPLE_NREGS > end)
+		return false;
+	memcpy(out->regs, w, sizeof(out->regs));
+	out->in_kernel = (hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	return true;
+}
+
+/* Handler side: the sample of thread `tid`'s fault on the page at `page_addr`, taken from its
+ * ring (everything older is consumed). False when there is none: the caller falls back. */
+bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *out)
+{
+	struct registry_slot *slot;
+	struct fl_thread *t;
+	int expect = 0;
+	bool found = false;
+	uint64_t scratch[64];
+
+	if (!registry || !(slot = registry_find((int32_t)tid)))
+		return false;
+	t = slot->thread;
+	if (!t || !atomic_compare_exchange_strong(&t->sampler.busy, &expect, 1))
+		return false;
+	if (atomic_load_explicit(&slot->tid, memory_order_acquire) != (int32_t)tid || slot->thread != t ||
+	    !t->sampler.ring) {
+		atomic_store_explicit(&t->sampler.busy, 0, memory_order_release);
+		return false;
+	}
+	struct perf_event_mmap_page *meta = t->sampler.ring;
+	const char *data = (const char *)meta + FL_PAGE_SIZE;
+	size_t size = FL_SAMPLE_RING_PAGES * FL_PAGE_SIZE;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	while (tail < head) {
+		struct perf_event_header hdr;
+		memcpy(&hdr, ring_record(data, size, tail, sizeof(hdr), scratch), sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(scratch) || tail + hdr.size > head)
+			break;
+		if (hdr.type == PERF_RECORD_SAMPLE) {
+			const struct perf_event_header *rec = ring_record(data, size, tail, hdr.size, scratch);
+			struct fl_fault_sample s;
+			if (parse_sample(rec, &s) && s.tid == tid && (s.addr & ~(FL_PAGE_SIZE - 1)) == page_addr) {
+				*out = s;
+				found = true;
+			}
+		}
+		tail += hdr.size;
+	}
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	out->thread = t;
+	if (!found)
+		atomic_store_explicit(&t->sampler.busy, 0, memory_order_release);
+	return found;
+}
+
+/* Ends fl_sample_take's ownership of the thread's ring (after the unwinder used it). */
+void fl_sample_release(struct fl_fault_sample *s)
+{
+	atomic_store_explicit(&s->thread->sampler.busy, 0, memory_order_release);
+}
+
+/* Register number -> the sampled value, for the unwinder (perf's numbering). */
+uint64_t fl_sample_reg(const struct fl_fault_sample *s, int perf_reg)
+{
+	for (int i = 0; i < FL_SAMPLE_NREGS; i++)
+		if (sampled_regs[i] == perf_reg)
+			return s->regs[i];
+	return 0;
+}

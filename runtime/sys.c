@@ -1,0 +1,79 @@
+/* sys.c: raw system call wrappers of the runtime (see sys.h for why they exist). */
+#include "sys.h"
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void *fl_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int fl_sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+int fl_sys_madvise(void *addr, size_t len, int advice) { return (int)syscall(SYS_madvise, addr, len, advice); }
+int fl_sys_mprotect(void *addr, size_t len, int prot) { return (int)syscall(SYS_mprotect, addr, len, prot); }
+
+void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newaddr)
+{
+	return (void *)syscall(SYS_mremap, old, oldsz, newsz, flags, newaddr);
+}
+
+ssize_t fl_sys_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
+ssize_t fl_sys_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
+ssize_t fl_sys_pread(int fd, void *buf, size_t n, off_t off) { return syscall(SYS_pread64, fd, buf, n, off); }
+ssize_t fl_sys_pwrite(int fd, const void *buf, size_t n, off_t off) { return syscall(SYS_pwrite64, fd, buf, n, off); }
+
+ssize_t fl_sys_recv(int fd, void *buf, size_t n, int flags)
+{
+	return syscall(SYS_recvfrom, fd, buf, n, flags, NULL, NULL);
+}
+
+ssize_t fl_sys_send(int fd, const void *buf, size_t n, int flags)
+{
+	return syscall(SYS_sendto, fd, buf, n, flags, NULL, 0);
+}
+
+ssize_t fl_sys_sendmsg(int fd, const struct msghdr *m, int flags) { return syscall(SYS_sendmsg, fd, m, flags); }
+
+int fl_sys_poll(struct pollfd *fds, unsigned long n, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+	return (int)syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? NULL : &ts, NULL, _NSIG / 8);
+}
+
+int fl_sys_block_all_signals(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	return (int)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, _NSIG / 8);
+}
+
+int fl_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+	if (!libc_sigaction)
+		libc_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	if (!libc_sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return libc_sigaction(sig, act, old);
+}
+
+/* sigprocmask for the libraries the runtime calls (import_patch.c): the runtime's own threads
+ * block every signal for good, so a change of mask there changes nothing and costs nothing;
+ * elsewhere the system call itself. */
+int fl_sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (fl_internal_thread) {
+		if (old)
+			sigfillset(old);
+		return 0;
+	}
+	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
