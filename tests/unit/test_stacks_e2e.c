@@ -980,6 +980,52 @@ static void test_threads(void)
 	run_free(&r);
 }
 
+/* ------------------------------------------------------------------ concurrent */
+
+/* Faults whose page another thread's fault brought in (kind concurrent) have stacks too: the
+ * handler takes every stack of a batch of messages from the faults' samples before it installs
+ * any page of the batch (an install wakes every thread waiting on the page). With one handler
+ * every concurrent message is read in the same batch as the fault that installs its page. */
+static void test_concurrent(void)
+{
+	static const char *const opts[] = { "-c", "1", "-M", "512", NULL };
+	static const char *const args[] = { "4", "64", "1", "4096", NULL };
+	static const char *const want[] = { "shared_touch", "work" };
+	struct run r;
+
+	printf("# --- concurrent: 4 threads on 4096 shared pages, -c 1\n");
+	if (!record(&r, "concurrent", opts, "st_threads", args)) {
+		run_free(&r);
+		return;
+	}
+	const struct fl_process *p = r.proc;
+	const struct mark *shared = need_mark(&r, 'r', "shared");
+	size_t concurrent = 0, with_stack = 0, wrong = 0;
+	char desc[2048];
+	for (size_t i = 0; i < p->nfaults; i++) {
+		const struct fl_fault *f = &p->faults[i];
+		if (f->rec.kind != FL_FAULT_CONCURRENT || !in_range(shared, f->rec.addr))
+			continue;
+		concurrent++;
+		const struct fl_stack *s = context_stack(p, f);
+		if (!s || s->nframes == 0)
+			continue;
+		with_stack++;
+		if (stack_is(p, f->rec.time_ns, s, want, 2, true))
+			continue;
+		if (wrong++ < EXAMPLES)
+			printf("# concurrent: fault seq %u tid %u: stack %s\n", f->rec.seq, f->rec.tid,
+			       describe_stack(p, f->rec.time_ns, s, desc, sizeof(desc)));
+	}
+	CHECK(concurrent >= 10, "concurrent: the threads' faults on the shared pages include concurrent ones (%zu, want "
+	      ">= 10)", concurrent);
+	CHECK(with_stack * 10 >= concurrent * 9, "concurrent: %zu of %zu concurrent faults have a stack (want >= 90 %%)",
+	      with_stack, concurrent);
+	CHECK(wrong == 0, "concurrent: %zu of %zu stacks of concurrent faults are not shared_touch < work (exact PC)",
+	      wrong, with_stack);
+	run_free(&r);
+}
+
 /* ------------------------------------------------------------------ allocsites */
 
 static void test_allocsites(void)
@@ -1101,7 +1147,8 @@ static bool wanted(int argc, char **argv, const char *section)
 
 int main(int argc, char **argv)
 {
-	static const char *const sections[] = { "callchain", "sysread", "threads", "sample", "allocsites", "sigblock" };
+	static const char *const sections[] = { "callchain", "sysread", "threads", "concurrent", "sample", "allocsites",
+						"sigblock" };
 	struct run base = { 0 };
 
 	for (int i = 1; i < argc; i++) {
@@ -1109,8 +1156,8 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			known |= strcmp(argv[i], sections[k]) == 0;
 		if (!known) {
-			fprintf(stderr, "usage: test_stacks_e2e [SECTION...]   sections: callchain sysread threads sample "
-					"allocsites sigblock\n");
+			fprintf(stderr, "usage: test_stacks_e2e [SECTION...]   sections: callchain sysread threads "
+					"concurrent sample allocsites sigblock\n");
 			return 2;
 		}
 	}
@@ -1128,6 +1175,8 @@ int main(int argc, char **argv)
 		test_sysread();
 	if (wanted(argc, argv, "threads"))
 		test_threads();
+	if (wanted(argc, argv, "concurrent"))
+		test_concurrent();
 	if (wanted(argc, argv, "allocsites"))
 		test_allocsites();
 	if (wanted(argc, argv, "sigblock"))
