@@ -567,7 +567,7 @@ workload_cmd() {   # NAME: sets CMD (array) and MAXM
 }
 
 bench_overhead() {
-	say "row 3: overhead vs native, -L = -M, -s 100 ($RUNS runs)"
+	say "row 3: overhead vs native, -L = -M, -s 1 ($RUNS runs)"
 	make_inputs
 	local w i who order avail=()
 	command -v sqlite3 >/dev/null && avail+=(sqlite) || fail ov_sqlite_ours "sqlite3 not installed (./deps.sh)"
@@ -587,7 +587,7 @@ bench_overhead() {
 						[ -f "$REC/ov_$w.ref.out" ] || cp "$REC/ov_$w.out" "$REC/ov_$w.ref.out"
 					fi
 				else
-					rec "ov_$w" -L "$MAXM" -M "$MAXM" -s 100 -- "${CMD[@]}"
+					rec "ov_$w" -L "$MAXM" -M "$MAXM" -s 1 -- "${CMD[@]}"
 					if ok "ov_$w" "ov_${w}_ours"; then
 						add "ov_${w}_ours" "$WALL_NS"
 						add "ov_${w}_faults" "$(stat_sum "ov_$w" faults_total)"
@@ -612,7 +612,7 @@ table_overhead() {
 		sort) id=3c; what="sort -k2,2n -k1,1 of $SORT_LINES lines" ;;
 		touch) id=3d; what="first-touch program, $TOUCH_PAGES pages (shows the per-fault floor)" ;;
 		esac
-		row "$id" "Overhead with ample memory (-L = -M, -s 100): $what, wall vs native" \
+		row "$id" "Overhead with ample memory (-L = -M, -s 1: every fault with its stack and PMU values): $what, wall vs native" \
 			"$(cell "ov_${w}_native" s 1e-9)" "$(cell "ov_${w}_ours" s 1e-9)" \
 			"$(ratio "ov_${w}_ours" "ov_${w}_native")" "$(runs_of "ov_${w}_ours")" \
 			"faults per run $(cell "ov_${w}_faults" "")$([ "$w" != touch ] && echo "; output = native output")"
