@@ -23,11 +23,13 @@
 #include "runtime.h"
 #include "thread_ctx.h"
 #include "diag.h"
+#include "faultline/env.h"
 
 #include <asm/perf_regs.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -94,6 +96,9 @@ int fl_sample_setup(struct fl_runtime *rt)
 		fl_log_errno("mmap(sampler registry)", errno);
 		return 0; /* stacks and counters come through the signal path */
 	}
+	const char *source = getenv(FL_ENV_STACK_SOURCE);
+	if (source && strcmp(source, "signal") == 0)
+		return 0; /* every stack through the signal path (fault_context.c) */
 	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
 		sampler_attr(&attr, kernel);
 		int fd = open_event(&attr, -1);

@@ -15,6 +15,9 @@
 #define FL_ENV_STACK_DEPTH  "FAULTLINE_STACK_DEPTH"  /* max frames per stack (issue: stacks) */
 #define FL_ENV_SAMPLE       "FAULTLINE_SAMPLE"       /* record a stack for 1 fault in N */
 #define FL_ENV_PMU          "FAULTLINE_PMU"          /* comma-separated perf event names */
+#define FL_ENV_STACK_SOURCE "FAULTLINE_STACK_SOURCE" /* "sample" (default: perf samples, signal as
+                                                        fallback) or "signal" (every stack by signal;
+                                                        for comparison and for the fallback's tests) */
 #define FL_ENV_ALLOC_SAMPLE "FAULTLINE_ALLOC_SAMPLE" /* record an allocation stack for 1 in N */
 #define FL_ENV_FAR          "FAULTLINE_FAR"          /* far store spec: "mem" (default), "file:PATH",
                                                         "memcached:ADDR:PORT[,ADDR:PORT...]" (numeric

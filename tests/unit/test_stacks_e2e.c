@@ -46,6 +46,8 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -666,6 +668,35 @@ static void check_callchain(const struct run *r, uint64_t mib)
 	CHECK(nc >= 1, "%s: the verification pass refaults the array (%zu faults)", r->name, nc);
 }
 
+/* Where the stacks came from: with FAULTLINE_STACK_SOURCE=signal every one by signal; by default,
+ * where this machine lets a thread sample its page faults, all but each thread's first from
+ * perf samples (runtime/fault_sample.c). */
+static void check_stack_source(const struct run *r)
+{
+	uint64_t sampled = stat_u64(r, "stacks_from_samples"), signals = stat_u64(r, "stack_signals_sent");
+	uint64_t contexts = stat_u64(r, "contexts_written");
+	const char *source = getenv("FAULTLINE_STACK_SOURCE");
+	CHECK(sampled + signals == contexts, "%s: contexts_written %" PRIu64 " = stacks_from_samples %" PRIu64
+	      " + stack_signals_sent %" PRIu64, r->name, contexts, sampled, signals);
+	if (source && strcmp(source, "signal") == 0) {
+		CHECK(sampled == 0, "%s: FAULTLINE_STACK_SOURCE=signal: no stack from a sample (%" PRIu64 ")", r->name,
+		      sampled);
+		return;
+	}
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_PAGE_FAULTS, .sample_period = 1,
+					.sample_type = PERF_SAMPLE_REGS_USER, .sample_regs_user = 0x1ff,
+					.exclude_kernel = 1, .exclude_hv = 1 };
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("# %s: this machine does not let a thread sample its page faults: stacks by signal\n", r->name);
+		return;
+	}
+	close(fd);
+	CHECK(sampled * 100 >= contexts * 99, "%s: stacks from perf samples: %" PRIu64 " of %" PRIu64
+	      " (want >= 99 %%: all but each thread's first)", r->name, sampled, contexts);
+}
+
 static void test_callchain(struct run *base)
 {
 	static const char *const opts[] = { "-s", "1", "-L", "4", "-M", "256", NULL };
@@ -678,6 +709,7 @@ static void test_callchain(struct run *base)
 	      "faults)", base->name, base->proc->ncontexts, base->proc->nfaults);
 	check_pmu_meta(base);
 	check_pmu_monotonic(base);
+	check_stack_source(base);
 }
 
 /* ------------------------------------------------------------------ sample */
