@@ -81,10 +81,14 @@ static void *handler_main(void *arg)
 		/* drain: one wake-up serves every message queued meanwhile. A read returns every
 		 * message queued (up to the batch), so one that returns fewer has drained the
 		 * queue: no further read that would only say EAGAIN */
+		if (uffd_ready)
+			atomic_fetch_add_explicit(&h->stats.wakeups, 1, memory_order_relaxed);
 		while (uffd_ready && !atomic_load(&rt->stopping)) {
 			ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
 			if (n < 0) {
-				if (errno != EAGAIN && errno != EINTR)
+				if (errno == EAGAIN) /* another handler took the messages first */
+					atomic_fetch_add_explicit(&h->stats.empty_wakeups, 1, memory_order_relaxed);
+				else if (errno != EINTR)
 					fl_log_errno("read(userfaultfd)", errno);
 				break;
 			}

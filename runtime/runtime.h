@@ -41,6 +41,7 @@ struct fl_handler_stats {
 	_Atomic uint64_t busy_waits;         /* messages that waited for a page in transition */
 	_Atomic uint64_t write_wait_ns;      /* time spent writing records out (back-pressure) */
 	_Atomic uint64_t sampled_stacks;     /* stacks taken from perf samples (no signal) */
+	_Atomic uint64_t wakeups, empty_wakeups; /* woken for messages; of those, found none left */
 };
 
 struct fl_handler {

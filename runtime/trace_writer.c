@@ -292,7 +292,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0, sampled = 0;
+	uint64_t write_wait = 0, sampled = 0, wakeups = 0, empty_wakeups = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -308,6 +308,8 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		waits += atomic_load(&s->busy_waits);
 		write_wait += atomic_load(&s->write_wait_ns);
 		sampled += atomic_load(&s->sampled_stacks);
+		wakeups += atomic_load(&s->wakeups);
+		empty_wakeups += atomic_load(&s->empty_wakeups);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -325,6 +327,8 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "soft_evictions", atomic_load(&rt->evict.soft_evictions));
 	json_key_u64(&b, "eviction_rounds", atomic_load(&rt->evict.rounds));
 	json_key_u64(&b, "busy_waits", waits);
+	json_key_u64(&b, "handler_wakeups", wakeups);
+	json_key_u64(&b, "handler_empty_wakeups", empty_wakeups);
 	json_key_u64(&b, "trace_write_wait_ns", write_wait);
 	json_key_u64(&b, "resident_bytes_at_exit", atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
 	json_key_u64(&b, "peak_resident_bytes", atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
