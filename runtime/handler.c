@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define FLUSH_PERIOD_MS 100
+
 static void handle_flush_request(struct fl_handler *h)
 {
 	uint64_t v;
@@ -28,6 +30,23 @@ static void handle_flush_request(struct fl_handler *h)
 	uint64_t req = atomic_load(&h->flush_request);
 	fl_trace_flush(h);
 	atomic_store(&h->flush_done, req);
+}
+
+/* Every FLUSH_PERIOD_MS, handler 0 writes out what the application threads buffered (their
+ * allocation records, and the stacks and contexts they took themselves), so a process killed
+ * with SIGKILL keeps all but its last ~100 ms, as for fault records. Its own buffer goes out on
+ * the same cadence (or when full). */
+static void flush_thread_streams(struct fl_handler *h, bool now)
+{
+	static uint64_t last_ns;
+	if (h->index != 0)
+		return;
+	uint64_t t = fl_now_ns();
+	if (!now && t - last_ns < FLUSH_PERIOD_MS * 1000000ull)
+		return;
+	last_ns = t;
+	fl_threads_flush_periodic();
+	fl_trace_flush(h);
 }
 
 static void *handler_main(void *arg)
@@ -54,7 +73,8 @@ static void *handler_main(void *arg)
 	}
 	for (;;) {
 		struct epoll_event evs[2];
-		int timeout = h->nrecords ? 100 : -1;
+		/* handler 0 keeps the cadence of the application threads' streams too */
+		int timeout = (h->nrecords || h->index == 0) ? FLUSH_PERIOD_MS : -1;
 		int r = epoll_wait(ep, evs, 2, timeout);
 		bool uffd_ready = false;
 		if (r < 0) {
@@ -64,6 +84,7 @@ static void *handler_main(void *arg)
 		}
 		if (r == 0) {
 			fl_trace_flush(h);
+			flush_thread_streams(h, true);
 			continue;
 		}
 		for (int i = 0; i < r; i++) {
@@ -94,6 +115,7 @@ static void *handler_main(void *arg)
 			}
 			uffd_ready = n == (ssize_t)sizeof(msgs);
 			fl_fault_serve_batch(h, msgs, (int)(n / (ssize_t)sizeof(msgs[0])));
+			flush_thread_streams(h, false);
 			if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
 				fl_trace_flush(h);
 				if (!atomic_load(&rt->stopping))

@@ -210,6 +210,7 @@ struct fl_thread;
 struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
 int fl_threads_setup(struct fl_runtime *rt);
 void fl_threads_flush_all(void);
+void fl_threads_flush_periodic(void);
 void fl_threads_after_fork(void);
 
 /* stacks.c */

@@ -85,6 +85,19 @@ bool fl_stream_try_flush(struct fl_stream *s)
 	return true;
 }
 
+/* For the periodic flush by another thread: only if the stream is free right now (its owner
+ * appends in a moment and the next period takes it). */
+void fl_stream_flush_if_free(struct fl_stream *s)
+{
+	int saved = errno;
+	if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+		return;
+	if (s->len)
+		write_out(s);
+	unlock(s);
+	errno = saved;
+}
+
 void fl_stream_flush(struct fl_stream *s)
 {
 	int saved = errno;

@@ -29,6 +29,7 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file);
 void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen);
 void fl_stream_flush(struct fl_stream *s);
 bool fl_stream_try_flush(struct fl_stream *s); /* at exit: never waits long for the lock */
+void fl_stream_flush_if_free(struct fl_stream *s); /* periodic, from another thread: never waits */
 void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
 void fl_streams_after_fork(void);              /* the child's new files have not failed */
 

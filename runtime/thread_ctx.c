@@ -107,10 +107,27 @@ void fl_threads_flush_all(void)
 		struct fl_thread *t = &pool[i];
 		if (!atomic_load(&t->in_use))
 			continue;
-		fl_stream_try_flush(&t->allocs);
+		/* definitions before the records that name them */
 		fl_stream_try_flush(&t->alloc_stacks);
-		fl_stream_try_flush(&t->contexts);
+		fl_stream_try_flush(&t->allocs);
 		fl_stream_try_flush(&t->fault_stacks);
+		fl_stream_try_flush(&t->contexts);
+	}
+}
+
+/* Every thread's buffered records, written out by handler 0 every ~100 ms (handler.c): stream
+ * by stream, only where the owner is not appending at that moment. */
+void fl_threads_flush_periodic(void)
+{
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = &pool[i];
+		if (!atomic_load(&t->in_use))
+			continue;
+		fl_stream_flush_if_free(&t->alloc_stacks);
+		fl_stream_flush_if_free(&t->allocs);
+		fl_stream_flush_if_free(&t->fault_stacks);
+		fl_stream_flush_if_free(&t->contexts);
 	}
 }
 
