@@ -232,6 +232,20 @@ void fl_sample_thread_stop(struct fl_thread *t)
 	close_group(s, true);
 }
 
+/* When the thread ends (its pthread key destructor): the pages of its stack known to be
+ * readable are forgotten, since the stack may be unmapped once the thread is gone. */
+void fl_sample_thread_ended(struct fl_thread *t)
+{
+	struct fl_sampler *s = &t->sampler;
+	int expect = 0;
+	while (!atomic_compare_exchange_weak(&s->busy, &expect, 1)) {
+		expect = 0;
+		sched_yield();
+	}
+	s->stack_lo = s->stack_hi = 0;
+	atomic_store_explicit(&s->busy, 0, memory_order_release);
+}
+
 /* In a forked child: the events belong to the parent's threads. Their fds and rings are
  * dropped (the parent keeps its own), and the child's threads open groups of their own. */
 void fl_sample_after_fork(struct fl_thread *t)
@@ -332,10 +346,12 @@ bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *ou
 		if (hdr.type == PERF_RECORD_SAMPLE) {
 			const struct perf_event_header *rec = ring_record(data, size, tail, hdr.size, scratch);
 			struct fl_fault_sample s;
-			if (parse_sample(rec, &s) && s.tid == tid && (s.addr & ~(FL_PAGE_SIZE - 1)) == page_addr) {
+			/* the fault's sample is the thread's last: it has slept in the fault since. A
+			 * match followed by other samples belongs to an earlier fault on the page (or
+			 * the thread has run on): none is taken */
+			found = parse_sample(rec, &s) && s.tid == tid && (s.addr & ~(FL_PAGE_SIZE - 1)) == page_addr;
+			if (found)
 				*out = s;
-				found = true;
-			}
 		}
 		tail += hdr.size;
 	}

@@ -35,6 +35,7 @@ static void release_slot(struct fl_thread *t)
 	fl_stream_flush(&t->alloc_stacks);
 	fl_stream_flush(&t->contexts);
 	fl_stream_flush(&t->fault_stacks);
+	fl_sample_thread_ended(t);
 	atomic_store(&t->in_use, 0);
 }
 

@@ -47,6 +47,7 @@ int fl_sample_setup(struct fl_runtime *rt);
 bool fl_sample_available(void);
 void fl_sample_thread_start(struct fl_thread *t);
 void fl_sample_thread_stop(struct fl_thread *t);
+void fl_sample_thread_ended(struct fl_thread *t);
 void fl_sample_after_fork(struct fl_thread *t);
 void fl_sample_registry_after_fork(void);
 unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values);
