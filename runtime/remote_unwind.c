@@ -136,6 +136,16 @@ void fl_unwind_refresh_objects(void)
 	pthread_mutex_unlock(&refresh_lock);
 }
 
+/* In a forked child only the forking thread exists: no handler reads a table any more, and
+ * the lock may have been held by a thread that is gone. */
+void fl_unwind_after_fork(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (tables[i])
+			atomic_store(&tables[i]->readers, 0);
+	pthread_mutex_init(&refresh_lock, NULL);
+}
+
 /* ------------------------------------------------------------------ accessors */
 
 static bool readable_segment(const struct object_table *t, uint64_t addr)

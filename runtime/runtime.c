@@ -315,6 +315,7 @@ void fl_runtime_fork_child(void)
 		close(rt->side_fd[i]);
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();
+	fl_unwind_after_fork();
 	fl_stacks_after_fork();
 	fl_streams_after_fork();
 	atomic_store(&rt->faults_failed, false);

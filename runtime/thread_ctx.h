@@ -58,6 +58,7 @@ uint64_t fl_sample_reg(const struct fl_fault_sample *s, int perf_reg);
 /* remote_unwind.c */
 int fl_unwind_setup(struct fl_runtime *rt);
 void fl_unwind_refresh_objects(void);
+void fl_unwind_after_fork(void);
 unsigned fl_unwind_sample(const struct fl_fault_sample *s, uint64_t *frames, unsigned max, uint16_t *flags);
 
 #endif
