@@ -182,8 +182,8 @@ struct fault_plan {
 	bool want_stack;
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
 	uint32_t seq;
-	uint32_t stack_id;
 	uint64_t time_ns;
+	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
 
 /* Takes the stack and counters of a fault from its perf sample (fault_sample.c), while the
@@ -210,17 +210,12 @@ static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, 
 	state = atomic_load_explicit(&rt->state[page], memory_order_acquire);
 	if (n == 0 || __atomic_load_n(&rt->epoch[page], __ATOMIC_ACQUIRE) != epoch || (state & PG_WHERE) == PG_RESIDENT)
 		return false;
-	struct fl_fault_context ctx = {
-		.seq = plan->seq,
-		.stack_id = fl_stack_intern(&h->stacks, frames, n, flags, false),
-		.tid = sample.tid,
-		.npmu = sample.npmu,
-	};
-	memcpy(ctx.pmu, sample.pmu, sizeof(ctx.pmu));
-	fl_stream_append(&h->contexts, &ctx, sizeof(ctx), NULL, 0);
-	atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->stats.sampled_stacks, 1, memory_order_relaxed);
-	plan->stack_id = ctx.stack_id;
+	struct fl_fault_context *ctx = &plan->context;
+	ctx->seq = plan->seq;
+	ctx->stack_id = fl_stack_intern(&h->stacks, frames, n, flags, false);
+	ctx->tid = sample.tid;
+	ctx->npmu = sample.npmu;
+	memcpy(ctx->pmu, sample.pmu, sizeof(ctx->pmu));
 	return true;
 }
 
@@ -265,7 +260,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.time_ns = plan->time_ns;
 	rec.addr = addr;
 	rec.tid = msg->arg.pagefault.feat.ptid;
-	rec.stack_id = plan->stack_id;
+	rec.stack_id = plan->stack_taken ? plan->context.stack_id : 0;
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
@@ -295,6 +290,13 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	default: atomic_fetch_add_explicit(&h->stats.concurrent, 1, memory_order_relaxed); break;
 	}
 	fl_trace_append(h, &rec);
+	if (plan->stack_taken) {
+		/* with its fault record, not when the stack was taken: a process that stops in the
+		 * middle of a batch (a far store that fails) leaves no context without its fault */
+		fl_stream_append(&h->contexts, &plan->context, sizeof(plan->context), NULL, 0);
+		atomic_fetch_add_explicit(&rt->contexts_written, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->stats.sampled_stacks, 1, memory_order_relaxed);
+	}
 }
 
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n)
