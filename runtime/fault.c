@@ -14,7 +14,15 @@
  *   MISSING on a RESIDENT   -> concurrent: another message brought the page in; wake only
  *   WP on a RESIDENT clean  -> the page becomes dirty: remove write protection (not a fault)
  * Before a page comes in while local memory is at its limit, room is made first (evict.c),
- * so resident + soft pages never exceed -L. */
+ * so resident + soft pages never exceed -L.
+ *
+ * A batch of messages is served in two passes. The first numbers the faults and takes each
+ * wanted stack from the fault's perf sample while its thread still sleeps (fault_sample.c,
+ * remote_unwind.c), before any page of the batch is installed: an install wakes every thread
+ * waiting on the page, so this is also how a concurrent fault (its page brought in by another
+ * thread's fault of the same batch) gets its own stack. The second pass installs the pages;
+ * a fault whose stack could not come from a sample asks its thread for it by signal
+ * (fault_context.c). */
 #include "pages.h"
 #include "thread_ctx.h"
 #include "diag.h"
@@ -178,7 +186,6 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 
 /* What the first pass over a batch learned about one fault message. */
 struct fault_plan {
-	bool is_fault;                       /* a MISSING page fault in the region */
 	bool want_stack;
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
 	uint32_t seq;
@@ -228,7 +235,6 @@ static void plan_fault(struct fl_handler *h, const struct uffd_msg *msg, struct 
 	if (msg->event != UFFD_EVENT_PAGEFAULT || (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
 	    !fl_in_region((const void *)(uintptr_t)msg->arg.pagefault.address))
 		return;
-	plan->is_fault = true;
 	plan->want_stack = rt->stack_signal && (rt->sample <= 1 || rt->sample_counter[h->index]++ % rt->sample == 0);
 	plan->time_ns = fl_now_ns() - rt->start_ns;
 	plan->seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
