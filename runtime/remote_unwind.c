@@ -35,6 +35,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 #define MAX_OBJECTS 1024
+#define USER_ADDRESS_END (1ULL << 56)
 #define MAX_SEGMENTS 4096
 
 struct segment {
@@ -187,7 +188,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 {
 	struct unwind_arg *arg = argp;
 	(void)as;
-	if (write || addr < FL_PAGE_SIZE || fl_in_region((const void *)(uintptr_t)addr) ||
+	/* no user address is at or above 2^56 (x86-64, 5-level paging): the checks below cannot
+	 * overflow, and garbage a broken frame yields (a negative offset, say) ends the stack */
+	if (write || addr < FL_PAGE_SIZE || addr >= USER_ADDRESS_END || fl_in_region((const void *)(uintptr_t)addr) ||
 	    fl_in_region((const void *)(uintptr_t)(addr + sizeof(unw_word_t) - 1)))
 		return -UNW_EINVAL;
 	if (!readable_segment(arg->table, addr) && !stack_readable(arg->sampler, addr))
