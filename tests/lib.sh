@@ -18,6 +18,11 @@ PAGE=4096
 # along with the program when used as a workload).
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(command -v python3 || echo python3); fi
 
+# The load factor tests/run.sh measured (>= 1): inner time limits of a case scale with it.
+SCALE=${FAULTLINE_TEST_SCALE:-1}
+# scaled SECONDS: SECONDS times the load factor, rounded up to whole seconds.
+scaled() { awk -v s="$1" -v f="$SCALE" 'BEGIN{v=s*f; printf "%d", (v==int(v))?v:int(v)+1}'; }
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP $*"; exit 77; }
 say() { echo "# $*"; }

@@ -244,7 +244,7 @@ ready=$WORK/ready
 	</dev/null >/dev/null 2>"$WORK/.sig" &
 record_pid=$!
 children+=("$record_pid")
-for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 100)"); do [ -e "$ready" ] && break; sleep 0.1; done
 if [ -e "$ready" ]; then
 	kill -TERM "$record_pid"
 	for _ in $(seq 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.1; done

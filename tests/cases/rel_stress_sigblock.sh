@@ -28,7 +28,7 @@ pages=2048 passes=3 local=4 max=1024
 run_native sigblock "$PLANTED/rel_sigblock" "$pages" "$passes"
 say "faultline record -q -o $WORK/sigblock --force -L $local -M $max -- $PLANTED/rel_sigblock $pages $passes"
 RC=0
-timeout -k 5 60 "$FAULTLINE" record -q -o "$WORK/sigblock" --force -L "$local" -M "$max" -- \
+timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -q -o "$WORK/sigblock" --force -L "$local" -M "$max" -- \
 	"$PLANTED/rel_sigblock" "$pages" "$passes" >"$WORK/sigblock.out" 2>"$WORK/sigblock.err" || RC=$?
 [ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || { show_err sigblock; fail "sigblock: the program did not finish within 60 s (threads that block every signal hang)"; }
 [ "$RC" -eq 0 ] || { show_err sigblock; fail "sigblock: faultline record exited $RC, want 0"; }
