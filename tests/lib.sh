@@ -159,6 +159,19 @@ stat_of() {
 	echo "$v"
 }
 
+# check_stackless NAME WHAT BARE: BARE faults of recording NAME (not concurrent ones) have no stack.
+# The runtime promises a stack for each but those whose stack signal was taken more than 200 ms
+# late (it would show wherever the thread finally took it): it drops them and counts them in
+# stats.json late_stacks_dropped. So BARE <= late_stacks_dropped, and that count is itself bounded:
+# at most 2 % of faults_total + 16 (a loaded machine drops 1-4 of 20 000).
+check_stackless() {
+	local name=$1 what=$2 bare=$3 late total
+	late=$(stat_of "$name" late_stacks_dropped)
+	total=$(stat_of "$name" faults_total)
+	check_le "$what: late_stacks_dropped" "$late" $((total / 50 + 16))
+	check_le "$what (all dropped late)" "$bare" "$late"
+}
+
 # first_touch_allowance PAGES: the slack allowed above PAGES first-touch faults for allocator
 # metadata and the runtime's own start-up use of the heap: 2 % + 2048 pages.
 first_touch_allowance() { echo $(($1 * 2 / 100 + 2048)); }
