@@ -64,29 +64,7 @@
 #include "symbolize.h"
 #include "trace_reader.h"
 
-static unsigned checks, failures;
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	char msg[2048];
-
-	checks++;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (ok) {
-		printf("ok %s\n", msg);
-		return;
-	}
-	failures++;
-	printf("%s:%d: FAIL: %s\n", file, line, msg);
-}
-
-/* CHECK(cond, fmt, ...): one named check, printed either way. */
-#define CHECK(cond, ...) check_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#include "check.h"
 
 /* Up to this many examples are printed for a check over many faults. */
 #define EXAMPLES 5
@@ -1157,6 +1135,7 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_print_ok = true;
 	setup_paths();
 	sym = symbolizer_new();
 	if (!sym)
@@ -1176,6 +1155,5 @@ int main(int argc, char **argv)
 		test_sigblock();
 	symbolizer_free(sym);
 	cleanup_work();
-	printf("%u checks, %u failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_stacks_e2e");
 }

@@ -32,27 +32,7 @@
 
 #include "trace_reader.h"
 
-static unsigned checks, failures;
-
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	fprintf(stderr, "%s:%d: FAIL: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-#define CHECK(cond, ...) check_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#include "check.h"
 
 /* ------------------------------------------------------------------ synthetic files */
 
@@ -1457,6 +1437,5 @@ int main(void)
 		printf("# kept %s\n", base_dir);
 	else
 		remove_tree(base_dir);
-	printf("test_trace_reader: %u checks, %u failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_trace_reader");
 }
