@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -282,4 +283,99 @@ const char *cli_shell_quote(const char *text, char *buf, size_t len)
 	buf[out++] = '\'';
 	buf[out] = '\0';
 	return buf;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cli_error("%s: %s (see faultline %s --help)", verb, line, verb);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_pick(const char *value, const char *const *names, size_t n, char *err, size_t errlen)
+{
+	size_t used;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0)
+			return (int)i;
+	}
+	used = (size_t)snprintf(err, errlen, "'%s' is not one of ", value);
+	for (size_t i = 0; i < n && used < errlen; i++)
+		used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", names[i]);
+	return -1;
+}
+
+/* The operand of a verb without on_operand: one recording directory at most. */
+static int one_directory(const struct cli_verb *v, const char *arg)
+{
+	if (*v->dir_slot)
+		return cli_usage_error(v->name, "one recording directory at most: '%s' and '%s' given", *v->dir_slot,
+				       arg);
+	*v->dir_slot = arg;
+	return 0;
+}
+
+static int operand(const struct cli_verb *v, const char *arg)
+{
+	char err[512];
+
+	if (!v->on_operand)
+		return one_directory(v, arg);
+	if (v->on_operand(v->ctx, arg, err, sizeof(err)) < 0)
+		return cli_usage_error(v->name, "%s", err);
+	return 0;
+}
+
+/* argv[*i] as one of the table's options: 1 handled, 0 not in the table, CLI_EXIT_USAGE. */
+static int table_option(const struct cli_verb *v, int argc, char **argv, int *i)
+{
+	char err[512];
+
+	for (size_t k = 0; k < v->nopts; k++) {
+		const struct cli_opt *o = &v->opts[k];
+		const char *value = NULL, *name = o->long_name ? o->long_name : o->short_name;
+		int rc;
+		if (o->takes_value == CLI_FLAG) {
+			if (!cli_is_flag(argv[*i], o->short_name, o->long_name))
+				continue;
+		} else if ((rc = cli_option_value(argc, argv, i, o->short_name, o->long_name, &value, err, sizeof(err))) == 0) {
+			continue;
+		} else if (rc < 0) {
+			return cli_usage_error(v->name, "%s", err); /* "option --pid needs a value" */
+		}
+		if (v->on_option(v->ctx, o->id, value, err, sizeof(err)) < 0)
+			return cli_usage_error(v->name, "%s: %s", name, err);
+		return 1;
+	}
+	return 0;
+}
+
+int cli_parse_verb(const struct cli_verb *v, int argc, char **argv)
+{
+	bool options_done = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int rc;
+		if (options_done || arg[0] != '-' || arg[1] == '\0')
+			rc = operand(v, arg);
+		else if (strcmp(arg, "--") == 0)
+			options_done = true, rc = 0;
+		else if (cli_is_flag(arg, "-h", "--help")) {
+			v->usage(stdout);
+			return -1;
+		} else if ((rc = table_option(v, argc, argv, &i)) == 0)
+			return cli_usage_error(v->name, "unknown option '%s'", arg);
+		else if (rc == 1)
+			rc = 0;
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }

@@ -1,5 +1,5 @@
-/* cli.h: helpers shared by every `faultline` verb — option matching in all the usual
- * spellings, strict number and size parsing, human-readable sizes, and the one format of
+/* cli.h: helpers shared by every `faultline` verb — the table-driven option parser, option
+ * matching in all the usual spellings, strict number and size parsing, human-readable sizes, and the one format of
  * messages on stderr ("faultline: ...").
  *
  * Parsers never print: they return 0 on success or -1 with a one-line reason in err, so the
@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CLI_KIB ((uint64_t)1 << 10)
 #define CLI_MIB ((uint64_t)1 << 20)
@@ -42,6 +43,55 @@ int cli_option_value(int argc, char **argv, int *index, const char *short_name,
 
 /* True when arg is exactly short_name or long_name (either may be NULL). */
 int cli_is_flag(const char *arg, const char *short_name, const char *long_name);
+
+/* ---- the one option parser of the verbs: a table of options, a handler, consistent errors ----
+ *
+ * A verb describes its options in a table and handles each one by its id:
+ *
+ *     static const struct cli_opt opts[] = {
+ *         { "-o", "--output", CLI_VALUE, OPT_OUTPUT },
+ *         { NULL, "--reverse", CLI_FLAG, OPT_REVERSE },
+ *     };
+ *
+ * cli_parse_verb walks argv[1..]: -h/--help prints the verb's usage on stdout; an option of the
+ * table (in every spelling of cli_option_value) goes to on_option with its value (NULL for a
+ * flag); any other word, "-" alone and everything after "--" goes to on_operand. Every usage
+ * error is one line on stderr, always in the same form:
+ *     faultline: VERB: unknown option '--bogus' (see faultline VERB --help)
+ *     faultline: VERB: --top: '-1' is not a decimal number (see faultline VERB --help)
+ *     faultline: VERB: REASON (see faultline VERB --help)          (from on_operand) */
+enum { CLI_FLAG = 0, CLI_VALUE = 1 };
+
+struct cli_opt {
+	const char *short_name; /* "-o", or NULL */
+	const char *long_name;  /* "--output", or NULL */
+	int takes_value;        /* CLI_FLAG or CLI_VALUE */
+	int id;                 /* what on_option switches on */
+};
+
+struct cli_verb {
+	const char *name;                 /* "report": the word in messages */
+	void (*usage)(FILE *out);         /* --help */
+	const struct cli_opt *opts;
+	size_t nopts;
+	/* 0 to go on, or -1 with a reason in err (the value's problem; the option is named for it) */
+	int (*on_option)(void *ctx, int id, const char *value, char *err, size_t errlen);
+	/* 0 to go on, or -1 with a reason in err (printed as it is); NULL: the verb takes at most one
+	 * operand, a recording directory, stored through *dir_slot */
+	int (*on_operand)(void *ctx, const char *arg, char *err, size_t errlen);
+	const char **dir_slot;
+	void *ctx;
+};
+
+/* Parses argv (argv[0] the verb). Returns 0 to run, -1 after --help (exit 0), or CLI_EXIT_USAGE
+ * after the error line. */
+int cli_parse_verb(const struct cli_verb *v, int argc, char **argv);
+
+/* Prints "faultline: VERB: <message> (see faultline VERB --help)"; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* VALUE's index among the N names, or -1 with "'VALUE' is not one of a, b, c" in err. */
+int cli_pick(const char *value, const char *const *names, size_t n, char *err, size_t errlen);
 
 /* Formats bytes for people: "512 B", "4 KiB", "63.9 MiB" (one decimal unless exact).
  * Returns buf. */

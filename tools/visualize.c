@@ -172,112 +172,74 @@ static int parse_min_width(const char *text, double *value, bool *percent, char 
 }
 
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
+enum { OPT_OUTPUT, OPT_KIND, OPT_PID, OPT_TOP, OPT_TITLE, OPT_MINWIDTH, OPT_MAX_FRAMES, OPT_WIDTH, OPT_REVERSE,
+       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE };
+
+static int viz_option(void *ctx, int id, const char *value, char *err, size_t errlen)
+{
+	struct viz_options *o = ctx;
+	uint64_t number;
+
+	switch (id) {
+	case OPT_OUTPUT: o->outdir = value; return 0;
+	case OPT_TITLE: o->title = value; return 0;
+	case OPT_REVERSE: o->reverse = true; return 0;
+	case OPT_INVERTED: o->inverted = true; return 0;
+	case OPT_KEEP_RUNTIME: o->keep_runtime = true; return 0;
+	case OPT_VERBOSE: o->verbose = true; return 0;
+	case OPT_KIND:
+		o->kinds_given = true;
+		return parse_kinds(value, &o->kinds, err, errlen);
+	case OPT_MINWIDTH:
+		return parse_min_width(value, &o->min_width, &o->min_width_percent, err, errlen);
+	case OPT_PID:
+		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->pid = (uint32_t)number;
+		return 0;
+	case OPT_TOP:
+		if (cli_parse_uint(value, 1, UINT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->top = number;
+		return 0;
+	case OPT_MAX_FRAMES:
+		if (cli_parse_uint(value, 10, 10000000, &number, err, errlen) < 0)
+			return -1;
+		o->max_frames = number;
+		return 0;
+	default: /* OPT_WIDTH */
+		if (cli_parse_uint(value, 200, 32767, &number, err, errlen) < 0)
+			return -1;
+		o->width = (unsigned)number;
+		return 0;
+	}
+}
+
 static int viz_parse(int argc, char **argv, struct viz_options *o)
 {
-	char err[256];
-	bool options_done = false;
+	static const struct cli_opt opts[] = {
+		{ "-o", "--output", CLI_VALUE, OPT_OUTPUT },
+		{ NULL, "--kind", CLI_VALUE, OPT_KIND },
+		{ NULL, "--pid", CLI_VALUE, OPT_PID },
+		{ NULL, "--top", CLI_VALUE, OPT_TOP },
+		{ NULL, "--title", CLI_VALUE, OPT_TITLE },
+		{ NULL, "--minwidth", CLI_VALUE, OPT_MINWIDTH },
+		{ NULL, "--max-frames", CLI_VALUE, OPT_MAX_FRAMES },
+		{ NULL, "--width", CLI_VALUE, OPT_WIDTH },
+		{ NULL, "--reverse", CLI_FLAG, OPT_REVERSE },
+		{ NULL, "--inverted", CLI_FLAG, OPT_INVERTED },
+		{ NULL, "--keep-runtime", CLI_FLAG, OPT_KEEP_RUNTIME },
+		{ "-v", "--verbose", CLI_FLAG, OPT_VERBOSE },
+	};
+	struct cli_verb verb = { "visualize", viz_usage, opts, sizeof(opts) / sizeof(opts[0]), viz_option, NULL, &o->dir,
+				 o };
 
 	memset(o, 0, sizeof(*o));
 	o->kinds = KIND_MASK_ALL;
 	o->min_width = 1;
 	o->width = 1200;
 	o->max_frames = 12000;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *value;
-		uint64_t number;
-		int rc;
-
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				continue;
-			}
-			if (cli_is_flag(arg, "-h", "--help")) {
-				viz_usage(stdout);
-				return -1;
-			}
-			if (cli_is_flag(arg, NULL, "--reverse")) {
-				o->reverse = true;
-				continue;
-			}
-			if (cli_is_flag(arg, NULL, "--inverted")) {
-				o->inverted = true;
-				continue;
-			}
-			if (cli_is_flag(arg, NULL, "--keep-runtime")) {
-				o->keep_runtime = true;
-				continue;
-			}
-			if (cli_is_flag(arg, "-v", "--verbose")) {
-				o->verbose = true;
-				continue;
-			}
-#define VALUE(shortname, longname) \
-	((rc = cli_option_value(argc, argv, &i, shortname, longname, &value, err, sizeof(err))) != 0)
-#define USAGE_ERROR(name) \
-	do { \
-		cli_error("visualize: %s: %s", name, err); \
-		return CLI_EXIT_USAGE; \
-	} while (0)
-			if (VALUE("-o", "--output")) {
-				if (rc < 0)
-					USAGE_ERROR("--output");
-				o->outdir = value;
-				continue;
-			}
-			if (VALUE(NULL, "--kind")) {
-				if (rc < 0 || parse_kinds(value, &o->kinds, err, sizeof(err)) < 0)
-					USAGE_ERROR("--kind");
-				o->kinds_given = true;
-				continue;
-			}
-			if (VALUE(NULL, "--pid")) {
-				if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--pid");
-				o->pid = (uint32_t)number;
-				continue;
-			}
-			if (VALUE(NULL, "--top")) {
-				if (rc < 0 || cli_parse_uint(value, 1, UINT32_MAX, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--top");
-				o->top = number;
-				continue;
-			}
-			if (VALUE(NULL, "--title")) {
-				if (rc < 0)
-					USAGE_ERROR("--title");
-				o->title = value;
-				continue;
-			}
-			if (VALUE(NULL, "--minwidth")) {
-				if (rc < 0 || parse_min_width(value, &o->min_width, &o->min_width_percent, err, sizeof(err)) < 0)
-					USAGE_ERROR("--minwidth");
-				continue;
-			}
-			if (VALUE(NULL, "--max-frames")) {
-				if (rc < 0 || cli_parse_uint(value, 10, 10000000, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--max-frames");
-				o->max_frames = number;
-				continue;
-			}
-			if (VALUE(NULL, "--width")) {
-				if (rc < 0 || cli_parse_uint(value, 200, 32767, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--width");
-				o->width = (unsigned)number;
-				continue;
-			}
-#undef VALUE
-#undef USAGE_ERROR
-			cli_error("visualize: unknown option '%s' (see faultline visualize --help)", arg);
-			return CLI_EXIT_USAGE;
-		}
-		if (o->dir) {
-			cli_error("visualize: one recording directory at most: '%s' and '%s' given", o->dir, arg);
-			return CLI_EXIT_USAGE;
-		}
-		o->dir = arg;
-	}
-	return 0;
+	return cli_parse_verb(&verb, argc, argv);
 }
 
 static double now_s(void)
