@@ -53,12 +53,13 @@ int cli_is_flag(const char *arg, const char *short_name, const char *long_name);
  *         { NULL, "--reverse", CLI_FLAG, OPT_REVERSE },
  *     };
  *
- * cli_parse_verb walks argv[1..]: -h/--help prints the verb's usage on stdout; an option of the
- * table (in every spelling of cli_option_value) goes to on_option with its value (NULL for a
- * flag); any other word, "-" alone and everything after "--" goes to on_operand. Every usage
- * error is one line on stderr, always in the same form:
+ * The parser walks argv[1..]: -h/--help prints the verb's usage on stdout (when it has one); an
+ * option of the table (in every spelling of cli_option_value) goes to on_option with its value
+ * (NULL for a flag); any other word, "-" alone and everything after "--" is an operand. Every
+ * error names the option the same way, and cli_parse_verb prints it in one form:
  *     faultline: VERB: unknown option '--bogus' (see faultline VERB --help)
- *     faultline: VERB: --top: '-1' is not a decimal number (see faultline VERB --help)
+ *     faultline: VERB: option --top needs a value (see faultline VERB --help)
+ *     faultline: VERB: -o/--output: REASON (see faultline VERB --help)
  *     faultline: VERB: REASON (see faultline VERB --help)          (from on_operand) */
 enum { CLI_FLAG = 0, CLI_VALUE = 1 };
 
@@ -71,20 +72,26 @@ struct cli_opt {
 
 struct cli_verb {
 	const char *name;                 /* "report": the word in messages */
-	void (*usage)(FILE *out);         /* --help */
+	void (*usage)(FILE *out);         /* printed for -h/--help; NULL: the table handles them */
 	const struct cli_opt *opts;
 	size_t nopts;
-	/* 0 to go on, or -1 with a reason in err (the value's problem; the option is named for it) */
+	/* 0 to go on, 1 to stop parsing (success), or -1 with the value's problem in err */
 	int (*on_option)(void *ctx, int id, const char *value, char *err, size_t errlen);
-	/* 0 to go on, or -1 with a reason in err (printed as it is); NULL: the verb takes at most one
-	 * operand, a recording directory, stored through *dir_slot */
+	/* 0 to go on, or -1 with a reason in err (reported as it is). NULL: see dir_slot */
 	int (*on_operand)(void *ctx, const char *arg, char *err, size_t errlen);
+	/* without on_operand: the verb takes at most one operand, a recording directory, stored
+	 * here; with neither, options end at the first operand (a command to run: record) */
 	const char **dir_slot;
 	void *ctx;
 };
 
-/* Parses argv (argv[0] the verb). Returns 0 to run, -1 after --help (exit 0), or CLI_EXIT_USAGE
- * after the error line. */
+/* Parses argv (argv[0] the verb) without printing anything but --help. Returns 0 with *next the
+ * index of the first operand left (argc when none: only verbs with neither on_operand nor
+ * dir_slot leave any), -1 after --help (exit 0), or CLI_EXIT_USAGE with the reason in err. */
+int cli_parse_options(const struct cli_verb *v, int argc, char **argv, int *next, char *err, size_t errlen);
+
+/* cli_parse_options, and a usage error printed in the one form above. Returns 0 to run, -1
+ * after --help, or CLI_EXIT_USAGE. */
 int cli_parse_verb(const struct cli_verb *v, int argc, char **argv);
 
 /* Prints "faultline: VERB: <message> (see faultline VERB --help)"; returns CLI_EXIT_USAGE. */
