@@ -1,6 +1,6 @@
 # faultline build. `make` builds build/libfaultline.so (shim + runtime) and build/faultline (the CLI).
-# New sources need no edit here: runtime/*.c and shim/*.c go into the library, tools/*.c into the
-# CLI, lib/*.c (standalone libraries such as RAP) into both, tests/planted/*.c and
+# New sources need no edit here: runtime/*.c and shim/*.c go into the library, tools/*/*.c (the stage
+# folders of tools/README.md, each on the include path) into the CLI, lib/*.c (standalone libraries such as RAP) into both, tests/planted/*.c and
 # tests/unit/test_*.c become test programs.
 CC      ?= gcc
 BUILD   := build
@@ -10,8 +10,10 @@ CFLAGS  += -std=gnu11 $(WARN) -Iinc -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACK
 
 LIB_SRC    := $(wildcard lib/*.c)
 RT_SRC     := $(wildcard runtime/*.c shim/*.c)
-TOOL_SRC   := $(wildcard tools/*.c)
-TOOL_MAIN  := tools/main.c
+TOOL_DIRS  := $(sort $(patsubst %/,%,$(dir $(wildcard tools/*/*.c tools/*/*.h))))
+TOOL_INC   := $(addprefix -I,$(TOOL_DIRS))
+TOOL_SRC   := $(wildcard tools/*/*.c)
+TOOL_MAIN  := tools/cmd/main.c
 TOOL_MODS  := $(filter-out $(TOOL_MAIN),$(TOOL_SRC))
 PLANTED    := $(wildcard tests/planted/*.c)
 EXAMPLES   := $(wildcard examples/*.c)
@@ -36,9 +38,9 @@ $(BUILD)/pic/%.o: %.c $(wildcard inc/faultline/*.h runtime/*.h shim/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard inc/faultline/*.h tools/*.h lib/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard inc/faultline/*.h tools/*/*.h lib/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(TOOL_INC) -c $< -o $@
 
 $(BUILD)/libfaultline.so: $(RT_OBJ)
 	$(CC) -shared -o $@ $^ $(RT_LIBS) -Wl,-z,now -Wl,--no-undefined
@@ -59,7 +61,7 @@ $(BUILD)/examples/%: examples/%.c
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TOOL_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itools -Ilib -o $@ $< $(TOOL_OBJ) $(TOOL_LIBS)
+	$(CC) $(CFLAGS) $(TOOL_INC) -Ilib -o $@ $< $(TOOL_OBJ) $(TOOL_LIBS)
 
 test:
 	./deps.sh --test

@@ -29,10 +29,11 @@ OUT=build/fuzz
 # record.c or the reader comes to call needs no edit here, and work in progress in another one
 # cannot break the link.
 TOOL_SRC=()
-for src in tools/*.c lib/*.c; do [ "$src" = tools/main.c ] || TOOL_SRC+=("$src"); done
+for src in tools/*/*.c lib/*.c; do [ "$src" = tools/cmd/main.c ] || TOOL_SRC+=("$src"); done
+TOOL_INC=$(for d in tools/*/; do printf -- '-I%s ' "${d%/}"; done)
 TOOL_LIBS=$(sed -n 's/^TOOL_LIBS *:= *//p' Makefile)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS_FUZZ="-std=gnu11 -g -O1 -Iinc -Itools -Ilib -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\""
+CFLAGS_FUZZ="-std=gnu11 -g -O1 -Iinc $TOOL_INC-Ilib -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\""
 
 harnesses=("$@")
 [ ${#harnesses[@]} -eq 0 ] && harnesses=("${ALL[@]}")
@@ -65,7 +66,7 @@ mkdir -p "$OUT/logs"
 echo "fuzz.sh: building ${harnesses[*]} with $CLANG -fsanitize=fuzzer,address,undefined" >&2
 # The tool sources once per run, as objects (instrumented for coverage, without libFuzzer's main).
 rm -rf "$OUT/obj"
-mkdir -p "$OUT/obj/tools" "$OUT/obj/lib"
+mkdir -p "$OUT/obj/lib"; for d in tools/*/; do mkdir -p "$OUT/obj/${d%/}"; done
 export CLANG CFLAGS_FUZZ SAN OUT
 # A module that does not compile (work in progress) is left out; the link fails only if it is needed.
 # shellcheck disable=SC2016
@@ -123,7 +124,7 @@ coverage=()
 if [ "${FUZZ_COVERAGE:-1}" = 1 ] && command -v llvm-cov >/dev/null && command -v llvm-profdata >/dev/null; then
 	cov_dir=$OUT/coverage
 	rm -rf "$cov_dir"
-	mkdir -p "$cov_dir/obj/tools" "$cov_dir/obj/lib"
+	mkdir -p "$cov_dir/obj/lib"; for d in tools/*/; do mkdir -p "$cov_dir/obj/${d%/}"; done
 	CFLAGS_COV="${CFLAGS_FUZZ/-O1/-O0} -fprofile-instr-generate -fcoverage-mapping"
 	export CFLAGS_COV cov_dir
 	# shellcheck disable=SC2016
@@ -134,10 +135,10 @@ if [ "${FUZZ_COVERAGE:-1}" = 1 ] && command -v llvm-cov >/dev/null && command -v
 	ar rcs "$cov_dir/tools.a" "${cov_objs[@]}" 2>/dev/null || true
 	for h in "${harnesses[@]}"; do
 		case $h in
-			trace_reader) files="tools/trace_reader.c tools/stats_json.c tools/maps.c tools/dump.c" ;;
-			record_args) files="tools/record.c tools/cli.c" ;;
-			cli) files="tools/cli.c" ;;
-			text) files="tools/stats_json.c tools/maps.c" ;;
+			trace_reader) files="tools/trace/trace_reader.c tools/trace/stats_json.c tools/trace/maps.c tools/cmd/dump.c" ;;
+			record_args) files="tools/record/record.c tools/base/cli.c" ;;
+			cli) files="tools/base/cli.c" ;;
+			text) files="tools/trace/stats_json.c tools/trace/maps.c" ;;
 		esac
 		# shellcheck disable=SC2086
 		"$CLANG" $CFLAGS_COV -o "$cov_dir/cov_$h" "fuzz/fuzz_$h.c" fuzz/replay_main.c "$cov_dir/tools.a" $TOOL_LIBS ||

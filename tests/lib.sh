@@ -18,6 +18,11 @@ PAGE=4096
 # along with the program when used as a workload).
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(command -v python3 || echo python3); fi
 
+# The load factor tests/run.sh measured (>= 1): inner time limits of a case scale with it.
+SCALE=${FAULTLINE_TEST_SCALE:-1}
+# scaled SECONDS: SECONDS times the load factor, rounded up to whole seconds.
+scaled() { awk -v s="$1" -v f="$SCALE" 'BEGIN{v=s*f; printf "%d", (v==int(v))?v:int(v)+1}'; }
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP $*"; exit 77; }
 say() { echo "# $*"; }
@@ -152,6 +157,19 @@ stat_of() {
 	local v
 	v=$(sum_stat "$WORK/$1" "$2") || fail "$1: cannot read $2"
 	echo "$v"
+}
+
+# check_stackless NAME WHAT BARE: BARE faults of recording NAME (not concurrent ones) have no stack.
+# The runtime promises a stack for each but those whose stack signal was taken more than 200 ms
+# late (it would show wherever the thread finally took it): it drops them and counts them in
+# stats.json late_stacks_dropped. So BARE <= late_stacks_dropped, and that count is itself bounded:
+# at most 2 % of faults_total + 16 (a loaded machine drops 1-4 of 20 000).
+check_stackless() {
+	local name=$1 what=$2 bare=$3 late total
+	late=$(stat_of "$name" late_stacks_dropped)
+	total=$(stat_of "$name" faults_total)
+	check_le "$what: late_stacks_dropped" "$late" $((total / 50 + 16))
+	check_le "$what (all dropped late)" "$bare" "$late"
 }
 
 # first_touch_allowance PAGES: the slack allowed above PAGES first-touch faults for allocator

@@ -8,12 +8,12 @@
 #   bytes: 6 B per page = 1.5 MiB per GiB).
 # The same run with the in-memory store must exceed it (the mirror keeps every page): the check
 # measures something. The file run reads ahead 32 pages (staged pages count in -L too, and the run is
-# shorter: O_DIRECT refaults cost ~0.2 ms here). Default N = 256 MiB with -M 1 GiB; FAULTLINE_TEST_LONG=1: 1 GiB with -M 2 GiB.
+# shorter: O_DIRECT refaults cost ~0.2 ms here). Default N = 128 MiB with -M 1 GiB; FAULTLINE_TEST_LONG=1: 1 GiB with -M 2 GiB.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fill
 
-if [ "$LONG" = 1 ]; then size=1024 max=2048; else size=256 max=1024; fi
+if [ "$LONG" = 1 ]; then size=1024 max=2048; else size=128 max=1024; fi
 local=64
 bound_kib=$(( (local + 20 + 2 * max / 1024) * 1024 ))
 mkdir -p "$WORK/store"

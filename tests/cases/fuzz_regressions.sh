@@ -19,10 +19,11 @@ CC=${CC:-gcc}
 HARNESSES=(trace_reader record_args cli text)
 # What the faultline command links (the Makefile's TOOL_MODS, LIB_SRC and TOOL_LIBS).
 TOOL_SRC=()
-for src in "$ROOT"/tools/*.c "$ROOT"/lib/*.c; do
+for src in "$ROOT"/tools/*/*.c "$ROOT"/lib/*.c; do
 	src=${src#"$ROOT"/}
-	[ "$src" = tools/main.c ] || TOOL_SRC+=("$src")
+	[ "$src" = tools/cmd/main.c ] || TOOL_SRC+=("$src")
 done
+TOOL_INC=$(cd "$ROOT" && for d in tools/*/; do printf -- '-I%s ' "${d%/}"; done)
 TOOL_LIBS=$(sed -n 's/^TOOL_LIBS *:= *//p' "$ROOT/Makefile")
 [ -d "$CORPUS" ] || fail "no $CORPUS"
 cd "$ROOT" || fail "cd $ROOT"
@@ -39,15 +40,15 @@ elif ! ASAN_OPTIONS=detect_leaks=1 "$WORK/t" 2>/dev/null; then
 fi
 # -O0: the tool sources compile fast and a replay of a few dozen inputs needs no speed. The
 # harnesses are ours and warning-free; the tools' own warnings are the normal build's business.
-FLAGS="-std=gnu11 -O0 -g -Iinc -Itools -Ilib -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\" $SAN"
-mkdir -p "$OUT/tools" "$OUT/lib"
+FLAGS="-std=gnu11 -O0 -g -Iinc $TOOL_INC-Ilib -Ifuzz -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\" $SAN"
+mkdir -p "$OUT/lib"; for d in tools/*/; do mkdir -p "$OUT/${d%/}"; done
 echo "$CC $FLAGS" >"$WORK/flags"
 
 # up_to_date TARGET SOURCES...: TARGET exists, was built with these flags and is newer than every source.
 up_to_date() {
 	local target=$1; shift
 	[ -f "$target" ] && [ -f "$target.flags" ] && cmp -s "$target.flags" "$WORK/flags" || return 1
-	[ -z "$(find "$@" inc/faultline tools/*.h lib/*.h fuzz/*.h -newer "$target" 2>/dev/null | head -n1)" ]
+	[ -z "$(find "$@" inc/faultline tools/*/*.h lib/*.h fuzz/*.h -newer "$target" 2>/dev/null | head -n1)" ]
 }
 compile() { # OBJ SRC
 	local warn="-w"

@@ -20,7 +20,7 @@
 need_faultline
 need_planted ranges_hot fill fork_verify
 
-if [ "$LONG" = 1 ]; then rounds=60; else rounds=40; fi
+if [ "$LONG" = 1 ]; then rounds=60; else rounds=20; fi
 expect_record hot -L 4 -M 1024 -- "$PLANTED/ranges_hot" 8 512 "$rounds"
 check_stats hot --local $((4 * MIB)) --max $((1024 * MIB))
 summary hot

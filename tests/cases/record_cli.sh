@@ -17,6 +17,9 @@ LIB=${FAULTLINE_LIB:-$BUILD/libfaultline.so}
 
 [ -x "$F" ] || { echo "FAIL: $F not built (run make)"; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/record_cli.XXXXXX") || { echo "FAIL: mktemp -d"; exit 1; }
+# scaled SECONDS: SECONDS times the load factor tests/run.sh measured (as lib.sh's, which this case
+# does not source: it keeps its own work directory).
+scaled() { awk -v s="$1" -v f="${FAULTLINE_TEST_SCALE:-1}" 'BEGIN{v=s*f; printf "%d", (v==int(v))?v:int(v)+1}'; }
 children=()
 cleanup() {
 	local pid
@@ -244,7 +247,7 @@ ready=$WORK/ready
 	</dev/null >/dev/null 2>"$WORK/.sig" &
 record_pid=$!
 children+=("$record_pid")
-for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 100)"); do [ -e "$ready" ] && break; sleep 0.1; done
 if [ -e "$ready" ]; then
 	kill -TERM "$record_pid"
 	for _ in $(seq 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.1; done

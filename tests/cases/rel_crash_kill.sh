@@ -101,7 +101,7 @@ spin_case() {  # SIGKILL from outside while every thread (and a forked child) fa
 	say "faultline record -q -o $WORK/$name --force -L $local -M $max -- $prog spin; then SIGKILL"
 	record "$WORK/$name" -L "$local" -M "$max" -- "$prog" spin >"$WORK/$name.out" 2>"$WORK/$name.err" &
 	rec=$!
-	for i in $(seq 300); do grep -q ready "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
+	for i in $(seq "$(scaled 300)"); do grep -q ready "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
 	if ! grep -q ready "$WORK/$name.out"; then
 		kill -KILL $(pgrep -f "^$prog ") "$rec" 2>/dev/null
 		show_err "$name"

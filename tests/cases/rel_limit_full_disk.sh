@@ -21,7 +21,7 @@ args=(4096 3)
 run_native full "$PLANTED/rel_sigblock" "${args[@]}"
 say "faultline record -o $disk/rec -L 4 -M 1024 -- $PLANTED/rel_sigblock ${args[*]}"
 RC=0
-timeout -k 5 90 "$FAULTLINE" record -o "$disk/rec" -L 4 -M 1024 -- "$PLANTED/rel_sigblock" "${args[@]}" \
+timeout -k 5 "$(scaled 90)" "$FAULTLINE" record -o "$disk/rec" -L 4 -M 1024 -- "$PLANTED/rel_sigblock" "${args[@]}" \
 	>"$WORK/full.out" 2>"$WORK/full.err" || RC=$?
 grep -v '^tid ' "$WORK/full.err" | sed 's/^/# stderr: /' | head -n 30
 [ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "full: the program did not finish within 90 s on a full disk"

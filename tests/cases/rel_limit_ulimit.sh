@@ -22,7 +22,7 @@ limit_case() {  # NAME ULIMIT_KiB WHAT: WHAT = regex of the message naming the f
 	[ "$rc" -eq 0 ] || { cat "$WORK/$name.native.err" >&2; fail "$name: native run under ulimit -v $kib exited $rc"; }
 	say "ulimit -v $kib; faultline record -o $WORK/$name -L 4 -M $max -- $PLANTED/rel_forks 4 16"
 	RC=0
-	( ulimit -v "$kib" && exec timeout -k 5 60 "$FAULTLINE" record -o "$WORK/$name" --force -L 4 -M "$max" -- "$PLANTED/rel_forks" 4 16 ) \
+	( ulimit -v "$kib" && exec timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -o "$WORK/$name" --force -L 4 -M "$max" -- "$PLANTED/rel_forks" 4 16 ) \
 		>"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
 	sed 's/^/# stderr: /' "$WORK/$name.err" | head -n 20
 	[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "$name: record did not finish within 60 s"

@@ -28,9 +28,9 @@ pages=2048 passes=3 local=4 max=1024
 run_native sigblock "$PLANTED/rel_sigblock" "$pages" "$passes"
 say "faultline record -q -o $WORK/sigblock --force -L $local -M $max -- $PLANTED/rel_sigblock $pages $passes"
 RC=0
-timeout -k 5 60 "$FAULTLINE" record -q -o "$WORK/sigblock" --force -L "$local" -M "$max" -- \
+timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -q -o "$WORK/sigblock" --force -L "$local" -M "$max" -- \
 	"$PLANTED/rel_sigblock" "$pages" "$passes" >"$WORK/sigblock.out" 2>"$WORK/sigblock.err" || RC=$?
-[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || { show_err sigblock; fail "sigblock: the program did not finish within 60 s (threads that block every signal hang)"; }
+[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || { show_err sigblock; fail "sigblock: the program did not finish within $(scaled 60) s (threads that block every signal hang)"; }
 [ "$RC" -eq 0 ] || { show_err sigblock; fail "sigblock: faultline record exited $RC, want 0"; }
 echo "ok sigblock: exit status 0"
 same_output sigblock sigblock
@@ -42,10 +42,13 @@ rc=0
 [ "$rc" -eq 0 ] || { cat "$WORK/sigblock.dump.err" >&2; fail "sigblock: faultline dump exited $rc"; }
 echo "ok sigblock: faultline dump exit status 0"
 
-"$PY" - "$WORK/sigblock" "$WORK/sigblock.err" "$WORK/sigblock.dump" "$PLANTED/rel_sigblock" "$pages" "$passes" <<'PYEOF'
+late=$(stat_of sigblock late_stacks_dropped)
+# (no bound on the count itself here: the raw_syscall thread's stacks are dropped late by design)
+"$PY" - "$WORK/sigblock" "$WORK/sigblock.err" "$WORK/sigblock.dump" "$PLANTED/rel_sigblock" "$pages" "$passes" "$late" <<'PYEOF'
 import glob, os, re, sys
-d, errf, dumpf, prog, pages, passes = sys.argv[1:7]
-pages, passes = int(pages), int(passes)
+d, errf, dumpf, prog, pages, passes, late = sys.argv[1:8]
+pages, passes, late = int(pages), int(passes), int(late)
+stackless = 0  # faults of the libc-blocking threads without a stack: each must be a late drop
 tids = {}
 for line in open(errf):
     m = re.match(r"tid (\S+) (\d+)$", line.strip())
@@ -108,10 +111,13 @@ for name in sorted(want):
                       "(should be the fault's stack or none); e.g. %s" % (name, c["foreign"], foreign_example[name]))
     if name == "raw_syscall":
         continue
-    if c["none"]:
-        errors.append("%s: %d faults without a stack although the thread blocked signals through libc" % (name, c["none"]))
+    stackless += c["none"]
     if c["in_program"] < pages * (passes - 1):
         errors.append("%s: %d faults with frame 0 in the program's code, want >= %d" % (name, c["in_program"], pages * (passes - 1)))
+# the runtime drops (and counts in late_stacks_dropped) a stack taken > 200 ms late; no other may miss
+if stackless > late:
+    errors.append("%d faults without a stack although their threads blocked signals through libc, more than the "
+                  "late_stacks_dropped = %d the runtime counted" % (stackless, late))
 for e in errors:
     print("FAIL: sigblock: " + e, file=sys.stderr)
 if errors:

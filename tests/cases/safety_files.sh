@@ -154,7 +154,7 @@ L=$WORK/live
 "$FAULTLINE" record -q -o "$L" -- /bin/bash -c 'read -r -t 60 line <"$1"' bash "$WORK/go" >"$WORK/live.out" 2>"$WORK/live.err" &
 live_pid=$!
 P=""
-for _ in $(seq 1 300); do
+for _ in $(seq 1 "$(scaled 300)"); do
 	P=$(find "$L" -mindepth 2 -maxdepth 2 -name meta.json -printf '%h\n' 2>/dev/null | head -n1)
 	[ -n "$P" ] && break
 	sleep 0.1
@@ -196,7 +196,7 @@ if command -v unshare >/dev/null && unshare -fp --mount-proc true 2>/dev/null; t
 	done
 	ln -s "$VICTIM/dir" "$N/1.1"
 	RC=0
-	timeout 60 unshare -fp --mount-proc env LD_PRELOAD="$BUILD/libfaultline.so" FAULTLINE_DIR="$N" \
+	timeout "$(scaled 60)" unshare -fp --mount-proc env LD_PRELOAD="$BUILD/libfaultline.so" FAULTLINE_DIR="$N" \
 		FAULTLINE_MAX_BYTES=$((64 * MIB)) FAULTLINE_LOCAL_BYTES=$((4 * MIB)) "$PLANTED/fill" 1 \
 		>"$WORK/ns.out" 2>"$WORK/ns.err" || RC=$?
 	[ "$RC" -eq 0 ] || fail "fill as pid 1 under the runtime: exit $RC: $(cat "$WORK/ns.err")"
@@ -228,7 +228,7 @@ check_dump_refuses() { # NAME FILE
 	local name=$1 file=$2
 	state "$WORK/$name" >"$WORK/$name.before"
 	RC=0
-	timeout 30 "$FAULTLINE" dump "$WORK/$name" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
+	timeout "$(scaled 30)" "$FAULTLINE" dump "$WORK/$name" >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
 	[ "$RC" -eq 1 ] || fail "dump with $file a link: exit $RC, want 1: $(head -c 300 "$WORK/$name.err")"
 	grep -q "$pname/$file" "$WORK/$name.err" || fail "dump with $file a link: the error does not name it: $(cat "$WORK/$name.err")"
 	[ -s "$WORK/$name.out" ] && fail "dump with $file a link wrote to stdout"

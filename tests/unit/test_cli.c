@@ -12,27 +12,7 @@
 #include "record.h"
 #include "stats_json.h"
 
-static unsigned checks, failures;
-
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	fprintf(stderr, "%s:%d: FAIL: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-#define CHECK(cond, ...) check_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#include "check.h"
 #define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
 
 /* ------------------------------------------------------------------ sizes and numbers */
@@ -615,6 +595,5 @@ int main(void)
 	test_stats_json_values();
 	test_stats_json_malformed();
 	test_stats_json_load();
-	printf("test_cli: %u checks, %u failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_cli");
 }

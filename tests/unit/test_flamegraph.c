@@ -24,24 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned checks, failures;
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	fprintf(stderr, "FAIL %s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-#define CHECK(cond, ...) check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
+#include "check.h"
 
 static double now_s(void)
 {
@@ -684,6 +667,5 @@ int main(void)
 	test_deep();
 	test_budget();
 	test_large();
-	printf("%u checks, %u failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_flamegraph");
 }

@@ -20,17 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			failures++;                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static double now_seconds(void)
 {
@@ -540,6 +530,5 @@ int main(void)
 	test_against_reference();
 	test_memory();
 	test_speed();
-	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	return check_summary("test_locality");
 }

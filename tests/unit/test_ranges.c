@@ -30,23 +30,7 @@
 #include "ranges.h"
 #include "trace_reader.h"
 
-static unsigned checks, failures;
-
-#define CHECK(cond, ...) check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
-static void check_at(int ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-{
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s:%d: FAIL: ", file, line);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#include "check.h"
 
 #define REGION  0x7f0000000000ull
 #define RSIZE   (1ull << 30)
@@ -555,6 +539,5 @@ int main(void)
 	test_online(dir);
 	nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(faults);
-	printf("test_ranges: %u checks, %u failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_ranges");
 }

@@ -30,24 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond))                                                               \
-			fail(__LINE__, #cond, __VA_ARGS__);                                \
-	} while (0)
-
-static void fail(int line, const char *cond, const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 3, 4)));
-static void fail(int line, const char *cond, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "FAIL test_rap.c:%d: %s: ", line, cond);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#include "check.h"
 
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -77,7 +60,7 @@ static double now_s(void)
 static void *xmalloc(size_t size)
 {
 	void *p = malloc(size ? size : 1);
-	CHECK(p, "malloc(%zu) failed", size);
+	REQUIRE(p, "malloc(%zu) failed", size);
 	return p;
 }
 
@@ -87,14 +70,14 @@ static rap_t *make_tree(double eps, unsigned k, unsigned addr_bits, unsigned gra
 				  .gran_log2 = gran, .node_budget = budget };
 	char err[256];
 	rap_t *r = rap_init(&cfg, err, sizeof(err));
-	CHECK(r, "rap_init: %s", err);
+	REQUIRE(r, "rap_init: %s", err);
 	return r;
 }
 
 static void check_invariant(const rap_t *r, const char *when)
 {
 	char err[256];
-	CHECK(rap_check_invariant(r, err, sizeof(err)) == 0, "%s: %s", when, err);
+	REQUIRE(rap_check_invariant(r, err, sizeof(err)) == 0, "%s: %s", when, err);
 }
 
 /* ---- exact counter: the points so far, sorted, with prefix sums of their weights ---- */
@@ -139,7 +122,7 @@ static int pair_order(const void *a, const void *b)
 /* Add a batch: sort it, merge it into the sorted points, rebuild the prefix sums. */
 static void exact_add(struct exact *e, const uint64_t *addr, const uint64_t *w, size_t count)
 {
-	CHECK(e->n + count <= e->cap, "exact counter full");
+	REQUIRE(e->n + count <= e->cap, "exact counter full");
 	struct pair *batch = xmalloc(count * sizeof(*batch));
 	for (size_t i = 0; i < count; i++)
 		batch[i] = (struct pair){ addr[i], w ? w[i] : 1 };
@@ -255,10 +238,10 @@ static int check_node(const struct rap_node_info *v, void *ctx)
 {
 	struct node_check *c = ctx;
 	uint64_t t = exact_count(c->ex, v->lo, v->hi);
-	CHECK(v->sub <= t && t <= v->sub + v->anc,
+	REQUIRE(v->sub <= t && t <= v->sub + v->anc,
 	      "node [%#" PRIx64 ",%#" PRIx64 "): est %" PRIu64 " anc %" PRIu64 " true %" PRIu64,
 	      v->lo, v->hi, v->sub, v->anc, t);
-	CHECK((double)(t - v->sub) <= c->guarantee,
+	REQUIRE((double)(t - v->sub) <= c->guarantee,
 	      "node [%#" PRIx64 ",%#" PRIx64 "): error %" PRIu64 " > guarantee %.1f", v->lo, v->hi,
 	      t - v->sub, c->guarantee);
 	if (t - v->sub > c->worst)
@@ -286,10 +269,10 @@ static void check_queries(const rap_t *r, const struct exact *ex, const struct r
 		uint64_t c = a + len > span ? span : a + len;
 		uint64_t lower, upper, t = exact_count(ex, a, c);
 		rap_query(r, a, c, &lower, &upper);
-		CHECK(lower <= t && t <= upper, "query [%#" PRIx64 ",%#" PRIx64 "): %" PRIu64
+		REQUIRE(lower <= t && t <= upper, "query [%#" PRIx64 ",%#" PRIx64 "): %" PRIu64
 		      " not in [%" PRIu64 ", %" PRIu64 "]", a, c, t, lower, upper);
 		if (aligned)
-			CHECK((double)(upper - lower) <= 2 * st->guarantee, "query [%#" PRIx64 ",%#" PRIx64
+			REQUIRE((double)(upper - lower) <= 2 * st->guarantee, "query [%#" PRIx64 ",%#" PRIx64
 			      "): width %" PRIu64 " > 2*guarantee %.1f", a, c, upper - lower,
 			      st->guarantee);
 	}
@@ -301,12 +284,12 @@ static struct node_check check_against_exact(const rap_t *r, const struct exact 
 {
 	struct rap_stats st;
 	rap_get_stats(r, &st);
-	CHECK(st.n == ex->cum[ex->n], "tree n %" PRIu64 " != exact %" PRIu64, st.n, ex->cum[ex->n]);
+	REQUIRE(st.n == ex->cum[ex->n], "tree n %" PRIu64 " != exact %" PRIu64, st.n, ex->cum[ex->n]);
 	struct node_check c = { .ex = ex, .guarantee = st.guarantee,
 				.unit = UINT64_C(1) << st.gran_log2 };
 	rap_walk(r, check_node, &c);
 	uint64_t bound = rap_error_bound(r);
-	CHECK(c.worst <= bound && (double)bound <= st.guarantee * (1 + 1e-12),
+	REQUIRE(c.worst <= bound && (double)bound <= st.guarantee * (1 + 1e-12),
 	      "worst %" PRIu64 ", rap_error_bound %" PRIu64 ", guarantee %.1f", c.worst, bound,
 	      st.guarantee);
 	check_queries(r, ex, &st, s, seed, queries);
@@ -323,7 +306,7 @@ struct snapshot {
 static int snap_node(const struct rap_node_info *v, void *ctx)
 {
 	struct snapshot *s = ctx;
-	CHECK(s->n < s->cap, "snapshot overflow");
+	REQUIRE(s->n < s->cap, "snapshot overflow");
 	s->v[s->n++] = *v;
 	return 0;
 }
@@ -333,11 +316,11 @@ static rap_t *copy_tree(const rap_t *r)
 {
 	size_t size = rap_serialize(r, NULL, 0);
 	uint8_t *buf = xmalloc(size), *again = xmalloc(size);
-	CHECK(rap_serialize(r, buf, size) == size, "serialize size changed");
+	REQUIRE(rap_serialize(r, buf, size) == size, "serialize size changed");
 	char err[256];
 	rap_t *c = rap_deserialize(buf, size, err, sizeof(err));
-	CHECK(c, "deserialize own output: %s", err);
-	CHECK(rap_serialize(c, again, size) == size && !memcmp(buf, again, size),
+	REQUIRE(c, "deserialize own output: %s", err);
+	REQUIRE(rap_serialize(c, again, size) == size && !memcmp(buf, again, size),
 	      "round trip not byte-identical");
 	free(buf);
 	free(again);
@@ -371,15 +354,15 @@ static void check_merge_pass(const rap_t *r)
 	check_invariant(copy, "after a forced merge pass");
 	struct rap_stats cs;
 	rap_get_stats(copy, &cs);
-	CHECK(cs.n == st.n, "merge pass changed n: %" PRIu64 " -> %" PRIu64, st.n, cs.n);
-	CHECK(cs.nodes <= st.nodes, "merge pass added nodes");
+	REQUIRE(cs.n == st.n, "merge pass changed n: %" PRIu64 " -> %" PRIu64, st.n, cs.n);
+	REQUIRE(cs.nodes <= st.nodes, "merge pass added nodes");
 	struct snapshot after = { xmalloc(cs.nodes * sizeof(*after.v)), 0, cs.nodes };
 	rap_walk(copy, snap_node, &after);
 	for (size_t i = 0; i < after.n; i++) {
 		size_t j = find_node(&before, after.v[i].lo, after.v[i].hi);
-		CHECK(j != SIZE_MAX, "merge pass created node [%#" PRIx64 ",%#" PRIx64 ")",
+		REQUIRE(j != SIZE_MAX, "merge pass created node [%#" PRIx64 ",%#" PRIx64 ")",
 		      after.v[i].lo, after.v[i].hi);
-		CHECK(before.v[j].sub == after.v[i].sub, "merge pass changed subtree sum of [%#" PRIx64
+		REQUIRE(before.v[j].sub == after.v[i].sub, "merge pass changed subtree sum of [%#" PRIx64
 		      ",%#" PRIx64 "): %" PRIu64 " -> %" PRIu64, after.v[i].lo, after.v[i].hi,
 		      before.v[j].sub, after.v[i].sub);
 	}
@@ -406,16 +389,16 @@ static struct hot_summary hot_cover(const rap_t *r, const struct exact *ex, doub
 {
 	size_t n = rap_hot_ranges(r, phi, NULL, 0);
 	struct rap_range *h = xmalloc(n * sizeof(*h));
-	CHECK(rap_hot_ranges(r, phi, h, n) == n, "hot range count changed");
+	REQUIRE(rap_hot_ranges(r, phi, h, n) == n, "hot range count changed");
 	struct hot_summary sum = { .count = n };
 	struct rap_stats st;
 	rap_get_stats(r, &st);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = exact_count(ex, h[i].lo, h[i].hi);
-		CHECK(h[i].lower <= t && t <= h[i].upper, "hot range bounds");
-		CHECK(i == 0 || h[i - 1].lo < h[i].lo || (h[i - 1].lo == h[i].lo && h[i - 1].hi > h[i].hi),
+		REQUIRE(h[i].lower <= t && t <= h[i].upper, "hot range bounds");
+		REQUIRE(i == 0 || h[i - 1].lo < h[i].lo || (h[i - 1].lo == h[i].lo && h[i - 1].hi > h[i].hi),
 		      "hot ranges not in address order");
-		CHECK(h[i].discounted <= h[i].est && (double)h[i].discounted >= phi * (double)st.n,
+		REQUIRE(h[i].discounted <= h[i].est && (double)h[i].discounted >= phi * (double)st.n,
 		      "hot range discounted %" PRIu64 ", est %" PRIu64, h[i].discounted, h[i].est);
 		sum.abs_err += (double)(t - h[i].est);
 		sum.truth += (double)t;
@@ -452,7 +435,7 @@ static struct run run_stream(const struct stream *s, double eps, unsigned k, uns
 		size_t m = s->n - at < batch ? s->n - at : batch;
 		size_t ok = s->w ? rap_add_weighted(run.tree, s->addr + at, s->w + at, m)
 				 : rap_add_points(run.tree, s->addr + at, m);
-		CHECK(ok == m, "%s: %zu of %zu points accepted", label, ok, m);
+		REQUIRE(ok == m, "%s: %zu of %zu points accepted", label, ok, m);
 		batches++;
 		if (!checks && at + m < s->n)
 			continue;
@@ -465,7 +448,7 @@ static struct run run_stream(const struct stream *s, double eps, unsigned k, uns
 		rap_get_stats(run.tree, &st);
 		double ratio = (double)st.nodes / (st.branch * st.depth / st.eps);
 		if (!budget)
-			CHECK(ratio <= 3, "%s: %zu nodes > 3*b*D/eps = %.0f", label, st.nodes,
+			REQUIRE(ratio <= 3, "%s: %zu nodes > 3*b*D/eps = %.0f", label, st.nodes,
 			      3 * st.branch * st.depth / st.eps);
 		if (ratio > max_ratio)
 			max_ratio = ratio;
@@ -518,49 +501,49 @@ static void test_config(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
 		rap_t *r = rap_init(&bad[i], err, sizeof(err));
-		CHECK(!r && err[0], "bad config %zu accepted", i);
+		REQUIRE(!r && err[0], "bad config %zu accepted", i);
 		printf("config %zu refused: %s\n", i, err);
 	}
 	rap_t *r = rap_init(&good, err, sizeof(err));
-	CHECK(r, "%s", err);
-	CHECK(rap_add(r, UINT64_C(1) << 48, 1) == -1, "address beyond the universe accepted");
-	CHECK(rap_add(r, 4096, RAP_MAX_TOTAL) == 0, "max weight refused");
-	CHECK(rap_add(r, 4096, 1) == -1, "overflowing weight accepted");
-	CHECK(rap_add(r, 4096, 0) == 0, "zero weight refused");
+	REQUIRE(r, "%s", err);
+	REQUIRE(rap_add(r, UINT64_C(1) << 48, 1) == -1, "address beyond the universe accepted");
+	REQUIRE(rap_add(r, 4096, RAP_MAX_TOTAL) == 0, "max weight refused");
+	REQUIRE(rap_add(r, 4096, 1) == -1, "overflowing weight accepted");
+	REQUIRE(rap_add(r, 4096, 0) == 0, "zero weight refused");
 	rap_t *r2 = rap_init(&good, err, sizeof(err));
 	uint64_t addrs[4] = { 0, UINT64_C(1) << 47, UINT64_MAX, (UINT64_C(1) << 48) - 1 };
 	uint64_t ws[4] = { 3, 0, 5, 7 };
-	CHECK(rap_add_points(r2, addrs, 4) == 3, "batch: out-of-range point counted");
-	CHECK(rap_add_weighted(r2, addrs, ws, 4) == 3, "weighted batch");
+	REQUIRE(rap_add_points(r2, addrs, 4) == 3, "batch: out-of-range point counted");
+	REQUIRE(rap_add_weighted(r2, addrs, ws, 4) == 3, "weighted batch");
 	struct rap_stats st2;
 	rap_get_stats(r2, &st2);
-	CHECK(st2.n == 3 + 10 && st2.w_max == 7 && st2.rejected == 2, "batch stats");
+	REQUIRE(st2.n == 3 + 10 && st2.w_max == 7 && st2.rejected == 2, "batch stats");
 	uint64_t l2, u2;
 	rap_query(r2, (UINT64_C(1) << 48) - 4096, UINT64_C(1) << 48, &l2, &u2);
-	CHECK(l2 <= 8 && u2 >= 8, "last page: [%" PRIu64 ", %" PRIu64 "]", l2, u2);
+	REQUIRE(l2 <= 8 && u2 >= 8, "last page: [%" PRIu64 ", %" PRIu64 "]", l2, u2);
 	check_invariant(r2, "batch");
 	rap_free(r2);
 	struct rap_stats st;
 	rap_get_stats(r, &st);
-	CHECK(st.rejected == 2 && st.n == RAP_MAX_TOTAL, "rejected %" PRIu64, st.rejected);
+	REQUIRE(st.rejected == 2 && st.n == RAP_MAX_TOTAL, "rejected %" PRIu64, st.rejected);
 	check_invariant(r, "max weight");
 	uint64_t lo, hi;
 	rap_query(r, 4096, 8192, &lo, &hi);
-	CHECK(lo <= RAP_MAX_TOTAL && hi >= RAP_MAX_TOTAL, "max weight query");
+	REQUIRE(lo <= RAP_MAX_TOTAL && hi >= RAP_MAX_TOTAL, "max weight query");
 	rap_free(r);
 
 	/* Empty tree; caller memory. */
 	size_t size = rap_memory_size(&good, err, sizeof(err));
-	CHECK(size, "%s", err);
+	REQUIRE(size, "%s", err);
 	void *mem = aligned_alloc(64, (size + 63) & ~(size_t)63);
-	CHECK(mem, "aligned_alloc");
+	REQUIRE(mem, "aligned_alloc");
 	r = rap_init_in(&good, mem, size, err, sizeof(err));
-	CHECK(r, "%s", err);
-	CHECK(!rap_init_in(&good, mem, size - 1, err, sizeof(err)), "short memory accepted");
+	REQUIRE(r, "%s", err);
+	REQUIRE(!rap_init_in(&good, mem, size - 1, err, sizeof(err)), "short memory accepted");
 	r = rap_init_in(&good, mem, size, err, sizeof(err));
 	rap_query(r, 0, UINT64_C(1) << 48, &lo, &hi);
-	CHECK(lo == 0 && hi == 0, "empty query");
-	CHECK(rap_hot_ranges(r, 0.05, NULL, 0) == 0, "empty hot ranges");
+	REQUIRE(lo == 0 && hi == 0, "empty query");
+	REQUIRE(rap_hot_ranges(r, 0.05, NULL, 0) == 0, "empty hot ranges");
 	check_invariant(r, "empty");
 	rap_t *c = copy_tree(r);
 	check_invariant(c, "empty copy");
@@ -603,27 +586,27 @@ static void test_point_mass(void)
 	const uint64_t addr = 0x12345678;
 	rap_t *r = make_tree(0.01, 1, 32, 0, 0); /* b = 2, D = 32 */
 	for (int i = 1; i <= 1000; i++) {
-		CHECK(rap_add(r, addr, 1) == 0, "add");
+		REQUIRE(rap_add(r, addr, 1) == 0, "add");
 		check_invariant(r, "point mass");
 	}
 	struct rap_stats st;
 	rap_get_stats(r, &st);
-	CHECK(st.depth == 32, "D = %u", st.depth);
-	CHECK(st.nodes == 1 + 2 * 32, "point mass: %zu nodes, expected 65", st.nodes);
+	REQUIRE(st.depth == 32, "D = %u", st.depth);
+	REQUIRE(st.nodes == 1 + 2 * 32, "point mass: %zu nodes, expected 65", st.nodes);
 	struct rap_node_info leaf = { .lo = addr };
-	CHECK(rap_walk(r, find_unit, &leaf) == 1, "no unit node for the point");
-	CHECK(leaf.sub == 1000 - 32 && leaf.anc == 32, "unit est %" PRIu64 " anc %" PRIu64, leaf.sub,
+	REQUIRE(rap_walk(r, find_unit, &leaf) == 1, "no unit node for the point");
+	REQUIRE(leaf.sub == 1000 - 32 && leaf.anc == 32, "unit est %" PRIu64 " anc %" PRIu64, leaf.sub,
 	      leaf.anc);
-	CHECK(rap_error_bound(r) == 32, "error bound %" PRIu64, rap_error_bound(r));
+	REQUIRE(rap_error_bound(r) == 32, "error bound %" PRIu64, rap_error_bound(r));
 	size_t nodes_before = st.nodes;
 	for (int i = 1000; i < 200000; i++)
 		rap_add(r, addr, 1);
 	check_invariant(r, "point mass 200000");
 	rap_get_stats(r, &st);
 	leaf = (struct rap_node_info){ .lo = addr };
-	CHECK(rap_walk(r, find_unit, &leaf) == 1, "no unit node for the point");
-	CHECK(200000 - leaf.sub == 32, "error %" PRIu64 ", expected D = 32", 200000 - leaf.sub);
-	CHECK(st.nodes <= 65, "nodes grew: %zu", st.nodes);
+	REQUIRE(rap_walk(r, find_unit, &leaf) == 1, "no unit node for the point");
+	REQUIRE(200000 - leaf.sub == 32, "error %" PRIu64 ", expected D = 32", 200000 - leaf.sub);
+	REQUIRE(st.nodes <= 65, "nodes grew: %zu", st.nodes);
 	printf("RESULT point_mass nodes_at_1000=%zu error=%" PRIu64 " nodes_at_200000=%zu "
 	       "error_at_200000=%" PRIu64 " internal_merges=%" PRIu64 " leaf_merges=%" PRIu64 "\n",
 	       nodes_before, (uint64_t)32, st.nodes, 200000 - leaf.sub, st.internal_merges,
@@ -656,9 +639,9 @@ static void test_hot_report(const struct run *run, const struct stream *s, const
 	/* §1.5 as written: some hot range covers the region with est >= 0.9n - εn (the root
 	 * always does, so also:) the hot ranges inside the region resolve it: their discounted
 	 * counts add up to >= 0.9n - εn. */
-	CHECK(h.cover.hi && (double)h.cover.est >= need, "%s: no hot range covers the hot MiB with "
+	REQUIRE(h.cover.hi && (double)h.cover.est >= need, "%s: no hot range covers the hot MiB with "
 	      "est >= %.0f", label, need);
-	CHECK(h.inside && (double)h.inside_disc >= need, "%s: %zu hot ranges inside the hot MiB hold "
+	REQUIRE(h.inside && (double)h.inside_disc >= need, "%s: %zu hot ranges inside the hot MiB hold "
 	      "%" PRIu64 " < %.0f", label, h.inside, h.inside_disc, need);
 	printf("RESULT %s phi=0.05 hot_ranges=%zu narrowest_cover=[%#" PRIx64 ",%#" PRIx64 ") est=%"
 	       PRIu64 " inside_ranges=%zu inside_discounted=%" PRIu64 " need=%.0f accuracy=%.6f\n",
@@ -676,7 +659,7 @@ static void test_budget(const struct stream *hot, const struct run *full)
 		struct run run = run_stream(hot, 0.01, k, 48, 12, budget, 10000, k == 2, label);
 		struct rap_stats st;
 		rap_get_stats(run.tree, &st);
-		CHECK(st.node_capacity * st.bytes_per_node <= 8192, "pool %zu bytes",
+		REQUIRE(st.node_capacity * st.bytes_per_node <= 8192, "pool %zu bytes",
 		      st.node_capacity * st.bytes_per_node);
 		uint64_t seed = 9;
 		check_invariant(run.tree, label);
@@ -688,9 +671,9 @@ static void test_budget(const struct stream *hot, const struct run *full)
 		       st.node_capacity * st.bytes_per_node, st.memory_bytes, st.nodes, st.eps_now,
 		       st.thr_floor, st.escalations, h.count, h.truth ? 1 - h.abs_err / h.truth : 1.0,
 		       h.inside, h.inside_disc, rap_error_bound(run.tree));
-		CHECK(h.cover.hi && (double)h.inside_disc >= 0.9 * (double)st.n - st.eps_now * (double)st.n,
+		REQUIRE(h.cover.hi && (double)h.inside_disc >= 0.9 * (double)st.n - st.eps_now * (double)st.n,
 		      "%s: the hot MiB is not resolved", label);
-		CHECK(st.thr_floor > 0, "%s: the budget never escalated", label);
+		REQUIRE(st.thr_floor > 0, "%s: the budget never escalated", label);
 		rap_free(copy_tree(run.tree)); /* round trip with a threshold floor */
 		run_free(&run);
 	}
@@ -718,14 +701,14 @@ static void test_serialize(const struct run *big, const struct stream *s)
 	/* Round trip of a big tree; then both copies evolve identically. */
 	size_t size = rap_serialize(big->tree, NULL, 0);
 	uint8_t *a = xmalloc(size), *b = xmalloc(size);
-	CHECK(rap_serialize(big->tree, a, size) == size, "serialize");
+	REQUIRE(rap_serialize(big->tree, a, size) == size, "serialize");
 	rap_t *copy = rap_deserialize(a, size, err, sizeof(err));
-	CHECK(copy, "round trip: %s", err);
-	CHECK(rap_serialize(copy, b, size) == size && !memcmp(a, b, size), "round trip differs");
+	REQUIRE(copy, "round trip: %s", err);
+	REQUIRE(rap_serialize(copy, b, size) == size && !memcmp(a, b, size), "round trip differs");
 	struct rap_stats s1, s2;
 	rap_get_stats(big->tree, &s1);
 	rap_get_stats(copy, &s2);
-	CHECK(s1.n == s2.n && s1.eps_eff == s2.eps_eff && s1.thr_floor == s2.thr_floor &&
+	REQUIRE(s1.n == s2.n && s1.eps_eff == s2.eps_eff && s1.thr_floor == s2.thr_floor &&
 	      s1.next_merge == s2.next_merge && s1.trees == s2.trees &&
 	      s1.w_max == s2.w_max && s1.nodes == s2.nodes, "state differs after round trip");
 	rap_t *orig = copy_tree(big->tree);
@@ -737,7 +720,7 @@ static void test_serialize(const struct run *big, const struct stream *s)
 	uint8_t *c1 = xmalloc(sz1), *c2 = xmalloc(sz2);
 	rap_serialize(orig, c1, sz1);
 	rap_serialize(copy, c2, sz2);
-	CHECK(sz1 == sz2 && !memcmp(c1, c2, sz1), "copies diverged after identical updates");
+	REQUIRE(sz1 == sz2 && !memcmp(c1, c2, sz1), "copies diverged after identical updates");
 	free(c1);
 	free(c2);
 	rap_free(orig);
@@ -759,7 +742,7 @@ static void test_serialize(const struct run *big, const struct stream *s)
 			a[i] ^= masks[m];
 			err[0] = 0;
 			rap_t *r = rap_deserialize(a, size, err, sizeof(err));
-			CHECK(!r && err[0], "flip of byte %zu by %#x accepted", i, masks[m]);
+			REQUIRE(!r && err[0], "flip of byte %zu by %#x accepted", i, masks[m]);
 			if (flips++ == 0 || (i == 100 && m == 0))
 				printf("corrupt byte %zu: %s\n", i, err);
 			/* With the checksum repaired, structural validation alone must hold. */
@@ -778,17 +761,17 @@ static void test_serialize(const struct run *big, const struct stream *s)
 	}
 	for (size_t len = 0; len < size; len++) {
 		err[0] = 0;
-		CHECK(!rap_deserialize(a, len, err, sizeof(err)) && err[0], "cut at %zu accepted", len);
+		REQUIRE(!rap_deserialize(a, len, err, sizeof(err)) && err[0], "cut at %zu accepted", len);
 		if (len == size - 1)
 			printf("cut to %zu bytes: %s\n", len, err);
 		cuts++;
 	}
 	memset(a + size, 0, 16);
-	CHECK(!rap_deserialize(a, size + 1, err, sizeof(err)), "trailing byte accepted");
-	CHECK(!rap_deserialize(a, size + 16, err, sizeof(err)), "trailing record accepted");
+	REQUIRE(!rap_deserialize(a, size + 1, err, sizeof(err)), "trailing byte accepted");
+	REQUIRE(!rap_deserialize(a, size + 16, err, sizeof(err)), "trailing record accepted");
 	printf("trailing: %s\n", err);
 	rap_t *r = rap_deserialize(a, size, err, sizeof(err));
-	CHECK(r, "intact small tree: %s", err);
+	REQUIRE(r, "intact small tree: %s", err);
 	rap_free(r);
 	/* Random bodies with a valid header and checksum. */
 	uint64_t seed = 5;
@@ -824,19 +807,19 @@ static void test_tree_merge(const struct stream *s, const struct run *whole)
 	char err[256];
 	for (int t = 0; t < THREADS; t++) {
 		check_invariant(part[t], "part");
-		CHECK(rap_merge(merged, part[t], err, sizeof(err)) == 0, "merge: %s", err);
+		REQUIRE(rap_merge(merged, part[t], err, sizeof(err)) == 0, "merge: %s", err);
 		check_invariant(merged, "merged");
 	}
-	CHECK(rap_merge(merged, merged, err, sizeof(err)) == -1, "self merge accepted");
+	REQUIRE(rap_merge(merged, merged, err, sizeof(err)) == -1, "self merge accepted");
 	rap_t *other = make_tree(0.01, 1, 48, 12, 0);
-	CHECK(rap_merge(merged, other, err, sizeof(err)) == -1, "geometry mismatch accepted");
+	REQUIRE(rap_merge(merged, other, err, sizeof(err)) == -1, "geometry mismatch accepted");
 	printf("merge mismatch: %s\n", err);
 	rap_free(other);
 
 	struct rap_stats ms, ws;
 	rap_get_stats(merged, &ms);
 	rap_get_stats(whole->tree, &ws);
-	CHECK(ms.n == ws.n && ms.trees == THREADS, "merged n %" PRIu64 " trees %u", ms.n, ms.trees);
+	REQUIRE(ms.n == ws.n && ms.trees == THREADS, "merged n %" PRIu64 " trees %u", ms.n, ms.trees);
 	uint64_t seed = 77;
 	struct node_check c = check_against_exact(merged, &whole->ex, s, &seed, 3000);
 	test_hot_report(&(struct run){ merged, whole->ex }, s, "tree_merge_hot");
@@ -852,7 +835,7 @@ static void test_tree_merge(const struct stream *s, const struct run *whole)
 			uint64_t t = exact_count(&whole->ex, h[i].lo, h[i].hi), l0, u0, l1, u1;
 			rap_query(merged, h[i].lo, h[i].hi, &l0, &u0);
 			rap_query(whole->tree, h[i].lo, h[i].hi, &l1, &u1);
-			CHECK(l0 <= t && t <= u0 && l1 <= t && t <= u1, "hot range bounds disagree");
+			REQUIRE(l0 <= t && t <= u0 && l1 <= t && t <= u1, "hot range bounds disagree");
 			compared++;
 		}
 		free(h);
@@ -860,7 +843,7 @@ static void test_tree_merge(const struct stream *s, const struct run *whole)
 	/* Merging into a budgeted tree keeps the bounds too. */
 	rap_t *small = make_tree(0.01, 2, 48, 12, 512);
 	for (int t = 0; t < THREADS; t++)
-		CHECK(rap_merge(small, part[t], err, sizeof(err)) == 0, "merge: %s", err);
+		REQUIRE(rap_merge(small, part[t], err, sizeof(err)) == 0, "merge: %s", err);
 	check_invariant(small, "budgeted merge");
 	rap_free(copy_tree(merged)); /* round trip with T > 1 */
 	check_against_exact(small, &whole->ex, s, &seed, 1000);
@@ -884,29 +867,29 @@ static void test_dump(const struct run *run)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	CHECK(f, "open_memstream");
-	CHECK(rap_dump(run->tree, f, 0.05, RAP_DUMP_TREE) == 0, "dump");
+	REQUIRE(f, "open_memstream");
+	REQUIRE(rap_dump(run->tree, f, 0.05, RAP_DUMP_TREE) == 0, "dump");
 	fclose(f);
 	size_t lines = 0, hot = 0;
 	for (char *p = text; *p; p++)
 		lines += *p == '\n';
 	for (char *p = text; (p = strstr(p, " HOT\n")); p++)
 		hot++;
-	CHECK(!strncmp(text, "# rap eps=0.0100 ", 17), "dump header: %.80s", text);
-	CHECK(lines == st.nodes + 1, "dump has %zu lines for %zu nodes", lines, st.nodes);
-	CHECK(hot == rap_hot_ranges(run->tree, 0.05, NULL, 0), "dump marks %zu HOT", hot);
+	REQUIRE(!strncmp(text, "# rap eps=0.0100 ", 17), "dump header: %.80s", text);
+	REQUIRE(lines == st.nodes + 1, "dump has %zu lines for %zu nodes", lines, st.nodes);
+	REQUIRE(hot == rap_hot_ranges(run->tree, 0.05, NULL, 0), "dump marks %zu HOT", hot);
 	char *second = strchr(text, '\n') + 1;
-	CHECK(!strncmp(second, "[0x0000000000000000,0x0001000000000000) own=", 44), "root line: %.80s",
+	REQUIRE(!strncmp(second, "[0x0000000000000000,0x0001000000000000) own=", 44), "root line: %.80s",
 	      second);
 	printf("dump head:\n%.*s", (int)(strchr(strchr(second, '\n') + 1, '\n') + 1 - text), text);
 	free(text);
 	f = open_memstream(&text, &len);
-	CHECK(rap_dump(run->tree, f, 0.05, RAP_DUMP_FLAT) == 0, "flat dump");
+	REQUIRE(rap_dump(run->tree, f, 0.05, RAP_DUMP_FLAT) == 0, "flat dump");
 	fclose(f);
 	lines = 0;
 	for (char *p = text; *p; p++)
 		lines += *p == '\n';
-	CHECK(lines == hot + 2, "flat dump has %zu lines for %zu hot ranges", lines, hot);
+	REQUIRE(lines == hot + 2, "flat dump has %zu lines for %zu hot ranges", lines, hot);
 	printf("flat dump:\n%s", text);
 	free(text);
 }

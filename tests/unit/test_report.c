@@ -34,22 +34,7 @@
 #include "report.h"
 #include "report_map.h"
 
-static int failures;
-
-#define CHECK(cond, ...) check_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-static void check_at(int ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void check_at(int ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	if (ok)
-		return;
-	failures++;
-	fprintf(stderr, "%s:%d: FAIL: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#include "check.h"
 
 /* ----------------------------------------------------------------- functions the stacks point into */
 
@@ -726,7 +711,7 @@ int main(int argc, char **argv)
 	if (nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		fprintf(stderr, "could not remove %s: %s\n", base, strerror(errno));
 	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+		fprintf(stderr, "%u check(s) failed\n", failures);
 		return 1;
 	}
 	printf("all report tests passed\n");

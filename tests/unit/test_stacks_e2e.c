@@ -34,6 +34,8 @@
  *              record, the allocation stacks read alloc_a, main and alloc_b, main.
  *   sigblock   threads that block every signal (pthread_sigmask; sigprocmask-inherited) still
  *              complete, and every one of their faults has a stack (blocked_touch, blocker_main).
+ * "Every fault has a stack" always means: every one but those the runtime dropped as late and
+ * counted in late_stacks_dropped, whose count is bounded (late_stacks_allowed).
  * Never-surfacing (st_surface) and fatal signals (st_crash) are checked by tests/cases/st_*.sh.
  * Lower bounds on refaults only assume what -L forces (a pass over P pages under a limit of L
  * pages refaults at least P - L of them), not a particular eviction policy.
@@ -64,29 +66,7 @@
 #include "symbolize.h"
 #include "trace_reader.h"
 
-static unsigned checks, failures;
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void check_at(bool ok, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	char msg[2048];
-
-	checks++;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (ok) {
-		printf("ok %s\n", msg);
-		return;
-	}
-	failures++;
-	printf("%s:%d: FAIL: %s\n", file, line, msg);
-}
-
-/* CHECK(cond, fmt, ...): one named check, printed either way. */
-#define CHECK(cond, ...) check_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#include "check.h"
 
 /* Up to this many examples are printed for a check over many faults. */
 #define EXAMPLES 5
@@ -388,6 +368,30 @@ static uint64_t stat_u64(const struct run *r, const char *key)
 	return v;
 }
 
+/* The runtime promises a stack for every non-concurrent fault but one: a stack signal the thread
+ * takes more than FL_LATE_STACK_MS (200 ms) after it was sent (it had been blocked where the shim
+ * cannot see, or the machine is very busy) would show wherever the thread finally took it, so the
+ * runtime writes the context without a stack and counts it in stats.json late_stacks_dropped. The
+ * checks allow exactly that many contexts without a stack, and bound the count itself: at most
+ * 2 % of the faults + 16, far above what a loaded machine produces (1-4 of 20 000 at load 17). */
+static uint64_t late_stacks_allowed(const struct run *r)
+{
+	uint64_t late = stat_u64(r, "late_stacks_dropped");
+	if (late == UINT64_MAX)
+		return 0;
+	uint64_t bound = r->proc->nfaults / 50 + 16;
+	CHECK(late <= bound, "%s: late_stacks_dropped = %" PRIu64 " (<= 2 %% of %zu faults + 16 = %" PRIu64 ")", r->name,
+	      late, r->proc->nfaults, bound);
+	return late;
+}
+
+/* Is f's context one whose stack the runtime dropped as late (a context, stack id 0)? */
+static bool stack_dropped_late(const struct fl_process *p, const struct fl_fault *f)
+{
+	const struct fl_fault_context *c = fl_fault_context(p, f);
+	return c && c->stack_id == 0;
+}
+
 /* ------------------------------------------------------------------ symbols */
 
 static struct symbolizer *sym;
@@ -484,7 +488,7 @@ static size_t check_stacks(const struct run *r, const char *what, const struct s
 			   unsigned n, bool exact)
 {
 	const struct fl_process *p = r->proc;
-	size_t count = 0, bad = 0;
+	size_t count = 0, bad = 0, late = 0;
 	char desc[2048], expect[512];
 	size_t used = 0;
 
@@ -499,12 +503,19 @@ static size_t check_stacks(const struct run *r, const char *what, const struct s
 		const struct fl_stack *s = context_stack(p, f);
 		if (stack_is(p, f->rec.time_ns, s, want, n, exact))
 			continue;
+		if (stack_dropped_late(p, f)) {
+			late++;
+			continue;
+		}
 		if (bad++ < EXAMPLES)
 			printf("# %s: fault seq %u addr %#" PRIx64 " %s tid %u: stack %s\n", r->name, f->rec.seq, f->rec.addr,
 			       fl_fault_kind_name(f->rec.kind), f->rec.tid, describe_stack(p, f->rec.time_ns, s, desc, sizeof(desc)));
 	}
 	CHECK(bad == 0, "%s: %s: %zu of %zu faults have a stack other than %s%s", r->name, what, bad, count, expect,
 	      exact ? " (exact PC)" : " (frame 0 a return address)");
+	uint64_t allowed = late_stacks_allowed(r);
+	CHECK(late <= allowed, "%s: %s: %zu faults without a stack (<= late_stacks_dropped = %" PRIu64 ")", r->name, what,
+	      late, allowed);
 	return count;
 }
 
@@ -632,7 +643,7 @@ static void check_callchain(const struct run *r, uint64_t mib)
 		if (!selected(p, f, &sel0) && !selected(p, f, &sel1))
 			continue;
 		const struct fl_fault_context *c = fl_fault_context(p, f);
-		if (!c)
+		if (!c || c->stack_id == 0) /* none, or dropped late */
 			continue;
 		size_t k = 0;
 		while (k < nids && ids[k] != c->stack_id)
@@ -968,8 +979,10 @@ static void test_threads(void)
 			no_stack++;
 		}
 	}
-	CHECK(no_context == 0 && no_stack == 0, "threads: every non-concurrent fault has a context with a stack (%zu without "
-	      "a context, %zu without a stack, of %zu)", no_context, no_stack, p->nfaults - concurrent);
+	uint64_t late = late_stacks_allowed(&r);
+	CHECK(no_context == 0 && no_stack <= late, "threads: every non-concurrent fault has a context with a stack (%zu "
+	      "without a context, %zu without a stack, of %zu; late_stacks_dropped = %" PRIu64 ")", no_context, no_stack,
+	      p->nfaults - concurrent, late);
 	CHECK(flagged == 0, "threads: no non-concurrent fault is flagged NO_STACK (%zu are)", flagged);
 	CHECK(concurrent_bare == 0, "threads: every concurrent fault has a stack or the NO_STACK flag (%zu of %zu have "
 	      "neither)", concurrent_bare, concurrent);
@@ -1145,17 +1158,24 @@ static void test_sigblock(void)
 	const struct fl_process *p = r.proc;
 	for (size_t t = 0; t < 2; t++) {
 		const struct mark *tid = need_mark(&r, 't', names[t]), *range = need_mark(&r, 'r', names[t]);
-		size_t n = 0, bare = 0;
+		size_t n = 0, bare = 0, late = 0;
 		for (size_t i = 0; i < p->nfaults; i++) {
 			const struct fl_fault *f = &p->faults[i];
 			if (f->rec.tid != tid->a)
 				continue;
 			n++;
-			if (f->rec.kind != FL_FAULT_CONCURRENT && !context_stack(p, f))
-				bare++;
+			if (f->rec.kind != FL_FAULT_CONCURRENT && !context_stack(p, f)) {
+				if (stack_dropped_late(p, f))
+					late++;
+				else
+					bare++;
+			}
 		}
-		CHECK(n >= pages * passes - limit_pages && bare == 0, "sigblock: %s (tid %" PRIu64 "): %zu faults (want >= %"
-		      PRIu64 "), %zu without a stack (want 0)", names[t], tid->a, n, pages * passes - limit_pages, bare);
+		uint64_t allowed = late_stacks_allowed(&r);
+		CHECK(n >= pages * passes - limit_pages && bare == 0 && late <= allowed, "sigblock: %s (tid %" PRIu64 "): %zu "
+		      "faults (want >= %" PRIu64 "), %zu without a context (want 0), %zu with a context but no stack (want <= "
+		      "late_stacks_dropped = %" PRIu64 ")", names[t], tid->a, n, pages * passes - limit_pages, bare, late,
+		      allowed);
 		struct selection sel = { range, NULL, (uint32_t)tid->a, true };
 		char what[64];
 		snprintf(what, sizeof(what), "%s's buffer", names[t]);
@@ -1194,6 +1214,7 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_print_ok = true;
 	setup_paths();
 	sym = symbolizer_new();
 	if (!sym)
@@ -1215,6 +1236,5 @@ int main(int argc, char **argv)
 		test_sigblock();
 	symbolizer_free(sym);
 	cleanup_work();
-	printf("%u checks, %u failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_summary("test_stacks_e2e");
 }

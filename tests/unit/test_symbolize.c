@@ -29,17 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			failures++;                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -1259,6 +1249,5 @@ int main(void)
 	test_programs();
 	test_fallbacks();
 	test_throughput();
-	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	return check_summary("test_symbolize");
 }

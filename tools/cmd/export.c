@@ -131,54 +131,46 @@ static void export_usage(FILE *out)
 	      "  -h, --help           this help\n", out);
 }
 
-static int export_usage_error(const char *what, const char *arg)
+enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP };
+
+static int export_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
-	cli_error("export: %s%s (see faultline export --help)", what, arg);
-	return CLI_EXIT_USAGE;
+	struct export_options *o = ctx;
+	char **grown;
+
+	switch (id) {
+	case OPT_SQLITE: o->file = value; return 0;
+	case OPT_FORCE: o->force = true; return 0;
+	case OPT_NO_SKIP: o->default_skip = false; return 0;
+	default: /* OPT_SKIP */
+		if (!(grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown)))) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		o->skip = grown;
+		o->skip[o->nskip++] = (char *)value;
+		return 0;
+	}
 }
 
 /* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
 static int export_parse(int argc, char **argv, struct export_options *o)
 {
-	bool options_done = false;
-	char err[512];
-	const char *value;
+	static const struct cli_opt opts[] = {
+		{ NULL, "--sqlite", CLI_VALUE, OPT_SQLITE },
+		{ NULL, "--skip", CLI_VALUE, OPT_SKIP },
+		{ "-f", "--force", CLI_FLAG, OPT_FORCE },
+		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
+	};
+	struct cli_verb verb = { "export", export_usage, opts, sizeof(opts) / sizeof(opts[0]), export_option, NULL, &o->dir,
+				 o };
 	int rc;
 
 	*o = (struct export_options){ .default_skip = true };
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (options_done || arg[0] != '-' || arg[1] == '\0') {
-			if (o->dir)
-				return export_usage_error("one recording directory at most, another: ", arg);
-			o->dir = arg;
-		} else if (strcmp(arg, "--") == 0) {
-			options_done = true;
-		} else if (cli_is_flag(arg, "-h", "--help")) {
-			export_usage(stdout);
-			return -1;
-		} else if (cli_is_flag(arg, "-f", "--force")) {
-			o->force = true;
-		} else if (cli_is_flag(arg, NULL, "--no-skip")) {
-			o->default_skip = false;
-		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--sqlite", &value, err, sizeof(err))) != 0) {
-			if (rc < 0)
-				return export_usage_error("--sqlite: ", err);
-			o->file = value;
-		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--skip", &value, err, sizeof(err))) != 0) {
-			char **grown;
-			if (rc < 0)
-				return export_usage_error("--skip: ", err);
-			if (!(grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown))))
-				return export_usage_error("--skip: ", "out of memory");
-			o->skip = grown;
-			o->skip[o->nskip++] = (char *)value;
-		} else {
-			return export_usage_error("unknown option ", arg);
-		}
-	}
+	if ((rc = cli_parse_verb(&verb, argc, argv)) != 0)
+		return rc;
 	if (!o->file)
-		return export_usage_error("--sqlite FILE is required", "");
+		return cli_usage_error("export", "--sqlite FILE is required");
 	return 0;
 }
 

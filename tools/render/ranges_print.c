@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text_out.h"
 #include "ranges.h"
 
 /* ---------------------------------------------------------------- text */
@@ -119,21 +120,6 @@ static int print_text(const struct ranges_result *res, const struct ranges_optio
 
 /* ---------------------------------------------------------------- CSV */
 
-static void csv_field(const char *text, FILE *out)
-{
-	if (strpbrk(text, ",\"\r\n") == NULL) {
-		fputs(text, out);
-		return;
-	}
-	putc('"', out);
-	for (const char *p = text; *p; p++) {
-		if (*p == '"')
-			putc('"', out);
-		putc(*p, out);
-	}
-	putc('"', out);
-}
-
 static int print_csv(const struct ranges_result *res, FILE *out)
 {
 	fputs("pid,process,source,rank,start,end,bytes,faults,lower,upper,percent,excl,excl_percent,trace,"
@@ -149,7 +135,7 @@ static int print_csv(const struct ranges_result *res, FILE *out)
 			if (r->has_trace)
 				fprintf(out, "%" PRIu64, r->trace);
 			fprintf(out, ",%u,%u,", r->nodes, r->depth);
-			csv_field(r->nsites ? r->sites[0].name : "", out);
+			csv_out_field(r->nsites ? r->sites[0].name : "", out);
 			fprintf(out, ",%" PRIu64 ",%zu,%" PRIu64 ",", r->nsites ? r->sites[0].faults : 0, r->sites_total,
 				r->unattributed);
 			size_t len = 0;
@@ -162,7 +148,7 @@ static int print_csv(const struct ranges_result *res, FILE *out)
 					strcat(joined, ";");
 				strcat(joined, r->maps[k].name);
 			}
-			csv_field(joined, out);
+			csv_out_field(joined, out);
 			putc('\n', out);
 		}
 	}
@@ -170,20 +156,6 @@ static int print_csv(const struct ranges_result *res, FILE *out)
 }
 
 /* ---------------------------------------------------------------- JSON */
-
-static void json_str(const char *text, FILE *out)
-{
-	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			putc(*p, out);
-	}
-	putc('"', out);
-}
 
 static void json_hex(const char *key, uint64_t v, FILE *out)
 {
@@ -216,7 +188,7 @@ static void json_range(const struct ranges_range *r, size_t rank, FILE *out)
 		fprintf(out, ", \"alloc_id\": %u, ", s->alloc_id);
 		json_hex("pc", s->pc, out);
 		fputs(", \"name\": ", out);
-		json_str(s->name, out);
+		json_out_string(s->name, out);
 		putc('}', out);
 	}
 	fprintf(out, "], \"sites_total\": %zu,\n         \"mappings\": [", r->sites_total);
@@ -227,7 +199,7 @@ static void json_range(const struct ranges_range *r, size_t rank, FILE *out)
 		fputs(", ", out);
 		json_hex("end", m->end, out);
 		fprintf(out, ", \"perms\": \"%s\", \"name\": ", m->perms);
-		json_str(m->name, out);
+		json_out_string(m->name, out);
 		putc('}', out);
 	}
 	fprintf(out, "], \"mappings_total\": %zu}", r->maps_total);
@@ -251,11 +223,11 @@ static void json_process(const struct ranges_proc *rp, bool tree, FILE *out)
 {
 	const struct rap_stats *st = &rp->stats;
 	fprintf(out, "    {\"pid\": %u, \"process\": ", rp->proc->pid);
-	json_str(rp->proc->name, out);
+	json_out_string(rp->proc->name, out);
 	fputs(", \"dir\": ", out);
-	json_str(rp->proc->dir, out);
+	json_out_string(rp->proc->dir, out);
 	fprintf(out, ", \"source\": \"%s\", \"source_text\": ", rp->source == RANGES_SOURCE_ONLINE ? "online" : "trace");
-	json_str(rp->source_text, out);
+	json_out_string(rp->source_text, out);
 	fprintf(out, ",\n     \"faults\": %" PRIu64 ", \"trace_faults\": %" PRIu64 ", \"eps\": %.6f, \"eps_now\": %.6f"
 		", \"error_bound\": %" PRIu64 ", \"nodes\": %zu, \"node_capacity\": %zu, \"bytes_per_node\": %zu"
 		", \"memory_bytes\": %zu, \"branch\": %u, \"depth\": %u, \"trees\": %u,\n     \"ranges\": [",
@@ -280,7 +252,7 @@ static int print_json(const struct ranges_result *res, const struct ranges_optio
 {
 	char kinds[96];
 	fputs("{\"recording\": ", out);
-	json_str(dir, out);
+	json_out_string(dir, out);
 	fprintf(out, ", \"eps\": %.6f, \"phi\": %.6f, \"kinds\": \"%s\",\n \"processes\": [\n", o->eps, o->phi,
 		ranges_kinds_name(o->kinds, kinds, sizeof(kinds)));
 	for (size_t p = 0; p < res->nprocs; p++) {
@@ -292,7 +264,7 @@ static int print_json(const struct ranges_result *res, const struct ranges_optio
 	for (size_t i = 0; i < res->nwarnings; i++) {
 		if (i)
 			fputs(", ", out);
-		json_str(res->warnings[i], out);
+		json_out_string(res->warnings[i], out);
 	}
 	fputs("]}\n", out);
 	return 0;

@@ -568,27 +568,6 @@ fail:
 
 /* ------------------------------------------------------------------ colours */
 
-static void hsl_to_hex(double h, double s, double l, char buf[8])
-{
-	double c = (1 - fabs(2 * l - 1)) * s, hp = fmod(h, 360) / 60, x = c * (1 - fabs(fmod(hp, 2) - 1));
-	double r = 0, g = 0, b = 0, m = l - c / 2;
-
-	if (hp < 1)
-		r = c, g = x;
-	else if (hp < 2)
-		r = x, g = c;
-	else if (hp < 3)
-		g = c, b = x;
-	else if (hp < 4)
-		g = x, b = c;
-	else if (hp < 5)
-		r = x, b = c;
-	else
-		r = c, b = x;
-	snprintf(buf, 8, "#%02x%02x%02x", (unsigned)lround((r + m) * 255), (unsigned)lround((g + m) * 255),
-		 (unsigned)lround((b + m) * 255));
-}
-
 void flame_color(const char *name, enum flame_class cls, char buf[8])
 {
 	uint64_t h = mix64(hash_bytes(name, strlen(name)));
@@ -597,13 +576,13 @@ void flame_color(const char *name, enum flame_class cls, char buf[8])
 
 	switch (cls) {
 	case FLAME_CLASS_CODE:      /* green → teal → cyan */
-		hsl_to_hex(110 + 80 * v1, 0.45 + 0.25 * v2, 0.52 + 0.12 * v3, buf);
+		svg_color_hsl(110 + 80 * v1, 0.45 + 0.25 * v2, 0.52 + 0.12 * v3, buf);
 		break;
 	case FLAME_CLASS_LIBRARY:   /* blue → violet, softer */
-		hsl_to_hex(210 + 50 * v1, 0.35 + 0.25 * v2, 0.66 + 0.10 * v3, buf);
+		svg_color_hsl(210 + 50 * v1, 0.35 + 0.25 * v2, 0.66 + 0.10 * v3, buf);
 		break;
 	default:                    /* grey */
-		hsl_to_hex(0, 0, 0.72 + 0.06 * v3, buf);
+		svg_color_hsl(0, 0, 0.72 + 0.06 * v3, buf);
 		break;
 	}
 }

@@ -14,6 +14,10 @@
  * at the same PC), or drop the defaults. A stack whose every frame is skipped has its innermost
  * source frame as callsite; a stack without frames has the location "<no stack>".
  *
+ * This is the one stack → frames → callsite resolver: report and export take callsites and frames
+ * from it, ranges its allocation sites, visualize its frames (visualize_frames.h names them for
+ * flame graphs), so every verb names the same callsite for the same fault.
+ *
  * Layout. A stack may be used at several times (faults, allocations); it is symbolized once, under
  * the maps snapshot in force at its first use (the earliest fault or allocation naming it); a PC
  * outside that snapshot is looked up in the later snapshots, then the earlier ones (a library loaded
@@ -88,6 +92,8 @@ struct callsite_frame {
 	const char *binary;     /* NULL when no mapping held the PC */
 	uint64_t offset;        /* of the looked-up address in binary (see sym_result) */
 	const char *label;      /* "BASENAME+0xOFFSET" and the like; never NULL */
+	bool unknown;           /* the symbolizer knew nothing of pc (the only frame of its pc) */
+	bool symtab_only;       /* named from the symbol table alone: no file or line */
 };
 
 struct callsite_table;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text_out.h"
 
 #define TABLE_FUNCTION_MAX 60
 
@@ -131,21 +132,6 @@ static size_t row_fields(const struct report *r, const struct field_names *names
 
 /* ----------------------------------------------------------------- CSV */
 
-static void csv_text(const char *s, FILE *out)
-{
-	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (s[0] == '\0' || s[strlen(s) - 1] != ' ')) {
-		fputs(s, out);
-		return;
-	}
-	putc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc('"', out);
-		putc(*s, out);
-	}
-	putc('"', out);
-}
-
 static void csv_fields(const struct field *f, size_t n, FILE *out)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -156,7 +142,7 @@ static void csv_fields(const struct field *f, size_t n, FILE *out)
 		else if (f[k].type == FIELD_REAL)
 			fprintf(out, "%.*f", f[k].decimals, f[k].real);
 		else if (f[k].type == FIELD_TEXT)
-			csv_text(f[k].text, out);
+			csv_out_field(f[k].text, out);
 	}
 	putc('\n', out);
 }
@@ -183,48 +169,6 @@ static void print_csv(const struct report *r, FILE *out)
 
 /* ----------------------------------------------------------------- JSON */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static int utf8_length(const unsigned char *s)
-{
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-	if (n == 2 && s[0] < 0xc2)
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	}
-	return n;
-}
-
-static void json_string(const char *text, FILE *out)
-{
-	const unsigned char *s = (const unsigned char *)text;
-
-	if (!text) {
-		fputs("null", out);
-		return;
-	}
-	putc('"', out);
-	while (*s) {
-		int n = utf8_length(s);
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if (*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else if (n == 0)
-			fputs("\\ufffd", out);
-		else
-			fwrite(s, 1, (size_t)n, out);
-		s += n ? n : 1;
-	}
-	putc('"', out);
-}
-
-void report_json_string(const char *text, FILE *out)
-{
-	json_string(text, out);
-}
-
 static void json_fields(const struct field *f, size_t n, FILE *out)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -234,7 +178,7 @@ static void json_fields(const struct field *f, size_t n, FILE *out)
 		else if (f[k].type == FIELD_REAL)
 			fprintf(out, "%.*f", f[k].decimals, f[k].real);
 		else if (f[k].type == FIELD_TEXT)
-			json_string(f[k].text, out);
+			json_out_string(f[k].text, out);
 		else
 			fputs("null", out);
 	}
@@ -253,17 +197,17 @@ static int json_stack(struct report *r, const char *name, uint32_t proc, uint32_
 	for (size_t i = 0; i < n; i++) {
 		const struct callsite_frame *fr = &frames[i];
 		fprintf(out, "%s{\"pc\": \"0x%" PRIx64 "\", \"function\": ", i ? ", " : "", fr->pc);
-		json_string(fr->function, out);
+		json_out_string(fr->function, out);
 		fputs(", \"file\": ", out);
-		json_string(fr->file, out);
+		json_out_string(fr->file, out);
 		if (fr->line)
 			fprintf(out, ", \"line\": %u", fr->line);
 		else
 			fputs(", \"line\": null", out);
 		fputs(", \"binary\": ", out);
-		json_string(fr->binary, out);
+		json_out_string(fr->binary, out);
 		fprintf(out, ", \"offset\": \"0x%" PRIx64 "\", \"label\": ", fr->offset);
-		json_string(fr->label, out);
+		json_out_string(fr->label, out);
 		fprintf(out, ", \"inlined\": %s, \"skipped\": %s, \"callsite\": %s}", fr->inlined ? "true" : "false",
 			fr->skipped ? "true" : "false", i == callsite ? "true" : "false");
 	}

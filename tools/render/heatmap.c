@@ -265,33 +265,14 @@ static const struct hm_range *find_range(const struct hm_range *r, size_t n, uin
  * or grey when only soft/concurrent faults (share < 0). */
 static void cell_color(int level, int share, char buf[8])
 {
-	double l = 0.88 - 0.56 * (level - 1) / (LEVELS - 1), h, s = 0.80;
-	double c, x, m, rr = 0, gg = 0, bb = 0, hp;
+	double l = 0.88 - 0.56 * (level - 1) / (LEVELS - 1);
 
 	if (share < 0) {
 		unsigned v = (unsigned)lround((0.85 - 0.5 * (level - 1) / (LEVELS - 1)) * 255);
 		snprintf(buf, 8, "#%02x%02x%02x", v, v, v);
 		return;
 	}
-	h = fmod(215 + 40 * share, 360); /* 215 blue, 255, 295 purple, 335, 375 = 15 orange */
-	c = (1 - fabs(2 * l - 1)) * s;
-	hp = h / 60;
-	x = c * (1 - fabs(fmod(hp, 2) - 1));
-	m = l - c / 2;
-	if (hp < 1)
-		rr = c, gg = x;
-	else if (hp < 2)
-		rr = x, gg = c;
-	else if (hp < 3)
-		gg = c, bb = x;
-	else if (hp < 4)
-		gg = x, bb = c;
-	else if (hp < 5)
-		rr = x, bb = c;
-	else
-		rr = c, bb = x;
-	snprintf(buf, 8, "#%02x%02x%02x", (unsigned)lround((rr + m) * 255), (unsigned)lround((gg + m) * 255),
-		 (unsigned)lround((bb + m) * 255));
+	svg_color_hsl(215 + 40 * share, 0.80, l, buf); /* 215 blue, 255, 295 purple, 335, 375 = 15 orange */
 }
 
 static int cell_level(uint64_t n, uint64_t max)

@@ -138,3 +138,24 @@ void svg_end(FILE *out)
 {
 	fputs("</svg>\n", out);
 }
+
+void svg_color_hsl(double h, double s, double l, char buf[8])
+{
+	double c = (1 - fabs(2 * l - 1)) * s, hp = fmod(h, 360) / 60, x = c * (1 - fabs(fmod(hp, 2) - 1));
+	double r = 0, g = 0, b = 0, m = l - c / 2;
+
+	if (hp < 1)
+		r = c, g = x;
+	else if (hp < 2)
+		r = x, g = c;
+	else if (hp < 3)
+		g = c, b = x;
+	else if (hp < 4)
+		g = x, b = c;
+	else if (hp < 5)
+		r = x, b = c;
+	else
+		r = c, b = x;
+	snprintf(buf, 8, "#%02x%02x%02x", (unsigned)lround((r + m) * 255), (unsigned)lround((g + m) * 255),
+		 (unsigned)lround((b + m) * 255));
+}

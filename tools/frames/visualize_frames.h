@@ -2,11 +2,10 @@
  * file, line — with inlined functions expanded, the runtime's own frames (libfaultline.so) left
  * out, and each frame marked as the program's code, a library's, or a pseudo frame.
  *
- * This is the stack → named frames step every stack view needs (flame graphs here; report's
- * callsites could share it): it takes a trace_reader stack and the symbolizer, picks the maps
- * snapshot in force when the stack was taken, looks up frame 0 as an exact PC when the stack says
- * so (FL_STACK_EXACT_PC) and every other frame as a return address (PC - 1), and returns the frames
- * innermost first or root first.
+ * The frames themselves come from the one stack → frames → callsite resolver (callsite.h), the
+ * one report, ranges and export use: the same maps snapshot, the same lookups (frame 0 an exact PC
+ * when the stack says so, FL_STACK_EXACT_PC, every other frame a return address, PC - 1). This
+ * module only names them for stack views (flame graphs), innermost first or root first.
  *
  * Names. A function the debug info or symbol table names keeps its (demangled) name. Otherwise the
  * frame is named after its binary, "[libfoo.so.1]" (so unknown code of one library merges into one
@@ -21,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize.h"
+#include "callsite.h"
 #include "trace_reader.h"
 
 enum vf_origin {
@@ -45,17 +44,19 @@ struct vf_options {
 
 struct vf_namer;
 
-/* A namer over SYM (not owned; must outlive the namer). NULL on ENOMEM. */
-struct vf_namer *vf_namer_new(struct symbolizer *sym, const struct vf_options *opts);
+/* A namer over the resolver TABLE of recording REC (neither owned; both must outlive the namer).
+ * NULL on ENOMEM. */
+struct vf_namer *vf_namer_new(struct callsite_table *table, const struct fl_recording *rec,
+			      const struct vf_options *opts);
 void vf_namer_free(struct vf_namer *namer);
 
-/* The frames of STACK, a stack of PROC taken at process time TIME_NS (since proc->start_ns; picks
- * the maps snapshot). *OUT points to N frames owned by the namer, valid until the next call;
+/* The frames of STACK, a stack of PROC (one of the recording's processes). *OUT points to N frames
+ * owned by the namer, valid until the next call;
  * ROOT_FIRST orders them from the outermost caller to the innermost frame, else the reverse.
  * N is 0 when every frame was the runtime's. Returns 0, or -1 on ENOMEM. Strings stay valid until
  * vf_namer_free and the symbolizer's free. */
 int vf_stack_frames(struct vf_namer *namer, const struct fl_process *proc, const struct fl_stack *stack,
-		    uint64_t time_ns, bool root_first, const struct vf_frame **out, size_t *n);
+		    bool root_first, const struct vf_frame **out, size_t *n);
 
 /* True when BINARY (a mapped file's path) is faultline's runtime library. */
 bool vf_is_runtime_binary(const char *binary);

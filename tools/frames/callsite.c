@@ -395,6 +395,7 @@ static int expand_pc(struct callsite_table *t, const struct fl_process *proc, ui
 			.pc = pc, .index = i, .is_return = is_return, .inlined = k + 1 < count,
 			.function = s ? s->function : NULL, .file = s ? s->file : NULL, .line = s ? s->line : 0,
 			.binary = r->binary, .offset = r->offset, .label = r->label,
+			.unknown = r->nframes == 0, .symtab_only = r->source == SYM_SOURCE_SYMTAB,
 		};
 		int function_skipped = skipped(t, 1, f->function);
 		if (function_skipped < 0)

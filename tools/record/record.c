@@ -229,7 +229,9 @@ static int apply_prefetch(struct record_options *o, const char *v, char *err, si
 	return parse_unsigned(v, 0, 64, &o->prefetch, err, errlen);
 }
 
-/* The options that take a value, and what each does with it. */
+/* The options, and what each does with its value. */
+enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE };
+
 static const struct record_value_option {
 	const char *short_name, *long_name;
 	int (*apply)(struct record_options *o, const char *value, char *err, size_t errlen);
@@ -249,47 +251,25 @@ static const struct record_value_option {
 	{ NULL, "--far-bandwidth", apply_far_bandwidth },
 	{ NULL, "--prefetch", apply_prefetch },
 };
+#define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))
 
-/* Applies the option at argv[*i] (advancing *i past its value): 1 applied, 0 unknown,
- * -1 error. */
-static int record_apply_option(int argc, char **argv, int *i, struct record_options *o,
-			       char *err, size_t errlen)
+/* The parser's table: the flags, then the valued options (id = index in record_value_options). */
+static struct cli_opt record_opts[3 + RECORD_NVALUED] = {
+	{ "-h", "--help", CLI_FLAG, OPT_HELP },
+	{ "-q", "--quiet", CLI_FLAG, OPT_QUIET },
+	{ NULL, "--force", CLI_FLAG, OPT_FORCE },
+};
+
+static int record_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
-	const char *arg = argv[*i];
-	char reason[256];
+	struct record_options *o = ctx;
 
-	if (cli_is_flag(arg, "-h", "--help")) {
-		o->help = true;
-		return 1;
+	switch (id) {
+	case OPT_HELP: o->help = true; return 1; /* stop: the usage is all that is wanted */
+	case OPT_QUIET: o->quiet = true; return 0;
+	case OPT_FORCE: o->force = true; return 0;
+	default: return record_value_options[id].apply(o, value, err, errlen);
 	}
-	if (cli_is_flag(arg, "-q", "--quiet")) {
-		o->quiet = true;
-		return 1;
-	}
-	if (cli_is_flag(arg, NULL, "--force")) {
-		o->force = true;
-		return 1;
-	}
-	for (size_t k = 0; k < sizeof(record_value_options) / sizeof(record_value_options[0]); k++) {
-		const struct record_value_option *opt = &record_value_options[k];
-		const char *value;
-		int match = cli_option_value(argc, argv, i, opt->short_name, opt->long_name,
-					     &value, reason, sizeof(reason));
-
-		if (match == 0)
-			continue;
-		if (match < 0) {
-			snprintf(err, errlen, "%s", reason);
-			return -1;
-		}
-		if (opt->apply(o, value, reason, sizeof(reason)) < 0) {
-			snprintf(err, errlen, "%s%s%s: %s", opt->short_name ? opt->short_name : "",
-				 opt->short_name ? "/" : "", opt->long_name, reason);
-			return -1;
-		}
-		return 1;
-	}
-	return 0;
 }
 
 /* Rounds *bytes up to a whole page; -1 if that overflows. */
@@ -339,29 +319,18 @@ static int record_check_sizes(struct record_options *o, char *err, size_t errlen
 
 int record_parse_args(int argc, char **argv, struct record_options *o, char *err, size_t errlen)
 {
+	struct cli_verb verb = { "record", NULL, record_opts, sizeof(record_opts) / sizeof(record_opts[0]), record_option,
+				 NULL, NULL, o };
 	int i;
 
+	for (size_t k = 0; k < RECORD_NVALUED; k++)
+		record_opts[3 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
+						       CLI_VALUE, (int)k };
 	record_defaults(o);
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		int applied;
-
-		if (strcmp(arg, "--") == 0) {
-			i++;
-			break;
-		}
-		if (arg[0] != '-' || arg[1] == '\0')
-			break;
-		applied = record_apply_option(argc, argv, &i, o, err, errlen);
-		if (applied < 0)
-			return -1;
-		if (o->help)
-			return 0;
-		if (applied == 0) {
-			snprintf(err, errlen, "unknown option '%s'", arg);
-			return -1;
-		}
-	}
+	if (cli_parse_options(&verb, argc, argv, &i, err, errlen) != 0)
+		return -1;
+	if (o->help)
+		return 0;
 	if (i >= argc || argv[i][0] == '\0') {
 		snprintf(err, errlen, i >= argc ? "no command given: faultline record [options] [--] CMD [ARGS...]"
 						 : "empty command name");
@@ -1455,9 +1424,7 @@ int cmd_record(int argc, char **argv)
 	char err[512];
 
 	if (record_parse_args(argc, argv, &o, err, sizeof(err)) < 0) {
-		cli_error("record: %s", err);
-		fputs("Try 'faultline record --help' for more information.\n", stderr);
-		return CLI_EXIT_USAGE;
+		return cli_usage_error("record", "%s", err);
 	}
 	if (o.help) {
 		record_usage();

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "ranges.h"
+#include "callsite.h"
 #include "symbolize.h"
 
 #define RANGES_MAX_FILE (UINT64_C(1) << 32)  /* a larger ranges.rap is not one we wrote */
@@ -24,8 +25,11 @@
 /* Working state of one ranges_compute call. */
 struct ctx {
 	const struct ranges_options *o;
+	const struct fl_recording *rec;
 	struct ranges_result *res;
-	struct symbolizer *sym;   /* created on first use */
+	struct callsite_skip skip;          /* the default skip list of every verb */
+	bool skip_ready;
+	struct callsite_table *callsites;   /* the one stack → callsite resolver; created on first use */
 	bool sym_failed;
 	char *err;
 	size_t errlen;
@@ -387,73 +391,87 @@ static int by_site_faults(const void *pa, const void *pb)
 	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
 }
 
-static bool is_allocator_binary(const char *path)
+/* The default skip list (callsite.h), compiled on first use; NULL when it cannot be. */
+static const struct callsite_skip *skip_list(struct ctx *c)
 {
-	static const char *const skip[] = { "libc.so", "libc-", "libjemalloc", "libfaultline", "ld-linux",
-					    "libstdc++", "libpthread" };
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-		if (strncmp(base, skip[i], strlen(skip[i])) == 0)
-			return true;
-	return false;
+	char err[256];
+
+	if (!c->skip_ready && !c->sym_failed) {
+		if (callsite_skip_init(&c->skip, true, NULL, 0, err, sizeof(err)) < 0)
+			c->sym_failed = true;
+		else
+			c->skip_ready = true;
+	}
+	return c->skip_ready ? &c->skip : NULL;
 }
 
-/* Names the allocation site of stack_id: its first frame outside the allocators. */
-static void name_site(struct ctx *c, const struct fl_process *proc, const struct fl_alloc_record *a,
-		      struct ranges_site *site)
+/* The shared resolver (callsite.h), made on first use; NULL when it cannot be. */
+static struct callsite_table *resolver(struct ctx *c)
+{
+	if (!c->callsites && skip_list(c)) {
+		c->callsites = callsite_table_new(c->rec, &c->skip, sym_diag, c->res);
+		if (!c->callsites)
+			c->sym_failed = true;
+	}
+	return c->callsites;
+}
+
+/* Without symbols: the first frame of STACK whose binary the skip list does not cover, named
+ * "BINARY+0xOFFSET" in the process's last maps snapshot (or "0xPC"). */
+static void raw_site(struct ctx *c, const struct fl_process *proc, const struct fl_stack *stack,
+		     struct ranges_site *site, char *buf, size_t len)
+{
+	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, UINT64_MAX);
+	const struct maps *maps = snap ? snap->maps : NULL;
+	const struct callsite_skip *skip = skip_list(c);
+	const struct maps_entry *e = NULL;
+
+	site->pc = stack->frames[0];
+	for (unsigned i = 0; maps && i < stack->nframes; i++) {
+		site->pc = stack->frames[i];
+		e = maps_find(maps, site->pc);
+		if (!e || e->kind != MAPS_FILE || !skip || !callsite_skip_binary(skip, e->path))
+			break;
+	}
+	if (e && e->kind == MAPS_FILE) {
+		const char *base = strrchr(e->path, '/');
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : e->path, site->pc - e->start + e->pgoff);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, site->pc);
+	}
+}
+
+/* Names the allocation site of the stack: its callsite as `faultline report --by alloc` names it
+ * (callsite.h: the first source frame outside libc, the allocators and the runtime), "function
+ * file:line"; binary+offset of its first frame without symbols (--no-symbols). */
+static void name_site(struct ctx *c, const struct fl_process *proc, struct ranges_site *site)
 {
 	const struct fl_stack *stack = site->stack_id ? fl_process_stack(proc, site->stack_id) : NULL;
-	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, a ? a->time_ns : UINT64_MAX);
-	const struct maps *maps = snap ? snap->maps : NULL;
+	struct callsite_table *t = c->o->symbolize ? resolver(c) : NULL;
+	const struct callsite_frame *frames;
+	size_t n = 0, pick = 0;
 	char buf[1024];
-	unsigned pick = 0;
 
 	if (!stack || stack->nframes == 0) {
 		site->name = strdup(site->stack_id ? "(stack not in the trace)" : "(no stack)");
 		return;
 	}
-	for (unsigned i = 0; maps && i < stack->nframes; i++) {
-		const struct maps_entry *e = maps_find(maps, stack->frames[i]);
-		if (!e || e->kind != MAPS_FILE || !is_allocator_binary(e->path)) {
-			pick = i;
-			break;
-		}
-		pick = i;
+	if (t && callsite_expand(t, (size_t)(proc - c->rec->procs), stack, &frames, &n, &pick) < 0)
+		n = 0;
+	if (n == 0) {
+		raw_site(c, proc, stack, site, buf, sizeof(buf));
+		site->name = strdup(buf);
+		return;
 	}
-	site->pc = stack->frames[pick];
-	bool is_return = pick > 0 || !(stack->flags & FL_STACK_EXACT_PC);
-	const struct sym_result *sr = NULL;
-	if (maps && c->o->symbolize && !c->sym_failed) {
-		if (!c->sym) {
-			c->sym = symbolizer_new();
-			if (c->sym)
-				symbolizer_set_diag(c->sym, sym_diag, c->res);
-			else
-				c->sym_failed = true;
-		}
-		if (c->sym)
-			sr = symbolizer_lookup(c->sym, maps, site->pc, is_return);
-	}
-	if (sr && sr->nframes > 0 && sr->frames[0].function) {
-		const struct sym_frame *f = &sr->frames[0];
-		if (f->file) {
-			const char *base = strrchr(f->file, '/');
-			snprintf(buf, sizeof(buf), "%s %s:%u", f->function, base ? base + 1 : f->file, f->line);
-		} else {
-			snprintf(buf, sizeof(buf), "%s (%s)", f->function, sr->label);
-		}
-	} else if (sr) {
-		snprintf(buf, sizeof(buf), "%s", sr->label);
+	const struct callsite_frame *f = &frames[pick];
+	site->pc = f->pc;
+	if (f->function && f->file) {
+		const char *base = strrchr(f->file, '/');
+		snprintf(buf, sizeof(buf), "%s %s:%u", f->function, base ? base + 1 : f->file, f->line);
+	} else if (f->function) {
+		snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->label);
 	} else {
-		const struct maps_entry *e = maps ? maps_find(maps, site->pc) : NULL;
-		if (e && e->kind == MAPS_FILE) {
-			const char *base = strrchr(e->path, '/');
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base ? base + 1 : e->path,
-				 site->pc - e->start + e->pgoff);
-		} else {
-			snprintf(buf, sizeof(buf), "0x%" PRIx64, site->pc);
-		}
+		snprintf(buf, sizeof(buf), "%s", f->label);
 	}
 	site->name = strdup(buf);
 }
@@ -501,8 +519,7 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 	qsort(sites, nsites, sizeof(*sites), by_site_faults);
 	size_t keep = nsites < c->o->max_sites ? nsites : c->o->max_sites;
 	for (size_t i = 0; i < keep; i++) {
-		const struct fl_alloc_record *a = fl_process_alloc_by_id(proc, sites[i].alloc_id);
-		name_site(c, proc, a, &sites[i]);
+		name_site(c, proc, &sites[i]);
 		if (!sites[i].name) {
 			for (size_t k = 0; k < i; k++)
 				free((char *)sites[k].name);
@@ -654,10 +671,17 @@ out:
 
 /* ---------------------------------------------------------------- the result */
 
+static void resolver_free(struct ctx *c)
+{
+	callsite_table_free(c->callsites);
+	if (c->skip_ready)
+		callsite_skip_free(&c->skip);
+}
+
 int ranges_compute(const struct fl_recording *rec, const struct ranges_options *o,
 		   struct ranges_result *out, char *err, size_t errlen)
 {
-	struct ctx c = { .o = o, .res = out, .err = err, .errlen = errlen };
+	struct ctx c = { .o = o, .rec = rec, .res = out, .err = err, .errlen = errlen };
 	memset(out, 0, sizeof(*out));
 	if (!(o->eps > 0 && o->eps < 1)) {
 		set_err(&c, "eps = %g: need 0 < eps < 1", o->eps);
@@ -697,10 +721,10 @@ int ranges_compute(const struct fl_recording *rec, const struct ranges_options *
 		if (extract_ranges(&c, rp) < 0 || (o->attribute && attribute(&c, rp) < 0))
 			goto fail;
 	}
-	symbolizer_free(c.sym);
+	resolver_free(&c);
 	return 0;
 fail:
-	symbolizer_free(c.sym);
+	resolver_free(&c);
 	ranges_result_free(out);
 	return -1;
 }

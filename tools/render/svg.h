@@ -1,5 +1,5 @@
 /* svg.h: the little an SVG writer needs — text escaped for XML (any byte string in, well-formed
- * UTF-8 XML out), compact numbers, the document header, and text fitted to a width.
+ * UTF-8 XML out), compact numbers, the document header, text fitted to a width, and colours.
  *
  * Everything writes to a stdio stream; errors surface through ferror() of that stream, which the
  * caller checks once at the end (as the verbs do with their output). Used by the flame graph and
@@ -37,5 +37,9 @@ void svg_begin(FILE *out, unsigned width, unsigned height);
 
 /* Closes the document. */
 void svg_end(FILE *out);
+
+/* The colour of hue H (degrees, any value: taken modulo 360), saturation S and lightness L (0..1)
+ * as "#rrggbb" into buf. The one HSL to RGB conversion of the tools (flame graph, heatmap). */
+void svg_color_hsl(double h, double s, double l, char buf[8]);
 
 #endif

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,25 +310,25 @@ static int check_header(struct loader *ld, const unsigned char *data, size_t len
 	}
 	if (have >= 12) {
 		if (hdr->version == 0)
-			return fail_at(ld, 8, "bad format version 0");
+			return fail_at(ld, offsetof(struct fl_file_header, version), "bad format version 0");
 		if (hdr->version > FL_TRACE_VERSION)
-			return fail_at(ld, 8, "format version %u is newer than this faultline reads (%d): "
+			return fail_at(ld, offsetof(struct fl_file_header, version), "format version %u is newer than this faultline reads (%d): "
 				       "use a newer faultline", hdr->version, FL_TRACE_VERSION);
 	}
 	if (have >= 16 && hdr->kind != kind)
-		return fail_at(ld, 12, "file kind %u (%s), want %u (%s)", hdr->kind, file_kind_name(hdr->kind),
+		return fail_at(ld, offsetof(struct fl_file_header, kind), "file kind %u (%s), want %u (%s)", hdr->kind, file_kind_name(hdr->kind),
 			       kind, file_kind_name(kind));
 	if (have >= 20 && hdr->header_size != HEADER_SIZE)
-		return fail_at(ld, 16, "header_size %u, want %u", hdr->header_size, HEADER_SIZE);
+		return fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want %u", hdr->header_size, HEADER_SIZE);
 	if (have >= 24 && hdr->record_size != record_size)
-		return fail_at(ld, 20, "record_size %u, want %u for a %s file", hdr->record_size, record_size,
+		return fail_at(ld, offsetof(struct fl_file_header, record_size), "record_size %u, want %u for a %s file", hdr->record_size, record_size,
 			       file_kind_name(kind));
 	if (have >= 28 && hdr->pid != ld->proc->pid)
-		return fail_at(ld, 24, "pid %u, but the process directory is %s", hdr->pid, ld->proc->name);
+		return fail_at(ld, offsetof(struct fl_file_header, pid), "pid %u, but the process directory is %s", hdr->pid, ld->proc->name);
 	if (have >= 32 && (hdr->page_size == 0 || (hdr->page_size & (hdr->page_size - 1)) != 0))
-		return fail_at(ld, 28, "page_size %u is not a power of two", hdr->page_size);
+		return fail_at(ld, offsetof(struct fl_file_header, page_size), "page_size %u is not a power of two", hdr->page_size);
 	if (have >= 56 && hdr->region_start + hdr->region_size < hdr->region_start)
-		return fail_at(ld, 48, "region [0x%llx, +%llu) wraps around the address space",
+		return fail_at(ld, offsetof(struct fl_file_header, region_size), "region [0x%llx, +%llu) wraps around the address space",
 			       (unsigned long long)hdr->region_start, (unsigned long long)hdr->region_size);
 	/* The faults header agrees with meta.json; every other header with the faults header. */
 	if (check_field(ld, len, 28, 32, REF_PAGE_SIZE, hdr->page_size, ref->page_size, "page_size", ref_name) < 0 ||
@@ -505,15 +506,15 @@ static int check_fault(struct loader *ld, const struct fl_fault_record *r, uint6
 	const struct fl_file_header *h = &ld->faults_header;
 
 	if (r->kind < FL_FAULT_FIRST_TOUCH || r->kind > FL_FAULT_CONCURRENT)
-		return fail_at(ld, at + 28, "fault record %zu: kind %u is not a fault kind (1..4)", i, r->kind);
+		return fail_at(ld, at + offsetof(struct fl_fault_record, kind), "fault record %zu: kind %u is not a fault kind (1..4)", i, r->kind);
 	if (r->flags & ~FAULT_FLAGS_KNOWN)
-		return fail_at(ld, at + 29, "fault record %zu: unknown flag bits 0x%x", i, r->flags & ~FAULT_FLAGS_KNOWN);
+		return fail_at(ld, at + offsetof(struct fl_fault_record, flags), "fault record %zu: unknown flag bits 0x%x", i, r->flags & ~FAULT_FLAGS_KNOWN);
 	if (r->addr < h->region_start || r->addr - h->region_start >= h->region_size)
-		return fail_at(ld, at + 8, "fault record %zu: address 0x%llx outside the region [0x%llx, 0x%llx)",
+		return fail_at(ld, at + offsetof(struct fl_fault_record, addr), "fault record %zu: address 0x%llx outside the region [0x%llx, 0x%llx)",
 			       i, (unsigned long long)r->addr, (unsigned long long)h->region_start,
 			       (unsigned long long)(h->region_start + h->region_size));
 	if (ld->handlers && r->handler >= ld->handlers)
-		return fail_at(ld, at + 30, "fault record %zu: handler %u, but meta.json says %llu handlers", i,
+		return fail_at(ld, at + offsetof(struct fl_fault_record, handler), "fault record %zu: handler %u, but meta.json says %llu handlers", i,
 			       r->handler, (unsigned long long)ld->handlers);
 	return 0;
 }
@@ -613,10 +614,10 @@ static long walk_stacks(struct loader *ld, const unsigned char *data, size_t len
 			if (r.stack_id == 0)
 				return fail_at(ld, at, "stack record %zu: stack id 0 (ids start at 1)", n);
 			if (r.nframes > FL_STACK_MAX_FRAMES)
-				return fail_at(ld, at + 4, "stack record %zu (id %u): %u frames, at most %d", n,
+				return fail_at(ld, at + offsetof(struct fl_stack_record, nframes), "stack record %zu (id %u): %u frames, at most %d", n,
 					       r.stack_id, r.nframes, FL_STACK_MAX_FRAMES);
 			if (r.flags & ~STACK_FLAGS_KNOWN)
-				return fail_at(ld, at + 6, "stack record %zu (id %u): unknown flag bits 0x%x", n,
+				return fail_at(ld, at + offsetof(struct fl_stack_record, flags), "stack record %zu (id %u): unknown flag bits 0x%x", n,
 					       r.stack_id, r.flags & ~STACK_FLAGS_KNOWN);
 		}
 		size_t size = sizeof(r) + (size_t)r.nframes * sizeof(uint64_t);
@@ -694,7 +695,7 @@ static int check_fault_stacks(struct loader *ld)
 	if (set_path(ld, FL_FILE_NAME_FAULTS) < 0)
 		return -1;
 	for (size_t i = 0; i < proc->nfaults; i++) {
-		if (check_stack_ref(ld, &proc->faults[i].rec.stack_id, fault_offset(i) + 24, "fault record", i) < 0)
+		if (check_stack_ref(ld, &proc->faults[i].rec.stack_id, fault_offset(i) + offsetof(struct fl_fault_record, stack_id), "fault record", i) < 0)
 			return -1;
 	}
 	report_dangling(ld, "fault stack ids");
@@ -783,9 +784,9 @@ static int load_contexts(struct loader *ld)
 		memcpy(&c, data + at, sizeof(c));
 		if (c.npmu > FL_PMU_MAX) {
 			free(data);
-			return fail_at(ld, at + 12, "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
+			return fail_at(ld, at + offsetof(struct fl_fault_context, npmu), "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
 		}
-		if (check_stack_ref(ld, &c.stack_id, at + 4, "context record", i) < 0) {
+		if (check_stack_ref(ld, &c.stack_id, at + offsetof(struct fl_fault_context, stack_id), "context record", i) < 0) {
 			free(data);
 			return -1;
 		}
@@ -805,7 +806,7 @@ static int load_contexts(struct loader *ld)
 		}
 		if (c.tid != f->rec.tid) {
 			free(data);
-			return fail_at(ld, at + 8, "context record %zu: tid %u, but fault seq %u was taken by tid %u",
+			return fail_at(ld, at + offsetof(struct fl_fault_context, tid), "context record %zu: tid %u, but fault seq %u was taken by tid %u",
 				       i, c.tid, c.seq, f->rec.tid);
 		}
 		f->context = (uint32_t)kept;
@@ -826,25 +827,25 @@ static int check_alloc(struct loader *ld, struct fl_alloc_record *a, uint64_t at
 	case FL_ALLOC_MALLOC:
 	case FL_ALLOC_MMAP:
 		if (a->alloc_id == 0)
-			return fail_at(ld, at + 32, "alloc record %zu (%s): alloc_id 0 (ids start at 1)", i,
+			return fail_at(ld, at + offsetof(struct fl_alloc_record, alloc_id), "alloc record %zu (%s): alloc_id 0 (ids start at 1)", i,
 				       fl_alloc_kind_name(a->kind));
 		break;
 	case FL_ALLOC_FREE:
 	case FL_ALLOC_MUNMAP:
 		if (a->alloc_id != 0)
-			return fail_at(ld, at + 32, "alloc record %zu (%s): alloc_id %u, want 0", i,
+			return fail_at(ld, at + offsetof(struct fl_alloc_record, alloc_id), "alloc record %zu (%s): alloc_id %u, want 0", i,
 				       fl_alloc_kind_name(a->kind), a->alloc_id);
 		if (a->kind == FL_ALLOC_FREE && a->size != 0)
-			return fail_at(ld, at + 16, "alloc record %zu (free): size %llu, want 0", i,
+			return fail_at(ld, at + offsetof(struct fl_alloc_record, size), "alloc record %zu (free): size %llu, want 0", i,
 				       (unsigned long long)a->size);
 		break;
 	default:
-		return fail_at(ld, at + 36, "alloc record %zu: kind %u is not an allocation kind (1..4)", i, a->kind);
+		return fail_at(ld, at + offsetof(struct fl_alloc_record, kind), "alloc record %zu: kind %u is not an allocation kind (1..4)", i, a->kind);
 	}
 	if (a->addr + a->size < a->addr)
-		return fail_at(ld, at + 16, "alloc record %zu: [0x%llx, +%llu) wraps around the address space", i,
+		return fail_at(ld, at + offsetof(struct fl_alloc_record, size), "alloc record %zu: [0x%llx, +%llu) wraps around the address space", i,
 			       (unsigned long long)a->addr, (unsigned long long)a->size);
-	return check_stack_ref(ld, &a->stack_id, at + 28, "alloc record", i);
+	return check_stack_ref(ld, &a->stack_id, at + offsetof(struct fl_alloc_record, stack_id), "alloc record", i);
 }
 
 static int compare_alloc_order(const void *a, const void *b, void *allocs_arg)

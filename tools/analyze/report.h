@@ -137,8 +137,6 @@ void report_ranges_free(struct report *r);
 
 /* report_output.c */
 int report_print(struct report *r, FILE *out);
-/* TEXT as a JSON string (null for NULL; control characters escaped, invalid UTF-8 as U+FFFD). */
-void report_json_string(const char *text, FILE *out);
 
 /* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
  * the row has it. */

@@ -1,8 +1,11 @@
 /* main.c: the `faultline` command — picks the verb and hands it the arguments.
  *
- * Each verb is `int cmd_<verb>(int argc, char **argv)` in its own tools/<verb>.c; it gets
+ * Each verb is `int cmd_<verb>(int argc, char **argv)` in its own file of the cmd stage; it gets
  * argv starting at the verb's name (argv[0] = "record"), handles its own --help, and
- * returns the exit status. Adding a verb is one line in FAULTLINE_VERBS. */
+ * returns the exit status. Adding a verb is one line in FAULTLINE_VERBS.
+ *
+ * tools/ is a pipeline of stage folders, cmd → record, analyze/render → frames → trace → inc,
+ * with base under them all; every arrow points down, none up, no circles (tools/README.md). */
 #include <stdio.h>
 #include <string.h>
 

@@ -53,129 +53,83 @@ static void ranges_usage(FILE *out)
 	      "  -h, --help           this help\n", out);
 }
 
-static int parse_fraction_option(const char *name, const char *value, double min_excl, double max_incl, double *out)
+/* VALUE as a number in (min_excl, max_incl]; -1 with a reason in err. */
+static int parse_fraction(const char *value, double min_excl, double max_incl, double *out, char *err, size_t errlen)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(value, &end);
 	if (errno || end == value || *end || !(v > min_excl && v <= max_incl)) {
-		cli_error("ranges: %s: '%s' is not a number in (%g, %g]", name, value, min_excl, max_incl);
+		snprintf(err, errlen, "'%s' is not a number in (%g, %g]", value, min_excl, max_incl);
 		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
+enum { OPT_TREE, OPT_FROM_TRACE, OPT_NO_MERGE, OPT_NO_SYMBOLS, OPT_EPS, OPT_PHI, OPT_KIND, OPT_PID, OPT_SITES,
+       OPT_FORMAT };
+
+static int ranges_option(void *ctx, int id, const char *value, char *err, size_t errlen)
+{
+	static const char *const formats[] = { "text", "csv", "json" };
+	static const enum ranges_format format_of[] = { RANGES_TEXT, RANGES_CSV, RANGES_JSON };
+	struct ranges_cmd *c = ctx;
+	uint64_t number;
+	int choice;
+
+	switch (id) {
+	case OPT_TREE: c->tree = true; return 0;
+	case OPT_FROM_TRACE: c->o.from_trace = true; return 0;
+	case OPT_NO_MERGE: c->o.coalesce = false; return 0;
+	case OPT_NO_SYMBOLS: c->o.symbolize = false; return 0;
+	case OPT_EPS: return parse_fraction(value, 0, 0.5, &c->o.eps, err, errlen);
+	case OPT_PHI: return parse_fraction(value, 0, 1, &c->o.phi, err, errlen);
+	case OPT_KIND: return ranges_parse_kinds(value, &c->o.kinds, err, errlen);
+	case OPT_PID:
+		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		c->o.pid = (uint32_t)number;
+		return 0;
+	case OPT_SITES:
+		if (cli_parse_uint(value, 0, 1000, &number, err, errlen) < 0)
+			return -1;
+		c->o.max_sites = (unsigned)number;
+		return 0;
+	default: /* OPT_FORMAT */
+		if ((choice = cli_pick(value, formats, 3, err, errlen)) < 0)
+			return -1;
+		c->format = format_of[choice];
+		return 0;
+	}
+}
+
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
 static int ranges_parse(int argc, char **argv, struct ranges_cmd *c)
 {
-	char err[256];
-	bool options_done = false;
+	static const struct cli_opt opts[] = {
+		{ NULL, "--tree", CLI_FLAG, OPT_TREE },
+		{ NULL, "--from-trace", CLI_FLAG, OPT_FROM_TRACE },
+		{ NULL, "--no-merge", CLI_FLAG, OPT_NO_MERGE },
+		{ NULL, "--no-symbols", CLI_FLAG, OPT_NO_SYMBOLS },
+		{ NULL, "--eps", CLI_VALUE, OPT_EPS },
+		{ NULL, "--phi", CLI_VALUE, OPT_PHI },
+		{ NULL, "--kind", CLI_VALUE, OPT_KIND },
+		{ NULL, "--pid", CLI_VALUE, OPT_PID },
+		{ NULL, "--sites", CLI_VALUE, OPT_SITES },
+		{ NULL, "--format", CLI_VALUE, OPT_FORMAT },
+	};
+	struct cli_verb verb = { "ranges", ranges_usage, opts, sizeof(opts) / sizeof(opts[0]), ranges_option, NULL,
+				 &c->dir, c };
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	ranges_options_init(&c->o);
 	c->format = RANGES_TEXT;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *value;
-		uint64_t number;
-		int rc;
-
-		if (options_done || arg[0] != '-' || arg[1] == '\0') {
-			if (c->dir) {
-				cli_error("ranges: one recording directory at most: '%s' and '%s' given", c->dir, arg);
-				return CLI_EXIT_USAGE;
-			}
-			c->dir = arg;
-			continue;
-		}
-		if (strcmp(arg, "--") == 0) {
-			options_done = true;
-			continue;
-		}
-		if (cli_is_flag(arg, "-h", "--help")) {
-			ranges_usage(stdout);
-			return -1;
-		}
-		if (cli_is_flag(arg, NULL, "--tree")) {
-			c->tree = true;
-			continue;
-		}
-		if (cli_is_flag(arg, NULL, "--from-trace")) {
-			c->o.from_trace = true;
-			continue;
-		}
-		if (cli_is_flag(arg, NULL, "--no-merge")) {
-			c->o.coalesce = false;
-			continue;
-		}
-		if (cli_is_flag(arg, NULL, "--no-symbols")) {
-			c->o.symbolize = false;
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--eps", &value, err, sizeof(err))) != 0) {
-			if (rc < 0) {
-				cli_error("ranges: --eps: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			if (parse_fraction_option("--eps", value, 0, 0.5, &c->o.eps) < 0)
-				return CLI_EXIT_USAGE;
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--phi", &value, err, sizeof(err))) != 0) {
-			if (rc < 0) {
-				cli_error("ranges: --phi: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			if (parse_fraction_option("--phi", value, 0, 1, &c->o.phi) < 0)
-				return CLI_EXIT_USAGE;
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--kind", &value, err, sizeof(err))) != 0) {
-			if (rc < 0 || ranges_parse_kinds(value, &c->o.kinds, err, sizeof(err)) < 0) {
-				cli_error("ranges: --kind: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--pid", &value, err, sizeof(err))) != 0) {
-			if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0) {
-				cli_error("ranges: --pid: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			c->o.pid = (uint32_t)number;
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--sites", &value, err, sizeof(err))) != 0) {
-			if (rc < 0 || cli_parse_uint(value, 0, 1000, &number, err, sizeof(err)) < 0) {
-				cli_error("ranges: --sites: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			c->o.max_sites = (unsigned)number;
-			continue;
-		}
-		if ((rc = cli_option_value(argc, argv, &i, NULL, "--format", &value, err, sizeof(err))) != 0) {
-			if (rc < 0) {
-				cli_error("ranges: --format: %s", err);
-				return CLI_EXIT_USAGE;
-			}
-			if (strcmp(value, "text") == 0)
-				c->format = RANGES_TEXT;
-			else if (strcmp(value, "csv") == 0)
-				c->format = RANGES_CSV;
-			else if (strcmp(value, "json") == 0)
-				c->format = RANGES_JSON;
-			else {
-				cli_error("ranges: --format: '%s' is not text, csv or json", value);
-				return CLI_EXIT_USAGE;
-			}
-			continue;
-		}
-		cli_error("ranges: unknown option '%s' (see faultline ranges --help)", arg);
-		return CLI_EXIT_USAGE;
-	}
+	if ((rc = cli_parse_verb(&verb, argc, argv)) != 0)
+		return rc;
 	if (c->tree && c->format == RANGES_CSV) {
-		cli_error("ranges: --tree is for the text and json formats (csv has one row per range)");
-		return CLI_EXIT_USAGE;
+		return cli_usage_error("ranges", "--tree is for the text and json formats (csv has one row per range)");
 	}
 	return 0;
 }

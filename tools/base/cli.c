@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -282,4 +283,120 @@ const char *cli_shell_quote(const char *text, char *buf, size_t len)
 	buf[out++] = '\'';
 	buf[out] = '\0';
 	return buf;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cli_error("%s: %s (see faultline %s --help)", verb, line, verb);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_pick(const char *value, const char *const *names, size_t n, char *err, size_t errlen)
+{
+	size_t used;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0)
+			return (int)i;
+	}
+	used = (size_t)snprintf(err, errlen, "'%s' is not one of ", value);
+	for (size_t i = 0; i < n && used < errlen; i++)
+		used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", names[i]);
+	return -1;
+}
+
+/* An operand: on_operand, or the one recording directory. 0, or CLI_EXIT_USAGE with err. */
+static int operand(const struct cli_verb *v, const char *arg, char *err, size_t errlen)
+{
+	if (v->on_operand)
+		return v->on_operand(v->ctx, arg, err, errlen) < 0 ? CLI_EXIT_USAGE : 0;
+	if (*v->dir_slot) {
+		snprintf(err, errlen, "one recording directory at most: '%s' and '%s' given", *v->dir_slot, arg);
+		return CLI_EXIT_USAGE;
+	}
+	*v->dir_slot = arg;
+	return 0;
+}
+
+/* argv[*i] as one of the table's options: OPTION_DONE handled, OPTION_STOP handled and stop,
+ * 0 not in the table, CLI_EXIT_USAGE with err. */
+enum { OPTION_DONE = 10, OPTION_STOP = 11 };
+static int table_option(const struct cli_verb *v, int argc, char **argv, int *i, char *err, size_t errlen)
+{
+	char reason[512];
+
+	for (size_t k = 0; k < v->nopts; k++) {
+		const struct cli_opt *o = &v->opts[k];
+		const char *value = NULL;
+		int rc;
+		if (o->takes_value == CLI_FLAG) {
+			if (!cli_is_flag(argv[*i], o->short_name, o->long_name))
+				continue;
+		} else if ((rc = cli_option_value(argc, argv, i, o->short_name, o->long_name, &value, err, errlen)) == 0) {
+			continue;
+		} else if (rc < 0) {
+			return CLI_EXIT_USAGE; /* "option --pid needs a value" */
+		}
+		rc = v->on_option(v->ctx, o->id, value, reason, sizeof(reason));
+		if (rc < 0) {
+			snprintf(err, errlen, "%s%s%s: %s", o->short_name ? o->short_name : "",
+				 o->short_name && o->long_name ? "/" : "", o->long_name ? o->long_name : "", reason);
+			return CLI_EXIT_USAGE;
+		}
+		return rc == 1 ? OPTION_STOP : OPTION_DONE;
+	}
+	return 0;
+}
+
+int cli_parse_options(const struct cli_verb *v, int argc, char **argv, int *next, char *err, size_t errlen)
+{
+	bool options_done = false, operands = v->on_operand || v->dir_slot;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int rc = 0;
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			if (!operands)
+				break;
+			rc = operand(v, arg, err, errlen);
+		} else if (strcmp(arg, "--") == 0) {
+			if (!operands) {
+				i++;
+				break;
+			}
+			options_done = true;
+		} else if (v->usage && cli_is_flag(arg, "-h", "--help")) {
+			v->usage(stdout);
+			return -1;
+		} else if ((rc = table_option(v, argc, argv, &i, err, errlen)) == 0) {
+			snprintf(err, errlen, "unknown option '%s'", arg);
+			rc = CLI_EXIT_USAGE;
+		} else if (rc == OPTION_STOP) {
+			i++;
+			break;
+		} else if (rc == OPTION_DONE) {
+			rc = 0;
+		}
+		if (rc != 0)
+			return rc;
+	}
+	*next = i;
+	return 0;
+}
+
+int cli_parse_verb(const struct cli_verb *v, int argc, char **argv)
+{
+	char err[768];
+	int next, rc = cli_parse_options(v, argc, argv, &next, err, sizeof(err));
+
+	if (rc == CLI_EXIT_USAGE)
+		cli_usage_error(v->name, "%s", err);
+	return rc;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text_out.h"
 
 #define SITE_MAX 60
 
@@ -223,7 +224,7 @@ void report_ranges_print_json(const struct report *r, FILE *out)
 		const struct ranges_proc *rp = rr->top[i].proc;
 		const struct ranges_range *g = rr->top[i].range;
 		fprintf(out, "%s\n  {\"rank\": %zu, \"pid\": %u, \"process\": ", i ? "," : "", i + 1, rp->proc->pid);
-		report_json_string(rp->proc->name, out);
+		json_out_string(rp->proc->name, out);
 		fprintf(out, ", \"start\": \"0x%016" PRIx64 "\", \"end\": \"0x%016" PRIx64 "\", \"start_addr\": %" PRIu64
 			", \"end_addr\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"faults\": %" PRIu64 ", \"lower\": %" PRIu64
 			", \"upper\": %" PRIu64 ", \"percent\": %.4f, \"excl\": %" PRIu64 ", \"excl_percent\": %.4f"
@@ -234,9 +235,9 @@ void report_ranges_print_json(const struct report *r, FILE *out)
 		else
 			fputs("null", out);
 		fputs(", \"top_site\": ", out);
-		report_json_string(g->nsites ? g->sites[0].name : NULL, out);
+		json_out_string(g->nsites ? g->sites[0].name : NULL, out);
 		fprintf(out, ", \"top_site_faults\": %" PRIu64 ", \"mapping\": ", g->nsites ? g->sites[0].faults : 0);
-		report_json_string(g->nmaps ? g->maps[0].name : NULL, out);
+		json_out_string(g->nmaps ? g->maps[0].name : NULL, out);
 		putc('}', out);
 	}
 	fputs(rr->computed && rr->ntop ? "\n ],\n" : "],\n", out);
@@ -248,10 +249,10 @@ void report_ranges_print_json(const struct report *r, FILE *out)
 		for (size_t p = 0; p < rr->res.nprocs; p++) {
 			const struct ranges_proc *rp = &rr->res.procs[p];
 			fprintf(out, "%s{\"pid\": %u, \"process\": ", p ? ", " : "", rp->proc->pid);
-			report_json_string(rp->proc->name, out);
+			json_out_string(rp->proc->name, out);
 			fprintf(out, ", \"source\": \"%s\", \"source_text\": ",
 				rp->source == RANGES_SOURCE_ONLINE ? "online" : "trace");
-			report_json_string(rp->source_text, out);
+			json_out_string(rp->source_text, out);
 			fprintf(out, ", \"eps\": %.6f, \"faults\": %" PRIu64 ", \"trace_faults\": %" PRIu64
 				", \"error_bound\": %" PRIu64 "}", rp->stats.eps, rp->stats.n, rp->trace_faults,
 				rp->error_bound);

@@ -64,7 +64,8 @@ struct viz_options {
 struct viz {
 	const struct viz_options *o;
 	const struct fl_recording *rec;
-	struct symbolizer *sym;
+	struct callsite_skip skip;          /* the default list: callsite names only (frames keep all) */
+	struct callsite_table *callsites;   /* the one stack → frames → callsite resolver */
 	struct vf_namer *namer;
 	struct flame *tree[NKINDS];
 	struct flame *alloc_tree;
@@ -172,112 +173,74 @@ static int parse_min_width(const char *text, double *value, bool *percent, char 
 }
 
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
+enum { OPT_OUTPUT, OPT_KIND, OPT_PID, OPT_TOP, OPT_TITLE, OPT_MINWIDTH, OPT_MAX_FRAMES, OPT_WIDTH, OPT_REVERSE,
+       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE };
+
+static int viz_option(void *ctx, int id, const char *value, char *err, size_t errlen)
+{
+	struct viz_options *o = ctx;
+	uint64_t number;
+
+	switch (id) {
+	case OPT_OUTPUT: o->outdir = value; return 0;
+	case OPT_TITLE: o->title = value; return 0;
+	case OPT_REVERSE: o->reverse = true; return 0;
+	case OPT_INVERTED: o->inverted = true; return 0;
+	case OPT_KEEP_RUNTIME: o->keep_runtime = true; return 0;
+	case OPT_VERBOSE: o->verbose = true; return 0;
+	case OPT_KIND:
+		o->kinds_given = true;
+		return parse_kinds(value, &o->kinds, err, errlen);
+	case OPT_MINWIDTH:
+		return parse_min_width(value, &o->min_width, &o->min_width_percent, err, errlen);
+	case OPT_PID:
+		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->pid = (uint32_t)number;
+		return 0;
+	case OPT_TOP:
+		if (cli_parse_uint(value, 1, UINT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->top = number;
+		return 0;
+	case OPT_MAX_FRAMES:
+		if (cli_parse_uint(value, 10, 10000000, &number, err, errlen) < 0)
+			return -1;
+		o->max_frames = number;
+		return 0;
+	default: /* OPT_WIDTH */
+		if (cli_parse_uint(value, 200, 32767, &number, err, errlen) < 0)
+			return -1;
+		o->width = (unsigned)number;
+		return 0;
+	}
+}
+
 static int viz_parse(int argc, char **argv, struct viz_options *o)
 {
-	char err[256];
-	bool options_done = false;
+	static const struct cli_opt opts[] = {
+		{ "-o", "--output", CLI_VALUE, OPT_OUTPUT },
+		{ NULL, "--kind", CLI_VALUE, OPT_KIND },
+		{ NULL, "--pid", CLI_VALUE, OPT_PID },
+		{ NULL, "--top", CLI_VALUE, OPT_TOP },
+		{ NULL, "--title", CLI_VALUE, OPT_TITLE },
+		{ NULL, "--minwidth", CLI_VALUE, OPT_MINWIDTH },
+		{ NULL, "--max-frames", CLI_VALUE, OPT_MAX_FRAMES },
+		{ NULL, "--width", CLI_VALUE, OPT_WIDTH },
+		{ NULL, "--reverse", CLI_FLAG, OPT_REVERSE },
+		{ NULL, "--inverted", CLI_FLAG, OPT_INVERTED },
+		{ NULL, "--keep-runtime", CLI_FLAG, OPT_KEEP_RUNTIME },
+		{ "-v", "--verbose", CLI_FLAG, OPT_VERBOSE },
+	};
+	struct cli_verb verb = { "visualize", viz_usage, opts, sizeof(opts) / sizeof(opts[0]), viz_option, NULL, &o->dir,
+				 o };
 
 	memset(o, 0, sizeof(*o));
 	o->kinds = KIND_MASK_ALL;
 	o->min_width = 1;
 	o->width = 1200;
 	o->max_frames = 12000;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *value;
-		uint64_t number;
-		int rc;
-
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				continue;
-			}
-			if (cli_is_flag(arg, "-h", "--help")) {
-				viz_usage(stdout);
-				return -1;
-			}
-			if (cli_is_flag(arg, NULL, "--reverse")) {
-				o->reverse = true;
-				continue;
-			}
-			if (cli_is_flag(arg, NULL, "--inverted")) {
-				o->inverted = true;
-				continue;
-			}
-			if (cli_is_flag(arg, NULL, "--keep-runtime")) {
-				o->keep_runtime = true;
-				continue;
-			}
-			if (cli_is_flag(arg, "-v", "--verbose")) {
-				o->verbose = true;
-				continue;
-			}
-#define VALUE(shortname, longname) \
-	((rc = cli_option_value(argc, argv, &i, shortname, longname, &value, err, sizeof(err))) != 0)
-#define USAGE_ERROR(name) \
-	do { \
-		cli_error("visualize: %s: %s", name, err); \
-		return CLI_EXIT_USAGE; \
-	} while (0)
-			if (VALUE("-o", "--output")) {
-				if (rc < 0)
-					USAGE_ERROR("--output");
-				o->outdir = value;
-				continue;
-			}
-			if (VALUE(NULL, "--kind")) {
-				if (rc < 0 || parse_kinds(value, &o->kinds, err, sizeof(err)) < 0)
-					USAGE_ERROR("--kind");
-				o->kinds_given = true;
-				continue;
-			}
-			if (VALUE(NULL, "--pid")) {
-				if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--pid");
-				o->pid = (uint32_t)number;
-				continue;
-			}
-			if (VALUE(NULL, "--top")) {
-				if (rc < 0 || cli_parse_uint(value, 1, UINT32_MAX, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--top");
-				o->top = number;
-				continue;
-			}
-			if (VALUE(NULL, "--title")) {
-				if (rc < 0)
-					USAGE_ERROR("--title");
-				o->title = value;
-				continue;
-			}
-			if (VALUE(NULL, "--minwidth")) {
-				if (rc < 0 || parse_min_width(value, &o->min_width, &o->min_width_percent, err, sizeof(err)) < 0)
-					USAGE_ERROR("--minwidth");
-				continue;
-			}
-			if (VALUE(NULL, "--max-frames")) {
-				if (rc < 0 || cli_parse_uint(value, 10, 10000000, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--max-frames");
-				o->max_frames = number;
-				continue;
-			}
-			if (VALUE(NULL, "--width")) {
-				if (rc < 0 || cli_parse_uint(value, 200, 32767, &number, err, sizeof(err)) < 0)
-					USAGE_ERROR("--width");
-				o->width = (unsigned)number;
-				continue;
-			}
-#undef VALUE
-#undef USAGE_ERROR
-			cli_error("visualize: unknown option '%s' (see faultline visualize --help)", arg);
-			return CLI_EXIT_USAGE;
-		}
-		if (o->dir) {
-			cli_error("visualize: one recording directory at most: '%s' and '%s' given", o->dir, arg);
-			return CLI_EXIT_USAGE;
-		}
-		o->dir = arg;
-	}
-	return 0;
+	return cli_parse_verb(&verb, argc, argv);
 }
 
 static double now_s(void)
@@ -301,12 +264,12 @@ static enum flame_class class_of(enum vf_origin origin)
 /* The flame frames of STACK (root first) into viz->frames; a single pseudo frame PSEUDO when STACK
  * is NULL or only the runtime's. Returns the number of frames, or -1 on ENOMEM. */
 static long stack_to_frames(struct viz *v, const struct fl_process *proc, const struct fl_stack *stack,
-			    uint64_t time_ns, const char *pseudo)
+			    const char *pseudo)
 {
 	const struct vf_frame *vf = NULL;
 	size_t n = 0;
 
-	if (stack && vf_stack_frames(v->namer, proc, stack, time_ns, true, &vf, &n) < 0)
+	if (stack && vf_stack_frames(v->namer, proc, stack, true, &vf, &n) < 0)
 		return -1;
 	if (n + 1 > v->frames_cap) {
 		size_t cap = n + 64;
@@ -409,11 +372,11 @@ static void alloc_label(struct viz *v, const struct fl_process *proc, const stru
 			size_t len)
 {
 	const struct fl_stack *s = fl_process_stack(proc, a->stack_id);
-	const struct vf_frame *vf;
-	size_t n = 0;
+	uint32_t site = s ? callsite_of_stack(v->callsites, (size_t)(proc - v->rec->procs), s) : FL_NONE;
+	const struct callsite_loc *loc = site != FL_NONE ? callsite_loc(v->callsites, site) : NULL;
 
-	if (s && vf_stack_frames(v->namer, proc, s, a->time_ns, false, &vf, &n) == 0 && n > 0)
-		snprintf(buf, len, "alloc #%u (pid %u) from %s", a->alloc_id, proc->pid, vf[0].function);
+	if (loc) /* the allocation site as report --by alloc and ranges name it */
+		snprintf(buf, len, "alloc #%u (pid %u) from %s", a->alloc_id, proc->pid, loc->function);
 	else
 		snprintf(buf, len, "alloc #%u (pid %u)", a->alloc_id, proc->pid);
 }
@@ -424,16 +387,13 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	size_t ns = proc->nstacks + 1;  /* index 0: no stack / site not sampled */
 	uint64_t *counts = calloc(ns * NKINDS, sizeof(uint64_t));
 	uint64_t *alloc_counts = calloc(ns * NKINDS, sizeof(uint64_t));
-	uint64_t *first_time = malloc(ns * sizeof(uint64_t)), *alloc_time = malloc(ns * sizeof(uint64_t));
 	uint64_t *alloc_faults = calloc(proc->nallocs + 1, sizeof(uint64_t)), *ends = NULL;
 	uint64_t no_alloc[NKINDS] = { 0 };
 	struct { size_t index; uint64_t faults; } *top = NULL;
 	int rc = -1;
 
-	if (!counts || !alloc_counts || !first_time || !alloc_time || !alloc_faults)
+	if (!counts || !alloc_counts || !alloc_faults)
 		goto out;
-	for (size_t i = 0; i < ns; i++)
-		first_time[i] = alloc_time[i] = UINT64_MAX;
 	for (size_t i = 0; i < proc->nfaults; i++) {
 		const struct fl_fault *f = &proc->faults[i];
 		unsigned kind = f->rec.kind;
@@ -447,8 +407,6 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		s = fl_fault_stack(proc, f);
 		si = s ? (size_t)(s - proc->stacks) + 1 : 0;
 		counts[si * NKINDS + kind]++;
-		if (f->rec.time_ns < first_time[si])
-			first_time[si] = f->rec.time_ns;
 		if (heatmap_add_fault(v->hm, fl_fault_time_ns(proc, f), f->rec.addr, kind) < 0)
 			goto out;
 		if (f->alloc != FL_NONE) {
@@ -457,8 +415,6 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			size_t ai = as ? (size_t)(as - proc->stacks) + 1 : 0;
 			alloc_faults[f->alloc]++;
 			alloc_counts[ai * NKINDS + kind]++;
-			if (a->time_ns < alloc_time[ai])
-				alloc_time[ai] = a->time_ns;
 		} else {
 			no_alloc[kind]++;
 		}
@@ -474,7 +430,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			any_alloc |= ac[k] != 0;
 		}
 		if (any) {
-			if ((n = stack_to_frames(v, proc, s, first_time[si], NO_STACK)) < 0 ||
+			if ((n = stack_to_frames(v, proc, s, NO_STACK)) < 0 ||
 			    add_counts(v, v->frames, (size_t)n, c) < 0)
 				goto out;
 		}
@@ -482,7 +438,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			uint64_t sum = 0;
 			for (unsigned k = 1; k < NKINDS; k++)
 				sum += ac[k];
-			if ((n = stack_to_frames(v, proc, s, alloc_time[si], NOT_SAMPLED)) < 0 ||
+			if ((n = stack_to_frames(v, proc, s, NOT_SAMPLED)) < 0 ||
 			    flame_add(v->alloc_tree, v->frames, (size_t)n, sum) < 0)
 				goto out;
 		}
@@ -529,8 +485,6 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 out:
 	free(counts);
 	free(alloc_counts);
-	free(first_time);
-	free(alloc_time);
 	free(alloc_faults);
 	free(ends);
 	free(top);
@@ -807,6 +761,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	struct viz v;
 	struct vf_options vo = { o->keep_runtime };
 	unsigned sym_warnings = 0;
+	char err[256];
 	uint32_t page_size = rec->nprocs ? rec->procs[0].page_size : 4096;
 	double t0 = now_s();
 	int rc = 1;
@@ -820,18 +775,21 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
 		return 1;
 	}
-	v.sym = symbolizer_new();
-	v.namer = v.sym ? vf_namer_new(v.sym, &vo) : NULL;
+	if (callsite_skip_init(&v.skip, true, NULL, 0, err, sizeof(err)) < 0) {
+		cli_error("visualize: %s", err);
+		return 1;
+	}
+	v.callsites = callsite_table_new(rec, &v.skip, sym_diag, &sym_warnings);
+	v.namer = v.callsites ? vf_namer_new(v.callsites, rec, &vo) : NULL;
 	v.hm = heatmap_new(page_size);
 	v.alloc_tree = flame_new();
 	for (unsigned k = 0; k < NKINDS; k++)
 		v.tree[k] = flame_new();
-	if (!v.sym || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
+	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
 	    !v.tree[4]) {
 		cli_error("visualize: out of memory");
 		goto out;
 	}
-	symbolizer_set_diag(v.sym, sym_diag, &sym_warnings);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (o->pid && rec->procs[i].pid != o->pid)
 			continue;
@@ -844,7 +802,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 		cli_error("visualize: %u more symbolizer warnings not shown", sym_warnings - 20);
 	if (o->verbose) {
 		struct sym_stats ss;
-		symbolizer_get_stats(v.sym, &ss);
+		callsite_sym_stats(v.callsites, &ss);
 		cli_error("visualize: %" PRIu64 " faults, %zu stack nodes; symbolized %" PRIu64 " distinct PCs in %u binaries; %.3f s",
 			  v.faults[0], flame_node_count(v.tree[0]), ss.distinct, ss.binaries, now_s() - t0);
 	}
@@ -863,7 +821,8 @@ out:
 		ranges_result_free(&v.ranges);
 	free(v.frames);
 	vf_namer_free(v.namer);
-	symbolizer_free(v.sym);
+	callsite_table_free(v.callsites);
+	callsite_skip_free(&v.skip);
 	return rc;
 }
 

@@ -46,53 +46,36 @@ static void dump_usage(FILE *out)
 	      "recording is missing or corrupt.\n", out);
 }
 
+enum { OPT_PID, OPT_LIMIT };
+
+static int dump_option(void *ctx, int id, const char *value, char *err, size_t errlen)
+{
+	struct dump_options *o = ctx;
+	uint64_t number;
+
+	if (id == OPT_PID) {
+		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->pid = (uint32_t)number;
+	} else {
+		if (cli_parse_uint(value, 0, UINT64_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->limit = number;
+	}
+	return 0;
+}
+
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
 static int dump_parse(int argc, char **argv, struct dump_options *o)
 {
-	char err[256];
-	bool options_done = false;
+	static const struct cli_opt opts[] = {
+		{ NULL, "--pid", CLI_VALUE, OPT_PID },
+		{ NULL, "--limit", CLI_VALUE, OPT_LIMIT },
+	};
+	struct cli_verb verb = { "dump", dump_usage, opts, sizeof(opts) / sizeof(opts[0]), dump_option, NULL, &o->dir, o };
 
 	*o = (struct dump_options){ NULL, 0, UINT64_MAX };
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *value;
-		uint64_t number;
-		int rc;
-
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				continue;
-			}
-			if (cli_is_flag(arg, "-h", "--help")) {
-				dump_usage(stdout);
-				return -1;
-			}
-			if ((rc = cli_option_value(argc, argv, &i, NULL, "--pid", &value, err, sizeof(err))) != 0) {
-				if (rc < 0 || cli_parse_uint(value, 1, INT32_MAX, &number, err, sizeof(err)) < 0) {
-					cli_error("dump: --pid: %s", err);
-					return CLI_EXIT_USAGE;
-				}
-				o->pid = (uint32_t)number;
-				continue;
-			}
-			if ((rc = cli_option_value(argc, argv, &i, NULL, "--limit", &value, err, sizeof(err))) != 0) {
-				if (rc < 0 || cli_parse_uint(value, 0, UINT64_MAX, &number, err, sizeof(err)) < 0) {
-					cli_error("dump: --limit: %s", err);
-					return CLI_EXIT_USAGE;
-				}
-				o->limit = number;
-				continue;
-			}
-			cli_error("dump: unknown option '%s' (see faultline dump --help)", arg);
-			return CLI_EXIT_USAGE;
-		}
-		if (o->dir) {
-			cli_error("dump: one recording directory at most: '%s' and '%s' given", o->dir, arg);
-			return CLI_EXIT_USAGE;
-		}
-		o->dir = arg;
-	}
-	return 0;
+	return cli_parse_verb(&verb, argc, argv);
 }
 
 /* Prints TEXT with control characters as '?', so a comment line stays one line. */

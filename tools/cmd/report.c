@@ -54,19 +54,7 @@ static void report_usage(FILE *out)
 }
 
 /* Prints a usage error; returns CLI_EXIT_USAGE. */
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	cli_error("report: %s (see faultline report --help)", line);
-	return CLI_EXIT_USAGE;
-}
+#define usage_error(...) cli_usage_error("report", __VA_ARGS__)
 
 /* "1.5" seconds → nanoseconds. */
 static int parse_seconds(const char *text, uint64_t *ns)
@@ -89,116 +77,85 @@ static const char *const kind_names[] = { "all", "first-touch", "refault", "soft
 static const char *const format_names[] = { "table", "csv", "json" };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* VALUE's index in NAMES, or -1 (after a usage error naming OPTION). */
-static int pick(const char *option, const char *value, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(value, names[i]) == 0)
-			return (int)i;
-	}
-	usage_error("%s: unknown value '%s'", option, value);
-	return -1;
-}
+enum { OPT_BY, OPT_KIND, OPT_TOP, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_SKIP, OPT_RANGES, OPT_LOCALITY,
+       OPT_NO_SKIP };
 
-/* Applies option NAME with VALUE to o. 0, or -1 after a usage error. */
-static int apply_option(const char *name, const char *value, struct report_options *o)
+static int report_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
-	char err[256];
+	struct report_options *o = ctx;
 	uint64_t number;
 	int choice;
 
-	if (strcmp(name, "--by") == 0) {
-		if ((choice = pick(name, value, by_names, COUNT(by_names))) < 0)
+	switch (id) {
+	case OPT_BY:
+	case OPT_KIND:
+	case OPT_FORMAT:
+		if (id == OPT_BY && (choice = cli_pick(value, by_names, COUNT(by_names), err, errlen)) >= 0)
+			o->by = (enum report_by)choice;
+		else if (id == OPT_KIND && (choice = cli_pick(value, kind_names, COUNT(kind_names), err, errlen)) >= 0)
+			o->kind = (unsigned)choice;
+		else if (id == OPT_FORMAT && (choice = cli_pick(value, format_names, COUNT(format_names), err, errlen)) >= 0)
+			o->format = (enum report_format)choice;
+		else
 			return -1;
-		o->by = (enum report_by)choice;
-	} else if (strcmp(name, "--kind") == 0) {
-		if ((choice = pick(name, value, kind_names, COUNT(kind_names))) < 0)
+		return 0;
+	case OPT_RANGES:
+		if (cli_parse_uint(value, 0, 1000, &number, err, errlen) < 0)
 			return -1;
-		o->kind = (unsigned)choice;
-	} else if (strcmp(name, "--format") == 0) {
-		if ((choice = pick(name, value, format_names, COUNT(format_names))) < 0)
-			return -1;
-		o->format = (enum report_format)choice;
-	} else if (strcmp(name, "--ranges") == 0) {
-		if (cli_parse_uint(value, 0, 1000, &number, err, sizeof(err)) < 0) {
-			usage_error("%s: %s", name, err);
-			return -1;
-		}
 		o->ranges = number;
 		o->ranges_given = true;
-	} else if (strcmp(name, "--top") == 0 || strcmp(name, "--pid") == 0) {
-		bool top = name[2] == 't';
-		if (cli_parse_uint(value, top ? 0 : 1, top ? UINT32_MAX : INT32_MAX, &number, err, sizeof(err)) < 0) {
-			usage_error("%s: %s", name, err);
+		return 0;
+	case OPT_TOP:
+		if (cli_parse_uint(value, 0, UINT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->top = number;
+		return 0;
+	case OPT_PID:
+		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
+			return -1;
+		o->pid = (uint32_t)number;
+		return 0;
+	case OPT_FROM:
+	case OPT_TO:
+		if (parse_seconds(value, id == OPT_FROM ? &o->from_ns : &o->to_ns) < 0) {
+			snprintf(err, errlen, "'%s' is not a number of seconds >= 0", value);
 			return -1;
 		}
-		if (top)
-			o->top = number;
-		else
-			o->pid = (uint32_t)number;
-	} else if (strcmp(name, "--from") == 0 || strcmp(name, "--to") == 0) {
-		if (parse_seconds(value, name[2] == 'f' ? &o->from_ns : &o->to_ns) < 0) {
-			usage_error("%s: '%s' is not a number of seconds >= 0", name, value);
-			return -1;
-		}
-	} else { /* --skip */
+		return 0;
+	case OPT_LOCALITY: o->locality = true; return 0;
+	case OPT_NO_SKIP: o->default_skip = false; return 0;
+	default: { /* OPT_SKIP */
 		char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
 		if (!grown) {
-			usage_error("--skip: out of memory");
+			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
 		o->skip = grown;
 		o->skip[o->nskip++] = (char *)value;
+		return 0;
 	}
-	return 0;
-}
-
-/* One option taking a value: 1 applied, 0 not one of them, -1 after a usage error. */
-static int parse_valued(int argc, char **argv, int *i, struct report_options *o)
-{
-	static const char *const names[] = { "--by", "--kind", "--top", "--pid", "--from", "--to", "--format", "--skip",
-					       "--ranges" };
-	char err[256];
-	const char *value;
-
-	for (size_t k = 0; k < COUNT(names); k++) {
-		int rc = cli_option_value(argc, argv, i, NULL, names[k], &value, err, sizeof(err));
-		if (rc < 0) {
-			usage_error("%s: %s", names[k], err);
-			return -1;
-		}
-		if (rc > 0)
-			return apply_option(names[k], value, o) < 0 ? -1 : 1;
 	}
-	return 0;
 }
 
 /* Parses argv into o: 0, -1 after --help, or CLI_EXIT_USAGE (after the message). */
 static int parse_args(int argc, char **argv, struct report_options *o)
 {
-	bool options_done = false;
+	static const struct cli_opt opts[] = {
+		{ NULL, "--by", CLI_VALUE, OPT_BY },
+		{ NULL, "--kind", CLI_VALUE, OPT_KIND },
+		{ NULL, "--top", CLI_VALUE, OPT_TOP },
+		{ NULL, "--pid", CLI_VALUE, OPT_PID },
+		{ NULL, "--from", CLI_VALUE, OPT_FROM },
+		{ NULL, "--to", CLI_VALUE, OPT_TO },
+		{ NULL, "--format", CLI_VALUE, OPT_FORMAT },
+		{ NULL, "--skip", CLI_VALUE, OPT_SKIP },
+		{ NULL, "--ranges", CLI_VALUE, OPT_RANGES },
+		{ NULL, "--locality", CLI_FLAG, OPT_LOCALITY },
+		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
+	};
+	struct cli_verb verb = { "report", report_usage, opts, COUNT(opts), report_option, NULL, &o->dir, o };
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		int rc;
-		if (options_done || arg[0] != '-' || arg[1] == '\0') {
-			if (o->dir)
-				return usage_error("one recording directory at most: '%s' and '%s' given", o->dir, arg);
-			o->dir = arg;
-		} else if (strcmp(arg, "--") == 0) {
-			options_done = true;
-		} else if (cli_is_flag(arg, "-h", "--help")) {
-			report_usage(stdout);
-			return -1;
-		} else if (cli_is_flag(arg, NULL, "--locality")) {
-			o->locality = true;
-		} else if (cli_is_flag(arg, NULL, "--no-skip")) {
-			o->default_skip = false;
-		} else if ((rc = parse_valued(argc, argv, &i, o)) <= 0) {
-			return rc < 0 ? CLI_EXIT_USAGE : usage_error("unknown option '%s'", arg);
-		}
-	}
-	return 0;
+	return cli_parse_verb(&verb, argc, argv);
 }
 
 int report_parse(int argc, char **argv, struct report_options *o)

@@ -13,7 +13,8 @@ struct pseudo_name {
 };
 
 struct vf_namer {
-	struct symbolizer *sym;
+	struct callsite_table *table;
+	const struct fl_recording *rec;
 	struct vf_options opts;
 	struct vf_frame *frames;
 	size_t cap;
@@ -21,13 +22,15 @@ struct vf_namer {
 	size_t npseudo;
 };
 
-struct vf_namer *vf_namer_new(struct symbolizer *sym, const struct vf_options *opts)
+struct vf_namer *vf_namer_new(struct callsite_table *table, const struct fl_recording *rec,
+			      const struct vf_options *opts)
 {
 	struct vf_namer *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
-	n->sym = sym;
+	n->table = table;
+	n->rec = rec;
 	if (opts)
 		n->opts = *opts;
 	return n;
@@ -103,53 +106,46 @@ static bool is_program(const struct fl_process *proc, const char *binary)
 }
 
 int vf_stack_frames(struct vf_namer *n, const struct fl_process *proc, const struct fl_stack *stack,
-		    uint64_t time_ns, bool root_first, const struct vf_frame **out, size_t *nout)
+		    bool root_first, const struct vf_frame **out, size_t *nout)
 {
-	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, time_ns);
-	static const struct maps no_maps;
-	const struct maps *maps = snap ? snap->maps : &no_maps;
-	size_t len = 0;
+	const struct callsite_frame *cf = NULL;
+	size_t len = 0, ncf = 0, callsite;
 
-	for (uint32_t i = 0; stack && i < stack->nframes; i++) {
-		bool is_return = !(i == 0 && (stack->flags & FL_STACK_EXACT_PC));
-		const struct sym_result *r = symbolizer_lookup(n->sym, maps, stack->frames[i], is_return);
-		enum vf_origin origin;
+	if (stack && callsite_expand(n->table, (size_t)(proc - n->rec->procs), stack, &cf, &ncf, &callsite) < 0)
+		goto nomem;
+	for (size_t k = 0; k < ncf; k++) {
+		const struct callsite_frame *sf = &cf[k];
 		struct vf_frame f;
 
-		if (!r)
-			goto nomem;
-		if (!n->opts.keep_runtime && vf_is_runtime_binary(r->binary))
+		if (!n->opts.keep_runtime && vf_is_runtime_binary(sf->binary))
 			continue;
-		origin = is_program(proc, r->binary) ? VF_ORIGIN_PROGRAM : VF_ORIGIN_LIBRARY;
-		if (r->nframes == 0) {
+		enum vf_origin origin = is_program(proc, sf->binary) ? VF_ORIGIN_PROGRAM : VF_ORIGIN_LIBRARY;
+		if (sf->unknown) {
 			/* Nothing but the label: name the frame after its binary. */
 			const char *name = "[unknown]";
-			if (r->binary && !(name = pseudo_name(n, r->binary)))
+			if (sf->binary && !(name = pseudo_name(n, sf->binary)))
 				goto nomem;
 			/* Unknown code calling unknown code of the same binary: one frame (no name to tell
 			 * the levels apart; perf's [unknown] runs read the same). */
 			if (len > 0 && n->frames[len - 1].origin == VF_ORIGIN_PSEUDO && n->frames[len - 1].function == name)
 				continue;
-			f = (struct vf_frame){ name, r->label, 0, false, VF_ORIGIN_PSEUDO };
+			f = (struct vf_frame){ name, sf->label, 0, false, VF_ORIGIN_PSEUDO };
 			if (push(n, &len, &f) < 0)
 				goto nomem;
 			continue;
 		}
-		for (unsigned j = 0; j < r->nframes; j++) {
-			const struct sym_frame *sf = &r->frames[j];
-			const char *file = sf->file;
-			const char *function = sf->function;
-			if (!function) {
-				if (!(function = r->binary ? pseudo_name(n, r->binary) : "[unknown]"))
-					goto nomem;
-			}
-			if (!file && r->source == SYM_SOURCE_SYMTAB && r->binary)
-				file = base_name(r->binary);
-			f = (struct vf_frame){ function, file, file == sf->file ? sf->line : 0, j + 1 < r->nframes,
-					       sf->function ? origin : VF_ORIGIN_PSEUDO };
-			if (push(n, &len, &f) < 0)
+		const char *file = sf->file;
+		const char *function = sf->function;
+		if (!function) {
+			if (!(function = sf->binary ? pseudo_name(n, sf->binary) : "[unknown]"))
 				goto nomem;
 		}
+		if (!file && sf->symtab_only && sf->binary)
+			file = base_name(sf->binary);
+		f = (struct vf_frame){ function, file, file == sf->file ? sf->line : 0, sf->inlined,
+				       sf->function ? origin : VF_ORIGIN_PSEUDO };
+		if (push(n, &len, &f) < 0)
+			goto nomem;
 	}
 	if (root_first) {
 		for (size_t i = 0; i < len / 2; i++) {

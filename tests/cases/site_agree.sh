@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tests/cases/site_agree.sh: report, visualize, ranges and export name the same callsite for the same
+# fault and allocation: they share one stack → frames → callsite resolver (tools/callsite.h).
+# The planted program (tests/planted/site_agree.c) allocates an 8 MiB object inside libc (strdup
+# calls malloc), whose first touches also happen inside libc (strdup's copy). Before the resolvers
+# were one, visualize's heatmap named that allocation "from __GI___strdup" while report --by alloc
+# and ranges named main. Now, for the strdup line of main (marked SITE in the source):
+#   - report --by alloc: a row main site_agree.c:SITE (the object's faults);
+#   - report --by callsite: the top row is main site_agree.c:SITE (strdup's copy, libc skipped);
+#   - ranges --format json: the range on the object names main site_agree.c:SITE as its site;
+#   - visualize: the heatmap names every allocation "from main", none from a libc function;
+#   - export --sqlite: the object's allocation stack and the top callsite of its faults, through
+#     the callsites view, are main at line SITE.
+. "$(dirname "$0")/../lib.sh"
+
+need_faultline
+need_planted site_agree
+
+SRC=$ROOT/tests/planted/site_agree.c
+SITE=$(grep -n 'SITE:' "$SRC" | cut -d: -f1)
+[ -n "$SITE" ] || fail "no SITE line in $SRC"
+say "the strdup line: site_agree.c:$SITE"
+expect_record sa -L 4 -M 256 -- "$PLANTED/site_agree" 8
+check_stats sa --local $((4 * MIB)) --max $((256 * MIB))
+REC=$WORK/sa
+
+"$FAULTLINE" report "$REC" --by alloc --format csv >"$WORK/alloc.csv" 2>"$WORK/alloc.err" || fail "report --by alloc: $(cat "$WORK/alloc.err")"
+"$FAULTLINE" report "$REC" --format csv >"$WORK/callsite.csv" 2>"$WORK/callsite.err" || fail "report: $(cat "$WORK/callsite.err")"
+"$FAULTLINE" ranges "$REC" --format json >"$WORK/ranges.json" 2>"$WORK/ranges.err" || fail "ranges: $(cat "$WORK/ranges.err")"
+"$FAULTLINE" visualize "$REC" -o "$WORK/viz" >/dev/null 2>"$WORK/viz.err" || fail "visualize: $(cat "$WORK/viz.err")"
+"$FAULTLINE" export --sqlite "$WORK/sa.db" "$REC" 2>"$WORK/export.err" || fail "export: $(cat "$WORK/export.err")"
+
+"$PY" - "$WORK" "$SITE" <<'PYEOF' || fail "the verbs name different callsites"
+import csv, json, os, re, sqlite3, sys
+work, site = sys.argv[1], int(sys.argv[2])
+want = ("main", "site_agree.c", site)
+errors = []
+def check(ok, what):
+    print(("ok " if ok else "FAIL: ") + what)
+    if not ok:
+        errors.append(what)
+def key(r):
+    return (r["function"], os.path.basename(r["file"]), int(r["line"] or 0))
+
+alloc = [key(r) for r in csv.DictReader(open(os.path.join(work, "alloc.csv")))]
+check(want in alloc, "report --by alloc has a row main site_agree.c:%d (rows: %s)" % (site, alloc[:4]))
+calls = [key(r) for r in csv.DictReader(open(os.path.join(work, "callsite.csv")))]
+check(calls and calls[0] == want, "report's top callsite is main site_agree.c:%d (got %s)" % (site, calls[:2]))
+
+ranges = json.load(open(os.path.join(work, "ranges.json")))
+names = [s["name"] for p in ranges["processes"] for r in p["ranges"] for s in r.get("sites", [])]
+check("main site_agree.c:%d" % site in names, "ranges names the object's site main site_agree.c:%d (sites: %s)" % (site, names[:6]))
+
+svg = open(os.path.join(work, "viz", "heatmap.svg")).read()
+froms = re.findall(r"alloc #\d+ \(pid \d+\) from ([^:<]+)", svg)
+check(froms and all(f == "main" for f in froms), "visualize names every allocation from main (got %s)" % sorted(set(froms)))
+
+db = sqlite3.connect(os.path.join(work, "sa.db"))
+rows = db.execute("SELECT c.function, c.file, c.line FROM allocations AS a JOIN callsites AS c ON c.stack_id = a.stack_id "
+                  "WHERE a.size = 8388609").fetchall()
+got = [(f, os.path.basename(fl or ""), ln) for f, fl, ln in rows]
+check(want in got, "export: an 8 MiB allocation whose callsite is main site_agree.c:%d (got %s)" % (site, got))
+top = db.execute("SELECT c.function, c.file, c.line, count(*) AS n FROM faults AS f JOIN callsites AS c ON c.stack_id = f.stack_id "
+                 "GROUP BY 1, 2, 3 ORDER BY n DESC LIMIT 1").fetchone()
+check(top is not None and (top[0], os.path.basename(top[1] or ""), top[2]) == want,
+      "export: the top fault callsite is main site_agree.c:%d, as report's (got %s)" % (site, top))
+sys.exit(1 if errors else 0)
+PYEOF
+echo "ok report, visualize, ranges and export agree on main site_agree.c:$SITE"
