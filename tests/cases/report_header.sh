@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# report_header: the numbers in report's header are true.
+#   - a recording without -L says "-L unlimited" (it said "-L 0 B"), one with -L says its size;
+#   - "report built in T s" counts reading the recording too: T >= the reading time R plus the
+#     build time B it prints beside it (it printed only the build: 7 s for a 90 s report).
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted fill
+
+expect_record unlimited -M 256 -- "$PLANTED/fill" 8
+expect_record limited -L 4 -M 256 -- "$PLANTED/fill" 8
+for name in unlimited limited; do
+	"$FAULTLINE" report "$WORK/$name" >"$WORK/$name.report" 2>"$WORK/$name.report.err" ||
+		fail "$name: report failed: $(cat "$WORK/$name.report.err")"
+done
+grep -q '^# limits: *-L unlimited, -M 256 MiB$' "$WORK/unlimited.report" ||
+	fail "unlimited: header says $(grep '^# limits' "$WORK/unlimited.report")"
+echo "ok unlimited: $(grep '^# limits' "$WORK/unlimited.report")"
+grep -q '^# limits: *-L 4 MiB, -M 256 MiB$' "$WORK/limited.report" ||
+	fail "limited: header says $(grep '^# limits' "$WORK/limited.report")"
+echo "ok limited: $(grep '^# limits' "$WORK/limited.report")"
+
+line=$(grep -o 'report built in [0-9.]* s (reading the recording [0-9.]* s, aggregating and symbolizing [0-9.]* s)' \
+	"$WORK/limited.report") || fail "no 'report built in' line with its parts: $(grep symbolized "$WORK/limited.report")"
+read -r total reading building < <(echo "$line" | grep -o '[0-9][0-9.]*' | tr '\n' ' ')
+awk -v t="$total" -v r="$reading" -v b="$building" 'BEGIN { exit !(t + 0.011 >= r + b) }' ||
+	fail "report built in $total s, less than reading $reading s + building $building s"
+echo "ok: $line"
