@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -961,10 +962,13 @@ static int exec_failure_status(int error)
  * errno through report_fd (close-on-exec, so a successful exec closes it silently). */
 static void __attribute__((noreturn))
 child_exec(const struct record_options *o, const struct child_env *env, const sigset_t *old_mask,
-	   const struct sigaction *old_sigchld, int report_fd)
+	   const struct sigaction *old_sigchld, int report_fd, pid_t record_pid)
 {
 	int error;
 
+	/* the program dies with record: a record killed with SIGKILL leaves no orphan recording on */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != record_pid)
+		_exit(128 + SIGKILL);
 	sigaction(SIGCHLD, old_sigchld, NULL);
 	sigprocmask(SIG_SETMASK, old_mask, NULL);
 	if (child_env_apply(env) == 0)
@@ -1051,10 +1055,11 @@ static int run_command(const struct record_options *o, const struct child_env *e
 	sigaction(SIGCHLD, &default_sigchld, &old_sigchld);   /* SIG_IGN would auto-reap */
 	fflush(NULL);
 	run->seconds = monotonic_seconds();
+	pid_t record_pid = getpid();
 	pid = fork();
 	if (pid == 0) {
 		close(report[0]);
-		child_exec(o, env, &old_mask, &old_sigchld, report[1]);
+		child_exec(o, env, &old_mask, &old_sigchld, report[1], record_pid);
 	}
 	close(report[1]);
 	if (pid < 0) {
