@@ -28,6 +28,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -36,6 +37,7 @@
 #include "cli.h"
 #include "far_spec.h"
 #include "faultline/env.h"
+#include "faultline/pmu_events.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
 
@@ -173,6 +175,45 @@ static int apply_stack_depth(struct record_options *o, const char *v, char *err,
 	return parse_unsigned(v, 0, RECORD_MAX_STACK_DEPTH, &o->stack_depth, err, errlen);
 }
 
+/* Can this machine count the event for the calling thread? (Its hardware counters may be
+ * absent, as in many VMs, or perf_event_paranoid may forbid them.) */
+static bool pmu_event_available(const struct fl_pmu_event *e)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = e->type;
+	attr.config = e->config;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Every --pmu name must be an event faultline knows (checked while parsing) and this machine
+ * can count (checked after parsing, like --far: the parser makes no system call); "none"
+ * turns the PMU context off. A typo used to be only a warning from the runtime. */
+static int check_pmu(const char *v, bool probe, char *err, size_t errlen)
+{
+	for (const char *p = v; strcmp(v, "none") != 0 && *p;) {
+		size_t len = strcspn(p, ",");
+		const struct fl_pmu_event *e = fl_pmu_event_find(p, len);
+		if (!e || (probe && !pmu_event_available(e))) {
+			size_t used = (size_t)snprintf(err, errlen, "'%.*s' is %s; events%s:", (int)len, p,
+						       e ? "not available on this machine" : "not a known event",
+						       probe ? " here" : "");
+			for (size_t i = 0; i < FL_PMU_EVENT_COUNT && used < errlen; i++)
+				if (!probe || pmu_event_available(&fl_pmu_events[i]))
+					used += (size_t)snprintf(err + used, errlen - used, " %s", fl_pmu_events[i].name);
+			return -1;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 static int apply_pmu(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	if (*v == '\0' || strpbrk(v, " \t\n") != NULL) {
@@ -180,6 +221,8 @@ static int apply_pmu(struct record_options *o, const char *v, char *err, size_t 
 			 "e.g. task-clock,page-faults");
 		return -1;
 	}
+	if (check_pmu(v, false, err, errlen) < 0)
+		return -1;
 	o->pmu = v;
 	return 0;
 }
@@ -1437,6 +1480,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (far_spec_check(o.far, o.far_spec, sizeof(o.far_spec), err, sizeof(err)) < 0) {
 		cli_error("record: --far: %s", err); /* a path or server that cannot be used */
+		return CLI_EXIT_USAGE;
+	}
+	if (o.pmu && check_pmu(o.pmu, true, err, sizeof(err)) < 0) {
+		cli_error("record: --pmu: %s", err);
 		return CLI_EXIT_USAGE;
 	}
 	return record_run_parsed(&o);
