@@ -1143,7 +1143,7 @@ struct record_totals {
 	uint64_t evictions, writebacks;
 	uint64_t peak_resident, peak_heap;   /* max over processes */
 	uint64_t written, dropped;
-	uint64_t contexts, side_dropped, alloc_events;
+	uint64_t contexts, late_stacks, sampled_stacks, side_dropped, alloc_events;
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
 	uint64_t prefetched, prefetch_hits, prefetch_unused;
@@ -1170,6 +1170,8 @@ static const struct stats_counter {
 	STATS_SUM("records_written", written),
 	STATS_SUM("records_dropped", dropped),
 	STATS_SUM("contexts_written", contexts),
+	STATS_SUM("late_stacks_dropped", late_stacks),
+	STATS_SUM("stacks_from_samples", sampled_stacks),
 	STATS_SUM("side_bytes_dropped", side_dropped),
 	STATS_SUM("alloc_events", alloc_events),
 	STATS_SUM("far_reads", far_reads),
@@ -1346,9 +1348,11 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_size(t->peak_heap, a, sizeof(a)), cli_format_size(o->max_bytes, b, sizeof(b)));
 	fprintf(stderr, "  records           %s written, %s dropped\n",
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
-	fprintf(stderr, "  stacks            %s of %s faults; %s allocation events\n",
-		cli_format_count(t->contexts, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
-		cli_format_count(t->alloc_events, c, sizeof(c)));
+	/* a context whose stack was dropped (taken too late) holds no stack */
+	uint64_t stacks = t->contexts >= t->late_stacks ? t->contexts - t->late_stacks : 0;
+	fprintf(stderr, "  stacks            %s of %s faults (%s from perf samples); %s allocation events\n",
+		cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
+		cli_format_count(t->sampled_stacks, d, sizeof(d)), cli_format_count(t->alloc_events, c, sizeof(c)));
 	if (t->pmu[0])
 		fprintf(stderr, "  PMU context       %s\n", t->pmu);
 	if (t->far[0])
