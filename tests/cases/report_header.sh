@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report_header: the numbers in report's header are true.
+# report_header: the numbers and names the verbs print are true.
 #   - a recording without -L says "-L unlimited" (it said "-L 0 B"), one with -L says its size;
 #   - "report built in T s" counts reading the recording too: T >= the reading time R plus the
 #     build time B it prints beside it (it printed only the build: 7 s for a 90 s report).
@@ -40,3 +40,10 @@ with=$(grep -v '^#' "$WORK/sum.dump" | grep -vc ' stack=-$')
 total=$(grep -cv '^#' "$WORK/sum.dump")
 check_eq "summary: faults with a stack" "${said% *}" "$with"
 check_eq "summary: faults" "${said#* }" "$total"
+
+# an export that cannot write its file names that file, not the temporary one next to it
+"$FAULTLINE" export --sqlite "$WORK/no-such-dir/x.sqlite" "$WORK/limited" 2>"$WORK/export.err" &&
+	fail "export into a missing directory succeeded"
+grep -q "cannot write $WORK/no-such-dir/x.sqlite: " "$WORK/export.err" || fail "export error: $(cat "$WORK/export.err")"
+grep -q '\.tmp\.' "$WORK/export.err" && fail "export error names the temporary file: $(cat "$WORK/export.err")"
+echo "ok export error: $(cat "$WORK/export.err")"
