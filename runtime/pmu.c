@@ -19,27 +19,7 @@
 #include <unistd.h>
 
 #include "faultline/env.h"
-
-struct event_name {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct event_name known[] = {
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-};
+#include "faultline/pmu_events.h"
 
 static void counter_attr(struct perf_event_attr *attr, uint32_t type, uint64_t config)
 {
@@ -58,18 +38,10 @@ static int open_counter(uint32_t type, uint64_t config, int group_fd)
 	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
-static const struct event_name *lookup(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strlen(known[i].name) == len && memcmp(known[i].name, name, len) == 0)
-			return &known[i];
-	return NULL;
-}
-
 /* Adds the event if this machine can count it; returns false (and says why) if not. */
 static bool add_event(struct fl_runtime *rt, const char *name, size_t len, bool quiet)
 {
-	const struct event_name *e = lookup(name, len);
+	const struct fl_pmu_event *e = fl_pmu_event_find(name, len);
 	char msg[200];
 	struct fl_buf b = { msg, 0, sizeof(msg) };
 	if (e && rt->pmu_count < FL_PMU_MAX) {

@@ -97,6 +97,14 @@ run "$F" record -M 0 -- true
 expect "-M 0" 2 "-M"
 run "$F" record -L 128M -M 64M -- true
 expect "-L > -M" 2 "larger than -M"
+run "$F" record --pmu bogus -M 64M -- true
+expect "--pmu with an unknown event" 2 "'bogus' is not a known event"
+run "$F" record --pmu task-clock,bogus2 -M 64M -- true
+expect "--pmu with an unknown second event" 2 "'bogus2' is not a known event"
+if ! perf_ok=$(perf stat -e cycles true 2>&1) || [[ $perf_ok == *"not supported"* ]]; then
+	run "$F" record --pmu cycles -M 64M -- true
+	expect "--pmu with a hardware event this machine lacks" 2 "'cycles' is not available on this machine"
+fi
 run "$F" record --far tape:/tmp/x -M 64M -- true
 expect "--far of an unknown kind" 2 "unknown far store 'tape:/tmp/x'"
 run "$F" record --far file:/nonexistent-dir/x -M 64M -- true

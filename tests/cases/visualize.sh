@@ -188,8 +188,24 @@ uncovered = sum(1 for f in faults if not any(lo <= f[1] < hi for lo, hi, _ in ro
 check(uncovered == 0, "every fault lies in a drawn row (%d faults)" % len(faults))
 allocs = [g for g in hm.iter(NS + "g") if g.get("id") == "allocs"][0].findall(NS + "rect")
 check(any("from main" in r.find(NS + "title").text for r in allocs), "allocation outlines drawn (%d), one allocated in main" % len(allocs))
-labels = [t.text for t in hm.iter(NS + "text") if t.text and t.text.startswith("0x")]
-check(len(labels) >= 1, "hex address labels on the y axis (%s)" % labels[:3])
+labels = [t for t in hm.iter(NS + "text") if t.text and t.text.startswith("0x")]
+check(len(labels) >= 1, "hex address labels on the y axis (%s)" % [t.text for t in labels[:3]])
+# labels all down the axis (not only at range starts), never on top of each other, in address order
+ys = [float(t.get("y")) for t in labels]
+plot = [r for r in hm.iter(NS + "rect") if r.get("fill") == "none" and r.get("stroke") == "#444"][0]
+plot_h = float(plot.get("height"))
+check(len(labels) >= plot_h / 100, "%d address labels on a %d px axis (want one per 100 px at least)" % (len(labels), plot_h))
+check(all(b - a >= 11 for a, b in zip(ys, ys[1:])), "address labels at least 11 px apart (%s)" % ys[:8])
+addrs = [int(t.text, 16) for t in labels]
+check(addrs == sorted(addrs), "address labels increase down the axis")
+# no time shown for the end of a never-freed object (it was UINT64_MAX ns: 18446744073.7 s)
+titles = " ".join((t.text or "") for t in hm.iter(NS + "title"))
+check("18446744073" not in titles, "no allocation tooltip ends at 18446744073 s")
+# the legend fits in the picture: its longest text at ~0.62 em per character
+width = float(hm.get("width"))
+over = [t.text for t in hm.iter(NS + "text") if t.get("x") and float(t.get("x")) > width * 0.6 and t.text and
+        float(t.get("x")) + 0.62 * float(t.get("font-size") or 11) * len("".join(t.itertext())) > width]
+check(not over, "legend text inside the %d px picture (over: %s)" % (width, over[:3]))
 check(any(t.text and "first-touch" in t.text for t in hm.iter(NS + "text")), "legend names first-touch")
 
 # Hot ranges marked where they meet the drawn rows.

@@ -116,6 +116,8 @@ struct report {
 	uint64_t selected;        /* faults in rows */
 	uint64_t selected_kinds[5];
 	double build_seconds;     /* aggregation, symbolization included */
+	double read_seconds;      /* reading (and validating) the recording, before the build */
+	double total_seconds;     /* from the start of the verb until the report was ready */
 	struct report_ranges ranges;
 };
 

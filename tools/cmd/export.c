@@ -719,6 +719,23 @@ static void collect_warning(void *ctx, const char *message)
 	report_warn(ctx, "%s", message);
 }
 
+/* An error while writing the temporary database is said of the file the user named: the
+ * temporary name is an implementation detail (it was shown as is). */
+static void name_the_file(struct exporter *x, const char *tmp)
+{
+	char detail[sizeof(x->err)];
+	size_t n = strlen(tmp), used = 0;
+	const char *from = x->err, *hit;
+	while ((hit = strstr(from, tmp)) != NULL && used < sizeof(detail)) {
+		used += (size_t)snprintf(detail + used, sizeof(detail) - used, "%.*s%s", (int)(hit - from), from,
+					 x->o->file);
+		from = hit + n;
+	}
+	if (used < sizeof(detail))
+		snprintf(detail + used, sizeof(detail) - used, "%s", from);
+	snprintf(x->err, sizeof(x->err), "cannot write %.256s: %.700s", x->o->file, detail);
+}
+
 static int export_recording(struct exporter *x, const char *dir)
 {
 	char tmp[PATH_MAX];
@@ -742,6 +759,8 @@ static int export_recording(struct exporter *x, const char *dir)
 	}
 	unlink(tmp);
 	rc = write_database(x, tmp);
+	if (rc != 0)
+		name_the_file(x, tmp);
 	if (rc == 0)
 		rc = install(tmp, x->o->file, x->o->force, x->err, sizeof(x->err));
 	if (rc != 0)

@@ -196,6 +196,7 @@ static int report_prepare(struct report *r, const char *dir)
 		cli_error("report: %s", err);
 		return 1;
 	}
+	r->read_seconds = report_progress_elapsed(&r->progress);
 	for (size_t i = 0; i < r->rec->nwarnings; i++)
 		report_warn(&r->warnings, "%s", r->rec->warnings[i]);
 	if (r->rec->warnings_suppressed)
@@ -213,6 +214,7 @@ static int report_prepare(struct report *r, const char *dir)
 		return 1;
 	}
 	report_ranges_compute(r);
+	r->total_seconds = report_progress_elapsed(&r->progress);
 	return 0;
 }
 

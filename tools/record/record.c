@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -35,6 +37,7 @@
 #include "cli.h"
 #include "far_spec.h"
 #include "faultline/env.h"
+#include "faultline/pmu_events.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
 
@@ -172,6 +175,45 @@ static int apply_stack_depth(struct record_options *o, const char *v, char *err,
 	return parse_unsigned(v, 0, RECORD_MAX_STACK_DEPTH, &o->stack_depth, err, errlen);
 }
 
+/* Can this machine count the event for the calling thread? (Its hardware counters may be
+ * absent, as in many VMs, or perf_event_paranoid may forbid them.) */
+static bool pmu_event_available(const struct fl_pmu_event *e)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = e->type;
+	attr.config = e->config;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Every --pmu name must be an event faultline knows (checked while parsing) and this machine
+ * can count (checked after parsing, like --far: the parser makes no system call); "none"
+ * turns the PMU context off. A typo used to be only a warning from the runtime. */
+static int check_pmu(const char *v, bool probe, char *err, size_t errlen)
+{
+	for (const char *p = v; strcmp(v, "none") != 0 && *p;) {
+		size_t len = strcspn(p, ",");
+		const struct fl_pmu_event *e = fl_pmu_event_find(p, len);
+		if (!e || (probe && !pmu_event_available(e))) {
+			size_t used = (size_t)snprintf(err, errlen, "'%.*s' is %s; events%s:", (int)len, p,
+						       e ? "not available on this machine" : "not a known event",
+						       probe ? " here" : "");
+			for (size_t i = 0; i < FL_PMU_EVENT_COUNT && used < errlen; i++)
+				if (!probe || pmu_event_available(&fl_pmu_events[i]))
+					used += (size_t)snprintf(err + used, errlen - used, " %s", fl_pmu_events[i].name);
+			return -1;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 static int apply_pmu(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	if (*v == '\0' || strpbrk(v, " \t\n") != NULL) {
@@ -179,6 +221,8 @@ static int apply_pmu(struct record_options *o, const char *v, char *err, size_t 
 			 "e.g. task-clock,page-faults");
 		return -1;
 	}
+	if (check_pmu(v, false, err, errlen) < 0)
+		return -1;
 	o->pmu = v;
 	return 0;
 }
@@ -961,10 +1005,13 @@ static int exec_failure_status(int error)
  * errno through report_fd (close-on-exec, so a successful exec closes it silently). */
 static void __attribute__((noreturn))
 child_exec(const struct record_options *o, const struct child_env *env, const sigset_t *old_mask,
-	   const struct sigaction *old_sigchld, int report_fd)
+	   const struct sigaction *old_sigchld, int report_fd, pid_t record_pid)
 {
 	int error;
 
+	/* the program dies with record: a record killed with SIGKILL leaves no orphan recording on */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != record_pid)
+		_exit(128 + SIGKILL);
 	sigaction(SIGCHLD, old_sigchld, NULL);
 	sigprocmask(SIG_SETMASK, old_mask, NULL);
 	if (child_env_apply(env) == 0)
@@ -1051,10 +1098,11 @@ static int run_command(const struct record_options *o, const struct child_env *e
 	sigaction(SIGCHLD, &default_sigchld, &old_sigchld);   /* SIG_IGN would auto-reap */
 	fflush(NULL);
 	run->seconds = monotonic_seconds();
+	pid_t record_pid = getpid();
 	pid = fork();
 	if (pid == 0) {
 		close(report[0]);
-		child_exec(o, env, &old_mask, &old_sigchld, report[1]);
+		child_exec(o, env, &old_mask, &old_sigchld, report[1], record_pid);
 	}
 	close(report[1]);
 	if (pid < 0) {
@@ -1095,7 +1143,7 @@ struct record_totals {
 	uint64_t evictions, writebacks;
 	uint64_t peak_resident, peak_heap;   /* max over processes */
 	uint64_t written, dropped;
-	uint64_t contexts, side_dropped, alloc_events;
+	uint64_t contexts, late_stacks, sampled_stacks, side_dropped, alloc_events;
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
 	uint64_t prefetched, prefetch_hits, prefetch_unused;
@@ -1122,6 +1170,8 @@ static const struct stats_counter {
 	STATS_SUM("records_written", written),
 	STATS_SUM("records_dropped", dropped),
 	STATS_SUM("contexts_written", contexts),
+	STATS_SUM("late_stacks_dropped", late_stacks),
+	STATS_SUM("stacks_from_samples", sampled_stacks),
 	STATS_SUM("side_bytes_dropped", side_dropped),
 	STATS_SUM("alloc_events", alloc_events),
 	STATS_SUM("far_reads", far_reads),
@@ -1298,9 +1348,11 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_size(t->peak_heap, a, sizeof(a)), cli_format_size(o->max_bytes, b, sizeof(b)));
 	fprintf(stderr, "  records           %s written, %s dropped\n",
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
-	fprintf(stderr, "  stacks            %s of %s faults; %s allocation events\n",
-		cli_format_count(t->contexts, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
-		cli_format_count(t->alloc_events, c, sizeof(c)));
+	/* a context whose stack was dropped (taken too late) holds no stack */
+	uint64_t stacks = t->contexts >= t->late_stacks ? t->contexts - t->late_stacks : 0;
+	fprintf(stderr, "  stacks            %s of %s faults (%s from perf samples); %s allocation events\n",
+		cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
+		cli_format_count(t->sampled_stacks, d, sizeof(d)), cli_format_count(t->alloc_events, c, sizeof(c)));
 	if (t->pmu[0])
 		fprintf(stderr, "  PMU context       %s\n", t->pmu);
 	if (t->far[0])
@@ -1432,6 +1484,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (far_spec_check(o.far, o.far_spec, sizeof(o.far_spec), err, sizeof(err)) < 0) {
 		cli_error("record: --far: %s", err); /* a path or server that cannot be used */
+		return CLI_EXIT_USAGE;
+	}
+	if (o.pmu && check_pmu(o.pmu, true, err, sizeof(err)) < 0) {
+		cli_error("record: --pmu: %s", err);
 		return CLI_EXIT_USAGE;
 	}
 	return record_run_parsed(&o);

@@ -298,7 +298,8 @@ static int cell_share(uint64_t ft, uint64_t rf)
 #define LEFT 150    /* room for hex addresses */
 #define TOP 64
 #define BOTTOM 64
-#define LEGEND 250
+#define LEGEND 340      /* its widest line: a hot range, "H9 0x7f0000000000-0x7f0000000000 99.99%" */
+#define AXIS_LABEL_PX 48 /* address labels down a tall range */
 
 struct grid {
 	unsigned rows, cols;
@@ -464,9 +465,14 @@ static void draw_allocs(FILE *out, const struct heatmap *hm, const struct hm_ran
 			svg_escape(out, a->label ? a->label : "allocation", (size_t)-1);
 			fprintf(out, ": %s at 0x%" PRIx64 ", ", cli_format_size(a->size, size_buf, sizeof(size_buf)), a->addr);
 			put_time(out, a->start_ns / 1e9);
-			fputs("-", out);
-			put_time(out, a->end_ns / 1e9);
-			fprintf(out, " s, %" PRIu64 " faults</title></rect>\n", a->faults);
+			if (a->end_ns == UINT64_MAX) { /* never freed: live until the process ended */
+				fputs(" s to exit", out);
+			} else {
+				fputs("-", out);
+				put_time(out, a->end_ns / 1e9);
+				fputs(" s", out);
+			}
+			fprintf(out, ", %" PRIu64 " faults</title></rect>\n", a->faults);
 			drawn = true;
 		}
 		st->allocs_drawn += drawn;
@@ -549,7 +555,7 @@ static void draw_hot(FILE *out, const struct heatmap *hm, const struct hm_range 
 }
 
 static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range *ranges, size_t nranges,
-		      double row_h, unsigned plot_w, unsigned plot_h, uint64_t end_ns)
+		      double row_h, uint64_t ppr, unsigned plot_w, unsigned plot_h, uint64_t end_ns)
 {
 	char b1[32], b2[32];
 	double last_label_y = -100, step, span = end_ns / 1e9;
@@ -566,10 +572,15 @@ static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range
 				"<title>gap of %s not drawn</title></line>\n", LEFT - 4, LEFT + plot_w, svg_num(b1, y, 2),
 				svg_num(b2, y, 2), cli_format_size(gap, gap_buf, sizeof(gap_buf)));
 		}
-		if (y - last_label_y >= 12) {
-			fprintf(out, "<text x=\"%d\" y=\"%s\">0x%" PRIx64 "</text>\n", LEFT - 6, svg_num(b1, y + 9, 2),
-				r->first << hm->page_shift);
-			last_label_y = y;
+		/* the range's first address, then one label every AXIS_LABEL_PX down the range */
+		for (unsigned k = 0; k * AXIS_LABEL_PX < r->nrows * row_h; k++) {
+			double ly = y + k * AXIS_LABEL_PX;
+			if (ly - last_label_y < 12 || ly + 9 > y + r->nrows * row_h + 1)
+				continue;
+			uint64_t page = r->first + (uint64_t)((ly - y) / row_h * ppr);
+			fprintf(out, "<text x=\"%d\" y=\"%s\">0x%" PRIx64 "</text>\n", LEFT - 6, svg_num(b1, ly + 9, 2),
+				page << hm->page_shift);
+			last_label_y = ly;
 		}
 	}
 	fputs("</g>\n", out);
@@ -784,7 +795,7 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 			free(row_faults);
 		}
 	}
-	draw_axes(out, hm, ranges, nranges, row_h, o.plot_width, o.plot_height, end_ns);
+	draw_axes(out, hm, ranges, nranges, row_h, ppr, o.plot_width, o.plot_height, end_ns);
 	draw_legend(out, hm, LEFT + o.plot_width + 20, TOP + o.plot_height + BOTTOM - 8, o.hot_phi, max, ppr,
 		    hm->page_size, ns_per_col);
 	svg_end(out);

@@ -279,8 +279,11 @@ static void header_limits(const struct report *r, FILE *out)
 	char a[32], b[32];
 	const char *kind = stats_json_string(meta, "pmu_kind");
 
+	/* local_limit_bytes 0 is how meta.json says -L was not given */
 	fprintf(out, "# limits:          -L %s, -M %s\n",
-		stats_json_uint(meta, "local_limit_bytes", &local) == 0 ? cli_format_size(local, a, sizeof(a)) : "?",
+		stats_json_uint(meta, "local_limit_bytes", &local) != 0 ? "?"
+		: local == 0					 ? "unlimited"
+								 : cli_format_size(local, a, sizeof(a)),
 		stats_json_uint(meta, "max_bytes", &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
 	fputs("# PMU events:      ", out);
 	for (size_t e = 0; e < r->nevents; e++) {
@@ -364,7 +367,8 @@ static void header_selection(const struct report *r, FILE *out)
 		fputs("none (--no-skip)", out);
 	callsite_sym_stats(r->callsites, &st);
 	fprintf(out, "\n# symbolized:      %" PRIu64 " distinct PCs in %u binaries (%u with debug info, %u unusable); "
-		"report built in %.2f s\n", st.distinct, st.binaries, st.with_debug, st.failed, r->build_seconds);
+		"report built in %.2f s (reading the recording %.2f s, aggregating and symbolizing %.2f s)\n",
+		st.distinct, st.binaries, st.with_debug, st.failed, r->total_seconds, r->read_seconds, r->build_seconds);
 	if (o->locality)
 		fputs("# locality:        scores of each row's fault pages in time order, in [0,1] (locality.h: "
 		      "window 32, 128 stride bins, reuse up to 2^17 pages)\n", out);

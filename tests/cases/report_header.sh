@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# report_header: the numbers and names the verbs print are true.
+#   - a recording without -L says "-L unlimited" (it said "-L 0 B"), one with -L says its size;
+#   - "report built in T s" counts reading the recording too: T >= the reading time R plus the
+#     build time B it prints beside it (it printed only the build: 7 s for a 90 s report).
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted fill
+
+expect_record unlimited -M 256 -- "$PLANTED/fill" 8
+expect_record limited -L 4 -M 256 -- "$PLANTED/fill" 8
+for name in unlimited limited; do
+	"$FAULTLINE" report "$WORK/$name" >"$WORK/$name.report" 2>"$WORK/$name.report.err" ||
+		fail "$name: report failed: $(cat "$WORK/$name.report.err")"
+done
+grep -q '^# limits: *-L unlimited, -M 256 MiB$' "$WORK/unlimited.report" ||
+	fail "unlimited: header says $(grep '^# limits' "$WORK/unlimited.report")"
+echo "ok unlimited: $(grep '^# limits' "$WORK/unlimited.report")"
+grep -q '^# limits: *-L 4 MiB, -M 256 MiB$' "$WORK/limited.report" ||
+	fail "limited: header says $(grep '^# limits' "$WORK/limited.report")"
+echo "ok limited: $(grep '^# limits' "$WORK/limited.report")"
+
+line=$(grep -o 'report built in [0-9.]* s (reading the recording [0-9.]* s, aggregating and symbolizing [0-9.]* s)' \
+	"$WORK/limited.report") || fail "no 'report built in' line with its parts: $(grep symbolized "$WORK/limited.report")"
+read -r total reading building < <(echo "$line" | grep -o '[0-9][0-9.]*' | tr '\n' ' ')
+awk -v t="$total" -v r="$reading" -v b="$building" 'BEGIN { exit !(t + 0.011 >= r + b) }' ||
+	fail "report built in $total s, less than reading $reading s + building $building s"
+echo "ok: $line"
+
+# record's summary counts the faults that have a stack, as the trace holds them (it counted
+# contexts, stacks dropped for lateness included); here under FAULTLINE_STACK_SOURCE=signal with a
+# thread that blocks the stack signal through the raw system call, so some stacks come late
+need_planted rel_sigblock
+FAULTLINE_STACK_SOURCE=signal "$FAULTLINE" record -o "$WORK/sum" --force -L 4 -M 256 -- "$PLANTED/rel_sigblock" \
+	>"$WORK/sum.out" 2>"$WORK/sum.err" || fail "record of rel_sigblock failed: $(tail -5 "$WORK/sum.err")"
+said=$(sed -n 's/^ *stacks *\([0-9,]*\) of \([0-9,]*\) faults.*/\1 \2/p' "$WORK/sum.err" | tr -d ,)
+[ -n "$said" ] || fail "no stacks line in record's summary: $(cat "$WORK/sum.err")"
+"$FAULTLINE" dump "$WORK/sum" >"$WORK/sum.dump" 2>/dev/null || fail "dump failed"
+with=$(grep -v '^#' "$WORK/sum.dump" | grep -vc ' stack=-$')
+total=$(grep -cv '^#' "$WORK/sum.dump")
+check_eq "summary: faults with a stack" "${said% *}" "$with"
+check_eq "summary: faults" "${said#* }" "$total"
+
+# an export that cannot write its file names that file, not the temporary one next to it
+"$FAULTLINE" export --sqlite "$WORK/no-such-dir/x.sqlite" "$WORK/limited" 2>"$WORK/export.err" &&
+	fail "export into a missing directory succeeded"
+grep -q "cannot write $WORK/no-such-dir/x.sqlite: " "$WORK/export.err" || fail "export error: $(cat "$WORK/export.err")"
+grep -q '\.tmp\.' "$WORK/export.err" && fail "export error names the temporary file: $(cat "$WORK/export.err")"
+echo "ok export error: $(cat "$WORK/export.err")"
