@@ -63,25 +63,6 @@ const struct fl_far_store *fl_far_store_find(const char *spec)
 	return NULL;
 }
 
-static uint64_t env_number(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end) {
-		char msg[256];
-		struct fl_buf b = { msg, 0, sizeof(msg) };
-		fl_buf_str(&b, "ignoring malformed ");
-		fl_buf_str(&b, name);
-		fl_log(msg);
-		return 0;
-	}
-	return x;
-}
-
 static void copy_env(const char *name, char *dst, size_t cap)
 {
 	const char *v = getenv(name);
@@ -100,9 +81,9 @@ int fl_far_open(struct fl_runtime *rt)
 	struct fl_far_state *fs = &rt->farst;
 	copy_env(FL_ENV_FAR, fs->spec, sizeof(fs->spec));
 	copy_env(FL_ENV_FAR_KEEP, fs->keep, sizeof(fs->keep));
-	fs->latency_ns = env_number(FL_ENV_FAR_LATENCY_NS);
-	fs->bandwidth = env_number(FL_ENV_FAR_BANDWIDTH);
-	fs->prefetch = (unsigned)env_number(FL_ENV_PREFETCH);
+	fs->latency_ns = fl_env_u64(FL_ENV_FAR_LATENCY_NS, 0);
+	fs->bandwidth = fl_env_u64(FL_ENV_FAR_BANDWIDTH, 0);
+	fs->prefetch = (unsigned)fl_env_u64(FL_ENV_PREFETCH, 0);
 	if (fs->prefetch > 1024)
 		fs->prefetch = 1024;
 	fs->cur = -1;

@@ -53,15 +53,10 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 	fl_buf_str(&head, reason);
 	fl_buf_str(&head, "\n");
 	size_t len = head.len;
-	for (;;) {
-		if (len + 65536 > scratch_cap && !grow(len + 65536))
+	for (;;) { /* a buffer filled to the end may not hold all of the file yet: grow it */
+		len += fl_sys_read_all(fd, scratch + len, scratch_cap - len);
+		if (len < scratch_cap || !grow(2 * scratch_cap))
 			break;
-		ssize_t r = fl_sys_read(fd, scratch + len, scratch_cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
 	}
 	close(fd);
 	size_t written;

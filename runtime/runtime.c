@@ -49,27 +49,6 @@ uint64_t fl_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end) {
-		char msg[256];
-		struct fl_buf b = { msg, 0, sizeof(msg) };
-		fl_buf_str(&b, "ignoring malformed ");
-		fl_buf_str(&b, name);
-		fl_buf_str(&b, "=");
-		fl_buf_str(&b, v);
-		fl_log(msg);
-		return dflt;
-	}
-	return x;
-}
-
 static int open_uffd(void)
 {
 	int fd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
@@ -131,8 +110,8 @@ static int read_config(struct fl_runtime *rt)
 {
 	const char *policy = getenv(FL_ENV_POLICY);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t local = env_u64(FL_ENV_LOCAL_BYTES, 0);
-	uint64_t max = env_u64(FL_ENV_MAX_BYTES, (uint64_t)sysconf(_SC_PHYS_PAGES) * FL_PAGE_SIZE);
+	uint64_t local = fl_env_u64(FL_ENV_LOCAL_BYTES, 0);
+	uint64_t max = fl_env_u64(FL_ENV_MAX_BYTES, (uint64_t)sysconf(_SC_PHYS_PAGES) * FL_PAGE_SIZE);
 
 	rt->max_bytes = (size_t)((max + FL_PAGE_SIZE - 1) & ~(FL_PAGE_SIZE - 1));
 	rt->local_limit_pages = (size_t)((local + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT);
@@ -144,7 +123,7 @@ static int read_config(struct fl_runtime *rt)
 		fl_log("-L must be at least 1 MiB");
 		return -1;
 	}
-	rt->nhandlers = (unsigned)env_u64(FL_ENV_HANDLERS, 0);
+	rt->nhandlers = (unsigned)fl_env_u64(FL_ENV_HANDLERS, 0);
 	if (rt->nhandlers == 0)
 		rt->nhandlers = ncpu > 0 ? (unsigned)ncpu : 1;
 	if (rt->nhandlers > FL_MAX_HANDLERS)
@@ -155,11 +134,11 @@ static int read_config(struct fl_runtime *rt)
 		fl_log("unknown far store in FAULTLINE_FAR");
 		return -1;
 	}
-	rt->stack_depth = (unsigned)env_u64(FL_ENV_STACK_DEPTH, 64);
+	rt->stack_depth = (unsigned)fl_env_u64(FL_ENV_STACK_DEPTH, 64);
 	if (rt->stack_depth > FL_MAX_STACK_DEPTH)
 		rt->stack_depth = FL_MAX_STACK_DEPTH;
-	rt->sample = (unsigned)env_u64(FL_ENV_SAMPLE, 1);
-	rt->alloc_sample = (unsigned)env_u64(FL_ENV_ALLOC_SAMPLE, 1);
+	rt->sample = (unsigned)fl_env_u64(FL_ENV_SAMPLE, 1);
+	rt->alloc_sample = (unsigned)fl_env_u64(FL_ENV_ALLOC_SAMPLE, 1);
 	if (rt->sample == 0)
 		rt->sample = 1;
 	if (rt->alloc_sample == 0)

@@ -195,6 +195,9 @@ void fl_runtime_fork_child(void);     /* atfork child: new uffd, handlers, trace
 void fl_fatal_stop(const char *why) __attribute__((noreturn)); /* flush, exit FL_EXIT_RUNTIME_FAILURE */
 uint64_t fl_now_ns(void);
 
+/* env.c */
+uint64_t fl_env_u64(const char *name, uint64_t dflt); /* a FAULTLINE_* number; dflt if unset or malformed */
+
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */
 int fl_region_setup(struct fl_runtime *rt);
 void *fl_region_alloc(size_t size, size_t align);

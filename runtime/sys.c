@@ -77,3 +77,19 @@ int fl_sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	}
 	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
 }
+
+/* Reads until end of file, or until buf is full; returns the bytes read (a /proc file's whole
+ * text, for the runtime's small readers). */
+size_t fl_sys_read_all(int fd, char *buf, size_t cap)
+{
+	size_t len = 0;
+	while (len < cap) {
+		ssize_t r = fl_sys_read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	return len;
+}

@@ -25,6 +25,7 @@ void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newa
 
 ssize_t fl_sys_read(int fd, void *buf, size_t n);
 ssize_t fl_sys_write(int fd, const void *buf, size_t n);
+size_t fl_sys_read_all(int fd, char *buf, size_t cap);   /* until EOF or full; bytes read */
 ssize_t fl_sys_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t fl_sys_pwrite(int fd, const void *buf, size_t n, off_t off);
 ssize_t fl_sys_recv(int fd, void *buf, size_t n, int flags);

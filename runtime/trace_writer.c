@@ -153,18 +153,9 @@ void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec)
 static size_t read_proc(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	if (fd < 0)
-		return 0;
-	while (len + 1 < cap) {
-		ssize_t r = fl_sys_read(fd, buf + len, cap - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
+	size_t len = fd < 0 ? 0 : fl_sys_read_all(fd, buf, cap - 1);
+	if (fd >= 0)
+		close(fd);
 	buf[len] = '\0';
 	return len;
 }
