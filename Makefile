@@ -59,6 +59,13 @@ $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
+# Unit tests of runtime modules (test_rt_*.c): linked with the module under test and the
+# runtime's diagnostics and raw system calls, never with the shim (no interposed malloc).
+RT_UNIT_OBJ := $(BUILD)/obj/runtime/region.o $(BUILD)/obj/runtime/diag.o $(BUILD)/obj/runtime/sys.o
+$(BUILD)/tests/unit/test_rt_%: tests/unit/test_rt_%.c $(RT_UNIT_OBJ) $(wildcard runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_UNIT_OBJ) -lpthread -ldl
+
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TOOL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TOOL_INC) -Ilib -o $@ $< $(TOOL_OBJ) $(TOOL_LIBS)
