@@ -29,7 +29,7 @@ RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind-x86_64 -lunwind -luring
 TOOL_LIBS  := -lbfd -lsqlite3 -lz -lm
 
 .PHONY: all test test-long demo bench bench-quick clean deps
-all: $(BUILD)/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)
+all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)
 
 deps:
 	./deps.sh --test
@@ -41,6 +41,16 @@ $(BUILD)/pic/%.o: %.c $(wildcard inc/faultline/*.h runtime/*.h shim/*.h lib/*.h)
 $(BUILD)/obj/%.o: %.c $(wildcard inc/faultline/*.h tools/*/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TOOL_INC) -c $< -o $@
+
+# The debug runtime: the invariants (FL_ASSERT, runtime/diag.h) checked; tests run planted
+# programs with it (FAULTLINE_LIB=build/debug/libfaultline.so).
+DEBUG_OBJ  := $(patsubst %.c,$(BUILD)/debug/%.o,$(RT_SRC) $(LIB_SRC))
+$(BUILD)/debug/%.o: %.c $(wildcard inc/faultline/*.h runtime/*.h shim/*.h lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DFL_DEBUG -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(BUILD)/debug/libfaultline.so: $(DEBUG_OBJ)
+	$(CC) -shared -o $@ $^ $(RT_LIBS) -Wl,-z,now -Wl,--no-undefined
 
 $(BUILD)/libfaultline.so: $(RT_OBJ)
 	$(CC) -shared -o $@ $^ $(RT_LIBS) -Wl,-z,now -Wl,--no-undefined

@@ -1,5 +1,7 @@
 /* diag.c: async-signal-safe message formatting and output (see diag.h). */
 #include "diag.h"
+
+#include <stdlib.h>
 #include "sys.h"
 
 #include <errno.h>
@@ -132,4 +134,18 @@ void fl_log_u64(const char *before, uint64_t v, const char *after)
 	fl_buf_str(&b, after);
 	fl_buf_str(&b, "\n");
 	write_all_stderr(tmp, b.len);
+}
+
+void fl_invariant_broken(const char *cond, const char *file, int line)
+{
+	char msg[512];
+	struct fl_buf b = { msg, 0, sizeof(msg) };
+	fl_buf_str(&b, "invariant broken at ");
+	fl_buf_str(&b, file);
+	fl_buf_str(&b, ":");
+	fl_buf_u64(&b, (uint64_t)line);
+	fl_buf_str(&b, ": ");
+	fl_buf_str(&b, cond);
+	fl_log(msg);
+	abort();
 }

@@ -27,4 +27,15 @@ void fl_log(const char *msg);
 void fl_log_errno(const char *what, int err);
 void fl_log_u64(const char *before, uint64_t v, const char *after);
 
+/* The runtime's invariants (pages.h, evict.c, region.c, ...), checked in the debug build
+ * (make builds build/debug/libfaultline.so with -DFL_DEBUG; the test suite runs planted programs
+ * with it): a broken one prints "faultline: invariant broken at FILE:LINE: COND" and aborts. In
+ * the normal build the condition is not evaluated. */
+#ifdef FL_DEBUG
+#define FL_ASSERT(cond) ((cond) ? (void)0 : fl_invariant_broken(#cond, __FILE__, __LINE__))
+#else
+#define FL_ASSERT(cond) ((void)sizeof((cond) ? 1 : 0)) /* not evaluated; names stay used */
+#endif
+void fl_invariant_broken(const char *cond, const char *file, int line) __attribute__((noreturn));
+
 #endif

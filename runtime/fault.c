@@ -275,6 +275,8 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	/* the thread is woken only after its page's new state is published (below): it cannot
 	 * run on, fault elsewhere and have its page found half-installed by another handler */
 	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, true, &prefetch_hit);
+	FL_ASSERT(rec.kind >= FL_FAULT_FIRST_TOUCH && rec.kind <= FL_FAULT_CONCURRENT);
+	FL_ASSERT((atomic_load(&rt->state[page]) & PG_WHERE) == PG_RESIDENT || rec.kind == FL_FAULT_CONCURRENT);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
 	if (plan->want_stack && !plan->stack_taken) {

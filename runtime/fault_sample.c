@@ -365,6 +365,7 @@ bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *ou
 /* Ends fl_sample_take's ownership of the thread's ring (after the unwinder used it). */
 void fl_sample_release(struct fl_fault_sample *s)
 {
+	FL_ASSERT(atomic_load(&s->thread->sampler.busy) == 1);
 	atomic_store_explicit(&s->thread->sampler.busy, 0, memory_order_release);
 }
 

@@ -115,6 +115,20 @@ static int carve(struct fl_runtime *rt, size_t i, size_t first, size_t count)
 	return 0;
 }
 
+/* Invariant of the free extents (checked in the debug build): sorted, disjoint, coalesced
+ * (no two touch), inside the region. */
+static bool extents_valid(const struct fl_runtime *rt)
+{
+	for (size_t i = 0; i < rt->nfree; i++) {
+		const struct fl_extent *e = &rt->free_extents[i];
+		if (e->count == 0 || e->first + e->count > rt->region_pages)
+			return false;
+		if (i && rt->free_extents[i - 1].first + rt->free_extents[i - 1].count >= e->first)
+			return false;
+	}
+	return true;
+}
+
 static void note_heap(struct fl_runtime *rt, size_t bytes)
 {
 	size_t now = atomic_fetch_add(&rt->heap_bytes, bytes) + bytes;
@@ -145,6 +159,7 @@ void *fl_region_alloc(size_t size, size_t align)
 			result = fl_page_addr(rt, first);
 		break;
 	}
+	FL_ASSERT(extents_valid(rt));
 	pthread_mutex_unlock(&rt->va_lock);
 	if (result)
 		note_heap(rt, count << FL_PAGE_SHIFT);
@@ -246,6 +261,7 @@ static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
 	} else {
 		insert_extent(rt, i, first, count);
 	}
+	FL_ASSERT(extents_valid(rt));
 	pthread_mutex_unlock(&rt->va_lock);
 	atomic_fetch_sub(&rt->heap_bytes, count << FL_PAGE_SHIFT);
 }
