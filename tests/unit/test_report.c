@@ -31,7 +31,8 @@
 
 #include <faultline/trace.h>
 
-#include "report.h"
+#include "report_render.h"
+#include "report_verb.h"
 #include "report_map.h"
 
 #include "check.h"

@@ -130,26 +130,8 @@ void report_warnings_free(struct report_warnings *w);
 int report_build(struct report *r, char *err, size_t errlen);
 void report_build_free(struct report *r);
 
-/* report_ranges.c: computes r->ranges when they are to be shown (a failure is a warning), prints
- * them as the table's last section or as JSON fields ("ranges", "ranges_source"), frees them. */
-void report_ranges_compute(struct report *r);
-void report_ranges_print_table(const struct report *r, FILE *out);
-void report_ranges_print_json(const struct report *r, FILE *out);
-void report_ranges_free(struct report *r);
-
-/* report_output.c */
-int report_print(struct report *r, FILE *out);
-
 /* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
  * the row has it. */
 bool report_row_pmu(const struct report *r, const struct report_row *row, size_t e, double *value);
-
-/* The verb, given parsed options; writes the report to OUT. Returns the exit status (0; 1 when the
- * recording cannot be read or the output fails). */
-int report_run(const struct report_options *o, FILE *out);
-
-/* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
- * CLI_EXIT_USAGE after printing the error. */
-int report_parse(int argc, char **argv, struct report_options *o);
 
 #endif

@@ -5,7 +5,8 @@
  * --pid, memory runs out or the output cannot be written; 2 on a usage error. Warnings (a file cut by
  * a crash, a binary deleted or replaced since the recording) never stop the report: the table shows
  * them in its header, CSV and JSON runs print them on stderr. */
-#include "report.h"
+#include "report_render.h"
+#include "report_verb.h"
 
 #include <errno.h>
 #include <math.h>

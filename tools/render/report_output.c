@@ -9,7 +9,7 @@
  * "stack" (and "alloc_stack" for allocation sites): the full symbolized stack, innermost first. With
  * --ranges N, one object instead: {"rows": [that array], "ranges": [...], "ranges_source": {...}}.
  * The table ends with the hot address ranges (report_ranges.c). */
-#include "report.h"
+#include "report_render.h"
 
 #include <errno.h>
 #include <inttypes.h>

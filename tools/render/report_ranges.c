@@ -15,7 +15,7 @@
  * --pid and --kind select the same faults as the rows (a kind other than all builds the trees from
  * the fault records); --from/--to do not apply: the ranges cover the whole recording (said in the
  * heading). A failure to compute them (out of memory) is a warning; the report goes on. */
-#include "report.h"
+#include "report_render.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

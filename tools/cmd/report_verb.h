@@ -1,0 +1,17 @@
+/* report_verb.h: the report verb (cmd stage, report.c): its options and its run. */
+#ifndef FAULTLINE_REPORT_VERB_H
+#define FAULTLINE_REPORT_VERB_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+/* The verb, given parsed options; writes the report to OUT. Returns the exit status (0; 1 when the
+ * recording cannot be read or the output fails). */
+int report_run(const struct report_options *o, FILE *out);
+
+/* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
+ * CLI_EXIT_USAGE after printing the error. */
+int report_parse(int argc, char **argv, struct report_options *o);
+
+#endif
