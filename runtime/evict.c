@@ -11,14 +11,46 @@
  *     accounting. Address order keeps victims contiguous, so they are unmapped in runs.
  *   fifo: pages leave in the order they came in (fltrace's policy), directly to FAR.
  *
- * Unmapping a run of pages (never one page per call: with other threads running each call
- * pays a ~10 µs TLB shootdown): dirty pages are write-protected first (a write now waits for
- * the handlers, which see the page BUSY and wait for us), copied to the mirror, then the whole
- * run is dropped with one MADV_DONTNEED. Clean pages (write-protected since they came in from
- * the far store) are dropped without a copy.
+ * Unmapping a run of pages (up to FL_EVICT_RUN = 512 per system call, never one page per call:
+ * with other threads running each call pays a TLB shootdown): pages whose content must be kept
+ * are moved into their mirror pages with one UFFDIO_MOVE (the mirror is registered with the
+ * userfaultfd in WP mode only, so it can be a MOVE destination); clean pages whose far copy is
+ * valid are dropped with one MADV_DONTNEED. A move is atomic per page (a write meanwhile faults
+ * and waits for the page's BUSY bit), so no write-protect is needed first. Where the kernel
+ * refuses to move (pages shared with a forked process, pinned, a range the program mprotect'ed)
+ * the rest of the run is copied as before: write-protect, memcpy, MADV_DONTNEED.
  *
- * Everything here runs on handler threads under evict_lock, which application threads never
- * take; pages are claimed with trylock only, so eviction never waits for a page. */
+ * The reserve: faults take a free page of local memory (fl_evict_reserve) and kick the evictor
+ * thread when fewer than reserve_low (1/32 of -L) are left; it evicts, one run per hold of
+ * evict_lock, until reserve_high (1/16 of -L, 16..4096 pages) are free. Only when none is free
+ * does a fault evict inline (fl_evict_make_room, counted in evict_inline_rounds). The hard cap
+ * holds at every instant: local_pages (resident + soft + staged) only grows by a compare-and-swap
+ * below -L, so resident + reserve + soft <= -L. Below 16 MiB of -L, and with
+ * FAULTLINE_EVICT_INLINE=1, there is no evictor thread.
+ *
+ * Why eviction cost so much (issue 17; 2-vCPU PVM guest, pti=on, shadow paging; load 7-16, so
+ * CPU time and same-run ratios). The fill of 256 MiB at -L 64 cost +33 µs CPU per page more than
+ * at -L 1024 (5.34 vs 3.15 s), and perf stat showed it as *user* time: 5.65 s user at -L 64 against
+ * 1.33 s at -L 1024. The cause is the memcpy into the mirror. A mirror page is a never-touched
+ * MAP_NORESERVE page the first time a page is evicted, and in this guest a user-mode touch of a
+ * page whose PTE is new or just changed costs an exception reflected through the host plus a
+ * shadow page-table fill (and here an allocation and zeroing on top); the write-protect before
+ * the copy changes the region PTEs too, so the copy's reads fault again in the host. perf sees
+ * little of it: samples land on the user instruction after each exit, or on pvm_irq_enable (48 %
+ * of all samples). bench/evict_prims.c, per page, CPU, 16384 pages, 1 thread (runs of 64 / 512):
+ *   write-protect + memcpy into fresh mirror pages + madvise   16.4 / 20.5 µs   (the old path)
+ *   the same into mirror pages already present                   4.6 /  3.5 µs
+ *   memcpy into present pages + madvise, no write-protect         4.2 /  3.9 µs
+ *   UFFDIO_MOVE into mirror holes                                 0.68 / 0.14 µs
+ *   madvise of the mirror (older copies) + UFFDIO_MOVE            2.9 /  0.44 µs
+ *   MADV_DONTNEED only (clean page)                               0.36 / 0.22 µs
+ * With a second thread spinning on the other vCPU (remote TLB flushes), wall per page: old path
+ * 79 / 120 µs, move 3.6 / 1.1 µs. Not the cause: THP and khugepaged (region and mirror are
+ * MADV_NOHUGEPAGE), the clock sweep (one state byte per page examined; not separately measured).
+ * After the change the mirror takes no first-touch faults (pass 1's minor faults 14,295 -> 4).
+ *
+ * Everything here runs on handler threads or the evictor under evict_lock, which application
+ * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
@@ -37,6 +69,9 @@
 #define EVICT_ENV_COPY "FAULTLINE_EVICT_COPY"
 #define EVICT_ENV_INLINE "FAULTLINE_EVICT_INLINE"
 #define FL_EVICT_RUN 512 /* pages unmapped per system call, at most */
+/* Below 16 MiB of -L the reserve (1/16 of it) is too small to pay for the evictor's wake-ups
+ * and remote TLB flushes (measured slower with -L 1 and 4 MiB): faults evict inline. */
+#define FL_EVICTOR_MIN_PAGES 4096
 
 static int ring_init(struct fl_page_ring *r, size_t cap)
 {
@@ -85,7 +120,10 @@ static void evictor_start(struct fl_runtime *rt);
 int fl_evict_setup(struct fl_runtime *rt)
 {
 	size_t limit = rt->local_limit_pages;
-	const char *copy = getenv(EVICT_ENV_COPY);
+	/* read here, at start, never in a forked child: the environment may be evicted there,
+	 * and a read before the child's region is registered would map a zero page over it */
+	const char *copy = getenv(EVICT_ENV_COPY), *inl = getenv(EVICT_ENV_INLINE);
+	rt->evictor.off = inl && strcmp(inl, "1") == 0;
 	evict_lock_init(rt);
 	rt->clock_hand = 0;
 	rt->move_uffd = (copy && strcmp(copy, "1") == 0) ? -2 : -1;
@@ -555,10 +593,9 @@ static void *evictor_main(void *arg)
 static void evictor_start(struct fl_runtime *rt)
 {
 	struct fl_evictor *ev = &rt->evictor;
-	const char *inl = getenv(EVICT_ENV_INLINE);
 	ev->wake_fd = -1;
 	atomic_store(&ev->sleeping, true);
-	if (rt->local_limit_pages == 0 || (inl && strcmp(inl, "1") == 0))
+	if (rt->local_limit_pages < FL_EVICTOR_MIN_PAGES || ev->off)
 		return;
 	int fd = eventfd(0, EFD_CLOEXEC);
 	if (fd < 0) {

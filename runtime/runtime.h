@@ -124,6 +124,7 @@ struct fl_runtime {
 		pthread_t thread;
 		int wake_fd;                 /* eventfd written by faults that see the reserve low; -1 = off */
 		_Atomic bool sleeping;
+		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
 	} evictor;
 	struct fl_evict_stats evict;
 
