@@ -58,7 +58,7 @@ if [ "$QUICK" = 1 ]; then
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
-	EV_MIB=8; EV_L=2; EV_BIG=32; GR_LOG=14; GR_DEG=32; GR_L=1
+	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
 	RUNS=${BENCH_RUNS:-5}; R1=$RUNS; [ "$RUNS" -gt 3 ] && R1=$((RUNS + 2)); TMO=300
@@ -560,6 +560,8 @@ bench_evict() {
 		budget_ok "row E" "$sec_start" "$i" || break
 		order="small big copy inline floor kernel"; [ $((i % 2)) = 0 ] && order="kernel floor inline copy big small"
 		for who in $order; do
+			# below 16 MiB of -L there is no evictor thread (runtime/evict.c): inline = default
+			[ "$who" = inline ] && [ "$EV_L" -lt 16 ] && continue
 			case $who in
 			floor) native evf "$BIN/uffd_floor" 4096 0 0 1
 				ok evf ev_floor && add ev_floor "$(val evf uffd ns_per_fault)"; continue ;;
@@ -588,7 +590,7 @@ bench_evict() {
 
 bench_graph() {
 	budget_ok "row E4" "$EPOCHREALTIME" 1 || return
-	local runs=$RUNS i who order; [ "$QUICK" = 0 ] && [ "$runs" -gt 3 ] && runs=3
+	local runs=$RUNS i who order; [ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
 	say "row E4: graph BFS ($runs runs, 2^$GR_LOG nodes, degree $GR_DEG, -L ${GR_L}M)"
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$runs"); do
@@ -643,6 +645,7 @@ table_evict() {
 	fi
 	row E5a "Eviction method: fill + two reads at -L ${EV_L}M, CPU: copy (memcpy + madvise, FAULTLINE_EVICT_COPY=1) vs move (UFFDIO_MOVE, default)" \
 		"$(cell ev_cpu_copy s 1e-9)" "$(cell ev_cpu_small s 1e-9)" "$(ratio ev_cpu_small ev_cpu_copy)" "$(runs_of ev_cpu_copy)" "fill alone, per page: copy $(cell ev_fill_copy µs 0.001), move $(cell ev_fill_small µs 0.001)"
+	[ "$EV_L" -lt 16 ] && { row_skipped E5b "Evictor thread: inline eviction only vs the evictor keeping a reserve" "no evictor below -L 16M"; return; }
 	row E5b "Evictor thread: fill + two reads at -L ${EV_L}M, wall: inline eviction only (FAULTLINE_EVICT_INLINE=1) vs the evictor keeping a reserve (default)" \
 		"$(cell ev_wall_inline s 1e-9)" "$(cell ev_wall_small s 1e-9)" "$(ratio ev_wall_small ev_wall_inline)" "$(runs_of ev_wall_inline)" "CPU: inline $(cell ev_cpu_inline s 1e-9), evictor $(cell ev_cpu_small s 1e-9)"
 }
