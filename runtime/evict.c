@@ -11,21 +11,67 @@
  *     accounting. Address order keeps victims contiguous, so they are unmapped in runs.
  *   fifo: pages leave in the order they came in (fltrace's policy), directly to FAR.
  *
- * Unmapping a run of pages (never one page per call: with other threads running each call
- * pays a ~10 µs TLB shootdown): dirty pages are write-protected first (a write now waits for
- * the handlers, which see the page BUSY and wait for us), copied to the mirror, then the whole
- * run is dropped with one MADV_DONTNEED. Clean pages (write-protected since they came in from
- * the far store) are dropped without a copy.
+ * Unmapping a run of pages (up to FL_EVICT_RUN = 512 per system call, never one page per call:
+ * with other threads running each call pays a TLB shootdown): pages whose content must be kept
+ * are moved into their mirror pages with one UFFDIO_MOVE (the mirror is registered with the
+ * userfaultfd in WP mode only, so it can be a MOVE destination); clean pages whose far copy is
+ * valid are dropped with one MADV_DONTNEED. A move is atomic per page (a write meanwhile faults
+ * and waits for the page's BUSY bit), so no write-protect is needed first. Where the kernel
+ * refuses to move (pages shared with a forked process, pinned, a range the program mprotect'ed)
+ * the rest of the run is copied as before: write-protect, memcpy, MADV_DONTNEED.
  *
- * Everything here runs on handler threads under evict_lock, which application threads never
- * take; pages are claimed with trylock only, so eviction never waits for a page. */
+ * The reserve: faults take a free page of local memory (fl_evict_reserve) and kick the evictor
+ * thread when fewer than reserve_low (1/32 of -L) are left; it evicts, one run per hold of
+ * evict_lock, until reserve_high (1/16 of -L, 16..4096 pages) are free. Only when none is free
+ * does a fault evict inline (fl_evict_make_room, counted in evict_inline_rounds). The hard cap
+ * holds at every instant: local_pages (resident + soft + staged) only grows by a compare-and-swap
+ * below -L, so resident + reserve + soft <= -L. Below 16 MiB of -L, and with
+ * FAULTLINE_EVICT_INLINE=1, there is no evictor thread.
+ *
+ * Why eviction cost so much (issue 17; 2-vCPU PVM guest, pti=on, shadow paging; load 7-16, so
+ * CPU time and same-run ratios). The fill of 256 MiB at -L 64 cost +33 µs CPU per page more than
+ * at -L 1024 (5.34 vs 3.15 s), and perf stat showed it as *user* time: 5.65 s user at -L 64 against
+ * 1.33 s at -L 1024. The cause is the memcpy into the mirror. A mirror page is a never-touched
+ * MAP_NORESERVE page the first time a page is evicted, and in this guest a user-mode touch of a
+ * page whose PTE is new or just changed costs an exception reflected through the host plus a
+ * shadow page-table fill (and here an allocation and zeroing on top); the write-protect before
+ * the copy changes the region PTEs too, so the copy's reads fault again in the host. perf sees
+ * little of it: samples land on the user instruction after each exit, or on pvm_irq_enable (48 %
+ * of all samples). bench/evict_prims.c, per page, CPU, 16384 pages, 1 thread (runs of 64 / 512):
+ *   write-protect + memcpy into fresh mirror pages + madvise   16.4 / 20.5 µs   (the old path)
+ *   the same into mirror pages already present                   4.6 /  3.5 µs
+ *   memcpy into present pages + madvise, no write-protect         4.2 /  3.9 µs
+ *   UFFDIO_MOVE into mirror holes                                 0.68 / 0.14 µs
+ *   madvise of the mirror (older copies) + UFFDIO_MOVE            2.9 /  0.44 µs
+ *   MADV_DONTNEED only (clean page)                               0.36 / 0.22 µs
+ * With a second thread spinning on the other vCPU (remote TLB flushes), wall per page: old path
+ * 79 / 120 µs, move 3.6 / 1.1 µs. Not the cause: THP and khugepaged (region and mirror are
+ * MADV_NOHUGEPAGE), the clock sweep (one state byte per page examined; not separately measured).
+ * After the change the mirror takes no first-touch faults (pass 1's minor faults 14,295 -> 4).
+ *
+ * Everything here runs on handler threads or the evictor under evict_lock, which application
+ * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* For comparisons (scripts/bench.sh): "1" = copy evicted pages (memcpy + madvise) instead of
+ * moving them; "1" = no evictor thread, faults evict when local memory is full. */
+#define EVICT_ENV_COPY "FAULTLINE_EVICT_COPY"
+#define EVICT_ENV_INLINE "FAULTLINE_EVICT_INLINE"
+#define FL_EVICT_RUN 512 /* pages unmapped per system call, at most */
+/* Below 16 MiB of -L the reserve (1/16 of it) is too small to pay for the evictor's wake-ups
+ * and remote TLB flushes (measured slower with -L 1 and 4 MiB): faults evict inline. */
+#define FL_EVICTOR_MIN_PAGES 4096
 
 static int ring_init(struct fl_page_ring *r, size_t cap)
 {
@@ -60,13 +106,34 @@ static bool ring_pop(struct fl_page_ring *r, size_t *page, uint32_t *epoch)
 	return true;
 }
 
+static void evict_lock_init(struct fl_runtime *rt)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP); /* held for one run at most */
+	pthread_mutex_init(&rt->evict_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
+static void evictor_start(struct fl_runtime *rt);
+
 int fl_evict_setup(struct fl_runtime *rt)
 {
 	size_t limit = rt->local_limit_pages;
-	pthread_mutex_init(&rt->evict_lock, NULL);
+	/* read here, at start, never in a forked child: the environment may be evicted there,
+	 * and a read before the child's region is registered would map a zero page over it */
+	const char *copy = getenv(EVICT_ENV_COPY), *inl = getenv(EVICT_ENV_INLINE);
+	rt->evictor.off = inl && strcmp(inl, "1") == 0;
+	evict_lock_init(rt);
 	rt->clock_hand = 0;
+	rt->move_uffd = (copy && strcmp(copy, "1") == 0) ? -2 : -1;
+	rt->evictor.wake_fd = -1;
 	if (limit == 0)
 		return 0;
+	/* the reserve: 1/16 of -L, within [16, 4096] pages; refilled from half of it */
+	rt->reserve_high = limit / 16 < 16 ? 16 : limit / 16 > 4096 ? 4096 : limit / 16;
+	rt->reserve_low = rt->reserve_high / 2;
+	evictor_start(rt);
 	if (rt->policy == FL_POLICY_CLOCK) {
 		size_t target = limit / 8;
 		if (target < FL_EVICT_BATCH)
@@ -128,27 +195,142 @@ static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want)
 	return done;
 }
 
-/* Unmaps a run of locked, resident pages [first, first + n): dirty content goes to the mirror. */
-static void unmap_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old)
+/* ---- unmapping a run of pages ---- */
+
+/* UFFDIO_MOVE needs its destination registered with the same userfaultfd. The mirror is
+ * registered in WP mode only: nothing there is ever write-protected, so it never raises a
+ * message, and its holes stay ordinary anonymous memory. Once per userfaultfd (a forked child
+ * has a new one), under evict_lock. */
+static bool mirror_movable(struct fl_runtime *rt)
+{
+	if (rt->move_uffd == rt->uffd)
+		return true;
+	if (rt->move_uffd == -2)
+		return false;
+	struct uffdio_register reg = {
+		.range = { .start = (uint64_t)(uintptr_t)rt->mirror, .len = rt->region_pages * FL_PAGE_SIZE },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	if (!rt->write_protect || ioctl(rt->uffd, UFFDIO_REGISTER, &reg) < 0 ||
+	    !(reg.ioctls & (1ULL << _UFFDIO_MOVE))) {
+		rt->move_uffd = -2; /* eviction copies (memcpy + madvise) */
+		return false;
+	}
+	rt->move_uffd = rt->uffd;
+	return true;
+}
+
+/* Dirty pages are write-protected before they are copied, so a write meanwhile waits (for
+ * the handlers, which see the page BUSY and wait for us) instead of being lost. */
+static void write_protect(struct fl_runtime *rt, char *start, size_t len)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { .start = (uint64_t)(uintptr_t)start, .len = len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+	if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
+		fl_log_errno("ioctl(UFFDIO_WRITEPROTECT) before eviction", errno);
+}
+
+static void drop(void *start, size_t len, const char *what)
+{
+	if (fl_sys_madvise(start, len, MADV_DONTNEED) < 0)
+		fl_log_errno(what, errno);
+}
+
+/* Moves pages [first, first + n) into their mirror pages: one ioctl, no copy, no page
+ * allocated, and atomic for each page (a write meanwhile faults and waits for us). Returns
+ * how many pages moved; the kernel refuses pages shared with a forked process or pinned
+ * (EBUSY) and ranges split by the program's mprotect (EINVAL): the caller copies the rest. A
+ * mirror page still holding an older copy (a page evicted before, since brought back and
+ * written, or a stale page of a non-mem store) makes it stop with EEXIST: those copies are
+ * obsolete, so the rest of the mirror run is dropped and the move retried. Region holes (a
+ * page the program dropped behind the runtime's back) are skipped: they read as zeros. */
+static size_t move_to_mirror(struct fl_runtime *rt, size_t first, size_t n)
+{
+	size_t done = 0;
+	bool dropped = false;
+	unsigned again = 0;
+	while (done < n) {
+		struct uffdio_move mv = {
+			.dst = (uint64_t)(uintptr_t)fl_mirror_addr(rt, first + done),
+			.src = (uint64_t)(uintptr_t)fl_page_addr(rt, first + done),
+			.len = (n - done) * FL_PAGE_SIZE,
+			.mode = UFFDIO_MOVE_MODE_DONTWAKE | UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES,
+		};
+		if (ioctl(rt->uffd, UFFDIO_MOVE, &mv) == 0)
+			return n;
+		int err = errno;
+		if (mv.move > 0) { /* moved part of it: the next call says why it stopped */
+			done += (size_t)mv.move / FL_PAGE_SIZE;
+			continue;
+		}
+		if (err == EEXIST && !dropped) {
+			drop(fl_mirror_addr(rt, first + done), (n - done) * FL_PAGE_SIZE,
+			     "madvise(MADV_DONTNEED) of obsolete mirror pages");
+			dropped = true;
+			continue;
+		}
+		if (err == EAGAIN && ++again < 100) { /* the address space is changing: retry */
+			sched_yield();
+			continue;
+		}
+		break;
+	}
+	return done;
+}
+
+/* Copies pages [first, first + n) into the mirror and drops them (the fallback of a move). */
+static void copy_to_mirror(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old)
 {
 	char *start = fl_page_addr(rt, first);
 	bool any_dirty = false;
 	for (size_t i = 0; i < n; i++)
 		any_dirty |= (old[i] & PG_DIRTY) != 0;
-	if (any_dirty && rt->write_protect) {
-		struct uffdio_writeprotect wp = {
-			.range = { .start = (uint64_t)(uintptr_t)start, .len = n * FL_PAGE_SIZE },
-			.mode = UFFDIO_WRITEPROTECT_MODE_WP,
-		};
-		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
-			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT) before eviction", errno);
-	}
-	/* clean pages keep a valid copy in the mirror only when the mirror is the far store */
+	if (any_dirty && rt->write_protect)
+		write_protect(rt, start, n * FL_PAGE_SIZE);
 	for (size_t i = 0; i < n; i++)
-		if ((old[i] & PG_DIRTY) || !rt->write_protect || !rt->far->mirror_is_far)
-			memcpy(fl_mirror_addr(rt, first + i), start + i * FL_PAGE_SIZE, FL_PAGE_SIZE);
-	if (fl_sys_madvise(start, n * FL_PAGE_SIZE, MADV_DONTNEED) < 0)
-		fl_log_errno("madvise(MADV_DONTNEED) of evicted pages", errno);
+		memcpy(fl_mirror_addr(rt, first + i), start + i * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	drop(start, n * FL_PAGE_SIZE, "madvise(MADV_DONTNEED) of evicted pages");
+}
+
+/* Whether a page's content must reach the mirror: not when it is clean and the mirror is the
+ * far store (its far copy there is valid). */
+static bool must_save(const struct fl_runtime *rt, uint8_t old)
+{
+	return (old & PG_DIRTY) || !rt->write_protect || !rt->far->mirror_is_far;
+}
+
+/* Pages [first, first + n) that must be saved: moved, or copied where a move is refused. */
+static void save_pages(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old)
+{
+	size_t moved = mirror_movable(rt) ? move_to_mirror(rt, first, n) : 0;
+	if (moved < n)
+		copy_to_mirror(rt, first + moved, n - moved, old + moved);
+	atomic_fetch_add_explicit(&rt->evict.moved, moved, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->evict.copied, n - moved, memory_order_relaxed);
+}
+
+/* Unmaps a run of locked, resident pages [first, first + n): pages to save go to the mirror,
+ * clean pages with a valid far copy are dropped. The run is split where that changes, unless
+ * it changes often: then every page is saved (moving a clean page over its own far copy is
+ * as valid as dropping it), so a run never costs more than a few system calls. */
+static void unmap_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old)
+{
+	unsigned parts = 1;
+	for (size_t i = 1; i < n; i++)
+		parts += must_save(rt, old[i]) != must_save(rt, old[i - 1]);
+	for (size_t i = 0, j; i < n; i = j) {
+		bool save = parts > 3 || must_save(rt, old[i]);
+		for (j = i + 1; j < n && (parts > 3 || must_save(rt, old[j]) == save); j++)
+			;
+		if (save) {
+			save_pages(rt, first + i, j - i, old + i);
+		} else {
+			drop(fl_page_addr(rt, first + i), (j - i) * FL_PAGE_SIZE, "madvise(MADV_DONTNEED) of evicted pages");
+			atomic_fetch_add_explicit(&rt->evict.dropped, j - i, memory_order_relaxed);
+		}
+	}
 }
 
 /* Evicts a run of locked pages: to the soft pool (clock) or straight to FAR (fifo). */
@@ -156,8 +338,8 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 {
 	if (n == 0)
 		return;
-	size_t fin_pages[FL_EVICT_BATCH], nfin = 0;
-	uint8_t fin_old[FL_EVICT_BATCH];
+	size_t fin_pages[FL_EVICT_RUN], nfin = 0;
+	uint8_t fin_old[FL_EVICT_RUN];
 	unmap_run(rt, first, n, old);
 	for (size_t i = 0; i < n; i++) {
 		size_t page = first + i;
@@ -165,7 +347,7 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		uint8_t soft = (uint8_t)(PG_SOFT | dirty | (old[i] & PG_NOACCESS));
 		atomic_fetch_add_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 		if (!to_soft) {
-			fin_pages[nfin] = page, fin_old[nfin] = soft; /* n <= FL_EVICT_BATCH */
+			fin_pages[nfin] = page, fin_old[nfin] = soft; /* n <= FL_EVICT_RUN */
 			nfin++;
 			continue;
 		}
@@ -181,7 +363,7 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 /* Collects victims into contiguous runs and evicts each run when it ends. */
 struct run {
 	size_t first, n;
-	uint8_t old[FL_EVICT_BATCH];
+	uint8_t old[FL_EVICT_RUN];
 };
 
 static void run_flush(struct fl_runtime *rt, struct run *r, bool to_soft)
@@ -192,7 +374,7 @@ static void run_flush(struct fl_runtime *rt, struct run *r, bool to_soft)
 
 static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t old, bool to_soft)
 {
-	if (r->n && (r->first + r->n != page || r->n == FL_EVICT_BATCH))
+	if (r->n && (r->first + r->n != page || r->n == FL_EVICT_RUN))
 		run_flush(rt, r, to_soft);
 	if (r->n == 0)
 		r->first = page;
@@ -282,6 +464,18 @@ void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
 	pthread_mutex_unlock(&rt->evict_lock);
 }
 
+/* Evicts about `excess` pages (fewer when all candidates are busy); under evict_lock. */
+static size_t evict_some(struct fl_runtime *rt, size_t excess)
+{
+	if (rt->policy == FL_POLICY_FIFO)
+		return fifo_evict(rt, excess);
+	size_t soft = atomic_load(&rt->soft_pages);
+	if (soft < rt->soft_target_pages + excess)
+		clock_sweep(rt, rt->soft_target_pages + excess - soft);
+	return finalize_oldest_soft(rt, excess);
+}
+
+/* Inline eviction: a fault found no free page (the evictor fell behind, or is off). */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need)
 {
 	size_t limit = rt->local_limit_pages;
@@ -294,17 +488,9 @@ void fl_evict_make_room(struct fl_runtime *rt, size_t need)
 		return;
 	}
 	atomic_fetch_add_explicit(&rt->evict.rounds, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->evict.inline_rounds, 1, memory_order_relaxed);
 	while (atomic_load(&rt->local_pages) + batch > limit) {
-		size_t excess = atomic_load(&rt->local_pages) + batch - limit, done;
-		if (rt->policy == FL_POLICY_FIFO) {
-			done = fifo_evict(rt, excess);
-		} else {
-			size_t soft = atomic_load(&rt->soft_pages);
-			if (soft < rt->soft_target_pages + excess)
-				clock_sweep(rt, rt->soft_target_pages + excess - soft);
-			done = finalize_oldest_soft(rt, excess);
-		}
-		if (done)
+		if (evict_some(rt, atomic_load(&rt->local_pages) + batch - limit))
 			continue;
 		/* every candidate is in transition: let its owner finish */
 		if (++stalls == 100000)
@@ -318,6 +504,113 @@ void fl_evict_make_room(struct fl_runtime *rt, size_t need)
 	pthread_mutex_unlock(&rt->evict_lock);
 }
 
+/* ---- the reserve and the evictor thread ---- */
+
+static void evictor_kick(struct fl_runtime *rt)
+{
+	struct fl_evictor *ev = &rt->evictor;
+	uint64_t one = 1;
+	if (ev->wake_fd < 0 || !atomic_exchange_explicit(&ev->sleeping, false, memory_order_acq_rel))
+		return;
+	if (syscall(SYS_write, ev->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fl_log_errno("write(evictor eventfd)", errno);
+}
+
+void fl_evict_reserve(struct fl_runtime *rt, size_t n)
+{
+	size_t limit = rt->local_limit_pages;
+	if (limit == 0) {
+		fl_local_add(rt, n);
+		return;
+	}
+	for (;;) {
+		size_t cur = atomic_load_explicit(&rt->local_pages, memory_order_relaxed);
+		if (cur + n <= limit) {
+			if (!atomic_compare_exchange_weak_explicit(&rt->local_pages, &cur, cur + n,
+								   memory_order_relaxed, memory_order_relaxed))
+				continue;
+			fl_local_add(rt, 0); /* update the peak */
+			if (limit - (cur + n) < rt->reserve_low)
+				evictor_kick(rt);
+			return;
+		}
+		fl_evict_make_room(rt, n);
+	}
+}
+
+static bool reserve_short(struct fl_runtime *rt)
+{
+	return atomic_load_explicit(&rt->local_pages, memory_order_relaxed) + rt->reserve_high > rt->local_limit_pages;
+}
+
+/* Refills the reserve: evicts until reserve_high pages are free, one run at a time (the lock
+ * is released between runs, so a fault that needs evict_lock waits for one run at most). */
+static void refill(struct fl_runtime *rt)
+{
+	unsigned idle = 0;
+	atomic_fetch_add_explicit(&rt->evict.evictor_rounds, 1, memory_order_relaxed);
+	while (reserve_short(rt) && !atomic_load(&rt->stopping)) {
+		size_t excess = atomic_load(&rt->local_pages) + rt->reserve_high - rt->local_limit_pages;
+		pthread_mutex_lock(&rt->evict_lock);
+		size_t done = evict_some(rt, excess < FL_EVICT_RUN ? excess : FL_EVICT_RUN);
+		pthread_mutex_unlock(&rt->evict_lock);
+		if (done == 0 && ++idle == 100)
+			return; /* everything busy or PROT_NONE: faults evict inline if they must */
+		if (done == 0)
+			sched_yield();
+	}
+}
+
+static void *evictor_main(void *arg)
+{
+	struct fl_runtime *rt = arg;
+	struct fl_evictor *ev = &rt->evictor;
+	sigset_t all;
+	uint64_t v;
+
+	fl_internal_thread = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
+	 * runtime is complete (new userfaultfd, far store), and only its handlers kick. A kick
+	 * lost while it was awake is harmless: every later fault that finds the reserve low and
+	 * the evictor asleep kicks again (and without faults there is nothing to make room for). */
+	for (;;) {
+		if (syscall(SYS_read, ev->wake_fd, &v, sizeof(v)) < 0) {
+			if (errno == EINTR)
+				continue;
+			fl_log_errno("read(evictor eventfd)", errno);
+			atomic_store(&ev->sleeping, false); /* faults evict inline from now on */
+			return NULL;
+		}
+		refill(rt);
+		atomic_store(&ev->sleeping, true);
+	}
+	return NULL;
+}
+
+/* Starts the evictor (at start, and in a forked child); without it faults evict inline. */
+static void evictor_start(struct fl_runtime *rt)
+{
+	struct fl_evictor *ev = &rt->evictor;
+	ev->wake_fd = -1;
+	atomic_store(&ev->sleeping, true);
+	if (rt->local_limit_pages < FL_EVICTOR_MIN_PAGES || ev->off)
+		return;
+	int fd = eventfd(0, EFD_CLOEXEC);
+	if (fd < 0) {
+		fl_log_errno("eventfd(evictor)", errno);
+		return;
+	}
+	ev->wake_fd = fd;
+	int err = pthread_create(&ev->thread, NULL, evictor_main, rt);
+	if (err) {
+		fl_log_errno("pthread_create(evictor)", err);
+		close(fd);
+		ev->wake_fd = -1;
+	}
+}
+
 /* After fork, in the child: recount local memory and rebuild the rings from the states. */
 void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 {
@@ -325,7 +618,12 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 	rt->soft.head = rt->soft.tail = 0;
 	rt->fifo.head = rt->fifo.tail = 0;
 	rt->clock_hand = 0;
-	pthread_mutex_init(&rt->evict_lock, NULL);
+	evict_lock_init(rt);
+	if (rt->move_uffd != -2)
+		rt->move_uffd = -1; /* the child's userfaultfd is new: the mirror is registered again */
+	if (rt->evictor.wake_fd >= 0)
+		close(rt->evictor.wake_fd); /* the parent's; its thread does not exist here */
+	evictor_start(rt);
 	for (size_t p = 0; p < rt->va_high_pages; p++) {
 		uint8_t s = atomic_load(&rt->state[p]) & PG_WHERE;
 		if (s == PG_RESIDENT) {

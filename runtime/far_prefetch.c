@@ -129,23 +129,7 @@ static bool recycle_oldest(struct fl_runtime *rt, struct fl_prefetch *pf)
 /* n pages of local memory for staged copies, evicting first when at the limit. */
 static void reserve_local(struct fl_runtime *rt, size_t n)
 {
-	size_t limit = rt->local_limit_pages;
-	if (limit == 0) {
-		fl_local_add(rt, n);
-		return;
-	}
-	for (;;) {
-		size_t cur = atomic_load_explicit(&rt->local_pages, memory_order_relaxed);
-		if (cur + n <= limit) {
-			if (atomic_compare_exchange_weak_explicit(&rt->local_pages, &cur, cur + n,
-								  memory_order_relaxed, memory_order_relaxed)) {
-				fl_local_add(rt, 0);
-				return;
-			}
-			continue;
-		}
-		fl_evict_make_room(rt, n);
-	}
+	fl_evict_reserve(rt, n);
 }
 
 /* Stages the FAR pages among page+1 .. page+N. */

@@ -9,7 +9,8 @@
  * both processes keep reading it (the child inherits the file descriptor / key prefix and its
  * copy of gen_of), and each writes into a generation of its own from then on, so neither sees
  * the other's later writes and nothing is copied at fork time. A fork prepare handler bumps a
- * counter; the next write-back after it (under the eviction lock) switches generation. A
+ * counter, and so does the parent handler (see far_prepare_fork); the next write-back after
+ * it (under the eviction lock) switches generation. A
  * write-back already past that check at the fork only writes pages that are BUSY at the fork,
  * which the child settles from its mirror (fl_far_after_fork). A generation is created lazily,
  * at the first write into it, so fork + exec costs nothing. When a process reads
@@ -70,7 +71,11 @@ static void copy_env(const char *name, char *dst, size_t cap)
 	fl_buf_str(&b, v ? v : "");
 }
 
-/* The fork prepare handler: the next write-back switches to a new generation. */
+/* The fork prepare and parent handlers: the next write-back switches to a new generation.
+ * Both bump: a write-back that runs between the prepare handler and the fork itself (the
+ * evictor thread runs while the program forks) sees the first bump and switches before the
+ * fork, so its new generation is shared with the child; the second bump makes the parent
+ * leave that one too, before it writes anything newer than the fork. */
 static void far_prepare_fork(void)
 {
 	atomic_fetch_add(&fl_rt.farst.forks, 1);
@@ -97,7 +102,7 @@ int fl_far_open(struct fl_runtime *rt)
 		}
 		fs->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 		/* no malloc here: glibc keeps the first atfork handlers in static storage */
-		if (pthread_atfork(far_prepare_fork, NULL, NULL) != 0) {
+		if (pthread_atfork(far_prepare_fork, far_prepare_fork, NULL) != 0) {
 			fl_log("far store: pthread_atfork failed; fork would not be isolated");
 			return -1;
 		}

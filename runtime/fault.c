@@ -82,26 +82,11 @@ static const void *fetch_far_page(struct fl_handler *h, size_t page)
 	return src;
 }
 
-/* Reserve one page of local memory, evicting first when at the limit. */
+/* Take one free page of local memory: from the reserve the evictor keeps (evict.c), or, when
+ * none is left, after evicting inline. */
 static void reserve_local_page(struct fl_runtime *rt)
 {
-	size_t limit = rt->local_limit_pages;
-	if (limit == 0) {
-		fl_local_add(rt, 1);
-		return;
-	}
-	for (;;) {
-		size_t cur = atomic_load_explicit(&rt->local_pages, memory_order_relaxed);
-		if (cur < limit) {
-			if (atomic_compare_exchange_weak_explicit(&rt->local_pages, &cur, cur + 1,
-								  memory_order_relaxed, memory_order_relaxed)) {
-				fl_local_add(rt, 0); /* update the peak */
-				return;
-			}
-			continue;
-		}
-		fl_evict_make_room(rt, 1);
-	}
+	fl_evict_reserve(rt, 1);
 }
 
 static void serve_write_protect(struct fl_handler *h, size_t page)

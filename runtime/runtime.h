@@ -68,6 +68,11 @@ struct fl_evict_stats {
 	_Atomic uint64_t soft_evictions;     /* pages unmapped on trial (kept locally) */
 	_Atomic uint64_t rounds;             /* eviction rounds */
 	_Atomic uint64_t skipped_noaccess;   /* victims skipped because the program made them PROT_NONE */
+	_Atomic uint64_t moved;              /* pages unmapped by UFFDIO_MOVE into the mirror */
+	_Atomic uint64_t copied;             /* pages unmapped by memcpy + MADV_DONTNEED (fallback) */
+	_Atomic uint64_t dropped;            /* clean pages unmapped by MADV_DONTNEED (far copy valid) */
+	_Atomic uint64_t evictor_rounds;     /* rounds of the evictor thread (reserve refilled) */
+	_Atomic uint64_t inline_rounds;      /* faults that found no free page and evicted themselves */
 };
 
 /* Ring of page numbers: the FIFO order of the fifo policy, and the order of the soft pool. */
@@ -117,6 +122,15 @@ struct fl_runtime {
 	size_t clock_hand;                   /* page index, under evict_lock */
 	struct fl_page_ring fifo;            /* pages in fault-in order (fifo policy), under evict_lock */
 	struct fl_page_ring soft;            /* soft (trial-evicted) pages, oldest first, under evict_lock */
+	int move_uffd;                       /* the uffd the mirror is registered with (a MOVE target); -1 =
+	                                        not yet, -2 = MOVE unusable (memcpy), under evict_lock */
+	size_t reserve_low, reserve_high;    /* free local pages: the evictor is woken below low, refills to high */
+	struct fl_evictor {                  /* evict.c: the thread that keeps the reserve */
+		pthread_t thread;
+		int wake_fd;                 /* eventfd written by faults that see the reserve low; -1 = off */
+		_Atomic bool sleeping;
+		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
+	} evictor;
 	struct fl_evict_stats evict;
 
 	/* virtual address allocator (region.c), taken by app threads only */
@@ -242,6 +256,7 @@ void fl_maps_snapshot(const char *reason);
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n);
 
 /* evict.c */
+void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need);
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);

@@ -317,6 +317,11 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	json_key_u64(&b, "evictions_clean", atomic_load(&rt->evict.evictions_clean));
 	json_key_u64(&b, "soft_evictions", atomic_load(&rt->evict.soft_evictions));
 	json_key_u64(&b, "eviction_rounds", atomic_load(&rt->evict.rounds));
+	json_key_u64(&b, "evict_moved", atomic_load(&rt->evict.moved));
+	json_key_u64(&b, "evict_copied", atomic_load(&rt->evict.copied));
+	json_key_u64(&b, "evict_dropped", atomic_load(&rt->evict.dropped));
+	json_key_u64(&b, "evictor_rounds", atomic_load(&rt->evict.evictor_rounds));
+	json_key_u64(&b, "evict_inline_rounds", atomic_load(&rt->evict.inline_rounds));
 	json_key_u64(&b, "busy_waits", waits);
 	json_key_u64(&b, "handler_wakeups", wakeups);
 	json_key_u64(&b, "handler_empty_wakeups", empty_wakeups);

@@ -17,6 +17,8 @@
 #
 # Rows: 1 fault floor (minimal uffd handler vs faultline's first-touch fault), H handler threads
 # (-c 1 vs -c 2), 2 refault path vs the kernel's swap (memory cgroup + swap file; not in quick),
+# E eviction (issue 17: fill at small vs large -L, refault vs the floor, vs kernel swap, graph BFS,
+# copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
 # 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores. Rows whose feature is not
 # built yet say so, so the table always has every row.
@@ -56,6 +58,7 @@ if [ "$QUICK" = 1 ]; then
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
+	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
 	RUNS=${BENCH_RUNS:-5}; R1=$RUNS; [ "$RUNS" -gt 3 ] && R1=$((RUNS + 2)); TMO=300
@@ -64,6 +67,7 @@ else
 	SQL_ROWS=150000; PY_N=150000; SORT_LINES=500000
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
+	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
 	: "${OUT:=$BUILD/bench.md}"
 fi
 RF_L=16; RF_MIB=64       # row 2: working set 4 x -L
@@ -284,7 +288,7 @@ mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
 
-for p in uffd_floor touch refault hotcold; do
+for p in uffd_floor touch refault hotcold graph_bfs; do
 	build "$p" || die "building bench/$p.c failed (see $LOG)"
 done
 RAP_OK=0
@@ -424,8 +428,10 @@ table_handlers() {
 # Row 2: refaults vs the kernel's swap. The kernel runs the same program in a memory cgroup limited
 # to -L with a swap file on the same disk; faultline runs it with -L.
 
-# swap_setup: sets CGROUP_DIR and SWAP_FILE, or SWAP_SKIP to why not and fails.
+# swap_setup [LIMIT_MiB [SWAP_MiB]]: sets CGROUP_DIR (memory limited to LIMIT, default RF_L) and
+# SWAP_FILE (SWAP MiB, default 2 RF_MIB + 64), or SWAP_SKIP to why not and fails.
 swap_setup() {
+	local limit=${1:-$RF_L} swap_mib=${2:-$((RF_MIB * 2 + 64))}
 	[ "$(id -u)" = 0 ] || { SWAP_SKIP="needs root (swapon, cgroups)"; return 1; }
 	command -v swapon >/dev/null && command -v mkswap >/dev/null || { SWAP_SKIP="no swapon/mkswap"; return 1; }
 	local cg fs; fs=$(stat -fc %T /sys/fs/cgroup 2>/dev/null)
@@ -435,7 +441,7 @@ swap_setup() {
 		cg=/sys/fs/cgroup/faultline-bench-$$
 		mkdir "$cg" 2>/dev/null || { SWAP_SKIP="mkdir $cg failed"; return 1; }
 		CGROUP_DIR=$cg
-		echo $((RF_L * 1048576)) >"$cg/memory.max" 2>/dev/null ||
+		echo $((limit * 1048576)) >"$cg/memory.max" 2>/dev/null ||
 			{ SWAP_SKIP="cannot set memory.max in $cg"; return 1; }
 		[ -f "$cg/memory.swap.max" ] && echo max >"$cg/memory.swap.max"
 		CG_KIND=v2
@@ -443,18 +449,18 @@ swap_setup() {
 		cg=/sys/fs/cgroup/memory/faultline-bench-$$
 		mkdir "$cg" 2>/dev/null || { SWAP_SKIP="mkdir $cg failed"; return 1; }
 		CGROUP_DIR=$cg
-		echo $((RF_L * 1048576)) >"$cg/memory.limit_in_bytes" 2>/dev/null ||
+		echo $((limit * 1048576)) >"$cg/memory.limit_in_bytes" 2>/dev/null ||
 			{ SWAP_SKIP="cannot set memory.limit_in_bytes in $cg"; return 1; }
 		CG_KIND=v1
 	else
 		SWAP_SKIP="no memory cgroup (neither v1 nor v2 mounted)"; return 1
 	fi
 	local f=$WORK/swapfile
-	{ fallocate -l $(( (RF_MIB * 2 + 64) * 1048576 )) "$f" && chmod 600 "$f" && mkswap "$f"; } >>"$LOG" 2>&1 ||
+	{ fallocate -l $(( swap_mib * 1048576 )) "$f" && chmod 600 "$f" && mkswap "$f"; } >>"$LOG" 2>&1 ||
 		{ rm -f "$f"; SWAP_SKIP="creating a swap file failed"; return 1; }
 	local err; err=$(swapon "$f" 2>&1) || { rm -f "$f"; SWAP_SKIP="swapon failed: $err"; return 1; }
 	SWAP_FILE=$f
-	log "swap: $f on, memory cgroup $CG_KIND $cg limited to $RF_L MiB"
+	log "swap: $f on, memory cgroup $CG_KIND $cg limited to $limit MiB"
 }
 
 swap_teardown() {
@@ -521,6 +527,127 @@ table_refault() {
 			"$(ratio "rf_${m}_ours" "rf_${m}_kernel")" "$(runs_of "rf_${m}_ours")" \
 			"per refault = pass time / refaults in the pass (kernel: getrusage major + minor faults; faultline: faults_refault + faults_soft); refaults per pass kernel $(cell "rf_${m}_kernel_faults" "") / faultline $(cell "rf_${m}_ours_faults" ""); per page read kernel $(cell "rf_${m}_kernel_page" µs 0.001) / faultline $(cell "rf_${m}_ours_page" µs 0.001)"
 	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Row E: eviction (issue 17). Per run, in alternating order: bench/refault's fill + two sequential
+# read passes of EV_MIB MiB at -L EV_L (>= 75 % evicted), at -L EV_BIG (no eviction), at -L EV_L with
+# the copying eviction of before (FAULTLINE_EVICT_COPY=1) and with the evictor thread off
+# (FAULTLINE_EVICT_INLINE=1); the minimal same-CPU uffd handler; natively under a memory cgroup of
+# EV_L MiB with a swap file (not in quick). Then bench/graph_bfs (CSR, BFS from 3 roots; 2^GR_LOG
+# nodes of degree GR_DEG: ~290 MB in the full run) natively, at -L GR_L, and under the cgroup.
+
+ev_phase_sum() {   # NAME KEY: KEY summed over the fill and pass lines of NAME's output
+	awk -v key="$2" '$1 == "fill" || $1 == "pass" { for (i = 2; i <= NF; i++) { split($i, kv, "=");
+		if (kv[1] == key) s += kv[2] } } END { if (s != "") print s }' "$REC/$1.out"
+}
+ev_pass_avg() {   # NAME KEY: KEY of the pass lines, averaged per page
+	awk -v key="$2" '$1 == "pass" { for (i = 2; i <= NF; i++) { split($i, kv, "=");
+		if (kv[1] == key) s += kv[2]; if (kv[1] == "pages") p += kv[2] } } END { if (p) print s / p }' "$REC/$1.out"
+}
+
+bench_evict() {
+	budget_ok "row E" "$EPOCHREALTIME" 1 || return
+	say "row E: eviction ($RUNS runs, $EV_MIB MiB at -L ${EV_L}M)"
+	local pages=$((EV_MIB * 1048576 / 4096)) i who order
+	EV_SWAP=1
+	if [ "$QUICK" = 1 ]; then EV_SWAP_SKIP="not in bench-quick"; EV_SWAP=0
+	else SWAP_SKIP=; swap_setup "$EV_L" $((EV_MIB + (1 << GR_LOG) * (GR_DEG * 8 + 24) / 1048576 + 128)) ||
+		{ EV_SWAP_SKIP=$SWAP_SKIP; EV_SWAP=0; swap_teardown; }
+	fi
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$RUNS"); do
+		budget_ok "row E" "$sec_start" "$i" || break
+		order="small big copy inline floor kernel"; [ $((i % 2)) = 0 ] && order="kernel floor inline copy big small"
+		for who in $order; do
+			# below 16 MiB of -L there is no evictor thread (runtime/evict.c): inline = default
+			[ "$who" = inline ] && [ "$EV_L" -lt 16 ] && continue
+			case $who in
+			floor) native evf "$BIN/uffd_floor" 4096 0 0 1
+				ok evf ev_floor && add ev_floor "$(val evf uffd ns_per_fault)"; continue ;;
+			kernel) [ "$EV_SWAP" = 1 ] || continue
+				# shellcheck disable=SC2016
+				native ev bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
+					"$BIN/refault" seq "$EV_MIB" 2 ;;
+			small) rec ev -L "${EV_L}M" -M "$((EV_MIB * 4))M" -- "$BIN/refault" seq "$EV_MIB" 2 ;;
+			big) rec ev -L "${EV_BIG}M" -M "$((EV_MIB * 4))M" -- "$BIN/refault" seq "$EV_MIB" 2 ;;
+			copy) FAULTLINE_EVICT_COPY=1 rec ev -L "${EV_L}M" -M "$((EV_MIB * 4))M" -- "$BIN/refault" seq "$EV_MIB" 2 ;;
+			inline) FAULTLINE_EVICT_INLINE=1 rec ev -L "${EV_L}M" -M "$((EV_MIB * 4))M" -- "$BIN/refault" seq "$EV_MIB" 2 ;;
+			esac
+			if ok ev "ev_fill_$who" "ev_cpu_$who" "ev_wall_$who"; then
+				add "ev_fill_$who" "$(awk -v c="$(val ev fill cpu_ns)" -v p="$pages" 'BEGIN { if (c != "") print c / p }')"
+				add "ev_cpu_$who" "$(ev_phase_sum ev cpu_ns)"
+				add "ev_wall_$who" "$(ev_phase_sum ev ns)"
+				add "ev_pass_$who" "$(ev_pass_avg ev ns)"
+				[ "$who" = small ] && add ev_evicted_small "$(stat_sum ev evictions)"
+			fi
+			drop ev
+		done
+	done
+	bench_graph
+	[ "$EV_SWAP" = 1 ] && swap_teardown
+}
+
+bench_graph() {
+	budget_ok "row E4" "$EPOCHREALTIME" 1 || return
+	local runs=$RUNS i who order; [ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
+	say "row E4: graph BFS ($runs runs, 2^$GR_LOG nodes, degree $GR_DEG, -L ${GR_L}M)"
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$runs"); do
+		budget_ok "row E4" "$sec_start" "$i" || break
+		order="native ours kernel"; [ $((i % 2)) = 0 ] && order="kernel ours native"
+		for who in $order; do
+			case $who in
+			native) native gr "$BIN/graph_bfs" "$GR_LOG" "$GR_DEG" 3 ;;
+			kernel) [ "$EV_SWAP" = 1 ] || continue
+				# shellcheck disable=SC2016
+				native gr bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
+					"$BIN/graph_bfs" "$GR_LOG" "$GR_DEG" 3 ;;
+			ours) rec gr -L "${GR_L}M" -M 1G -s 100 -- "$BIN/graph_bfs" "$GR_LOG" "$GR_DEG" 3 ;;
+			esac
+			if ok gr "gr_$who"; then
+				add "gr_$who" "$WALL_NS"; add "gr_cpu_$who" "$(val gr graph cpu_ns)"
+				[ "$who" = native ] && cp "$REC/gr.out" "$REC/gr.ref"
+				[ "$who" != native ] && [ -f "$REC/gr.ref" ] && ! cmp -s <(cut -d' ' -f2,3,7,8 "$REC/gr.out") <(cut -d' ' -f2,3,7,8 "$REC/gr.ref") &&
+					fail "gr_$who" "output differs from the native run"
+			fi
+			drop gr
+		done
+	done
+	add gr_heap_mib "$(( ((1 << GR_LOG) * (GR_DEG * 4 + 16)) / 1048576 ))"
+}
+
+table_evict() {
+	local n; n=$(runs_of ev_fill_small)
+	row E1 "Eviction: fill of $EV_MIB MiB (bench/refault seq), CPU per page: at -L ${EV_BIG}M (no eviction) vs -L ${EV_L}M" \
+		"$(cell ev_fill_big µs 0.001)" "$(cell ev_fill_small µs 0.001)" "$(ratio ev_fill_small ev_fill_big)" "$n" \
+		"process CPU incl. handler and evictor threads; target ≤ 1.15×; evictions per run $(cell ev_evicted_small "")"
+	row E2 "Eviction: refault per page, two sequential read passes at -L ${EV_L}M vs the minimal same-CPU first-touch handler (bench/uffd_floor)" \
+		"$(cell ev_floor µs 0.001)" "$(cell ev_pass_small µs 0.001)" "$(ratio ev_pass_small ev_floor)" "$(runs_of ev_pass_small)" \
+		"wall per page of the passes; target ≤ 1.5×"
+	local base="skipped: ${EV_SWAP_SKIP:-}"
+	if [ "${EV_SWAP:-0}" = 1 ]; then
+		row E3a "Eviction: fill + two reads of $EV_MIB MiB, CPU: kernel swap (memory cgroup ${EV_L} MiB + swap file) vs faultline -L ${EV_L}M" \
+			"$(cell ev_cpu_kernel s 1e-9)" "$(cell ev_cpu_small s 1e-9)" "$(ratio ev_cpu_small ev_cpu_kernel)" "$(runs_of ev_cpu_kernel)" "target ≤ 1.0×"
+		row E3b "Eviction: fill + two reads of $EV_MIB MiB, wall: kernel swap vs faultline -L ${EV_L}M" \
+			"$(cell ev_wall_kernel s 1e-9)" "$(cell ev_wall_small s 1e-9)" "$(ratio ev_wall_small ev_wall_kernel)" "$(runs_of ev_wall_kernel)" "target ≤ 1.0×"
+	else
+		row_skipped E3a "Eviction: fill + two reads vs kernel swap, CPU" "$EV_SWAP_SKIP"
+		row_skipped E3b "Eviction: fill + two reads vs kernel swap, wall" "$EV_SWAP_SKIP"
+	fi
+	row E4a "Graph BFS (bench/graph_bfs, CSR, 3 roots, ~$(cell gr_heap_mib MiB)), wall: native (no limit) vs faultline -L ${GR_L}M -s 100" \
+		"$(cell gr_native s 1e-9)" "$(cell gr_ours s 1e-9)" "$(ratio gr_ours gr_native)" "$(runs_of gr_ours)" "target ≤ 30×"
+	if [ "${EV_SWAP:-0}" = 1 ]; then
+		row E4b "Graph BFS, wall: kernel swap (memory cgroup ${GR_L} MiB + swap file) vs faultline -L ${GR_L}M -s 100" \
+			"$(cell gr_kernel s 1e-9)" "$(cell gr_ours s 1e-9)" "$(ratio gr_ours gr_kernel)" "$(runs_of gr_kernel)" "target ≤ 1.3×"
+	else
+		row_skipped E4b "Graph BFS, wall: kernel swap vs faultline" "$EV_SWAP_SKIP"
+	fi
+	row E5a "Eviction method: fill + two reads at -L ${EV_L}M, CPU: copy (memcpy + madvise, FAULTLINE_EVICT_COPY=1) vs move (UFFDIO_MOVE, default)" \
+		"$(cell ev_cpu_copy s 1e-9)" "$(cell ev_cpu_small s 1e-9)" "$(ratio ev_cpu_small ev_cpu_copy)" "$(runs_of ev_cpu_copy)" "fill alone, per page: copy $(cell ev_fill_copy µs 0.001), move $(cell ev_fill_small µs 0.001)"
+	[ "$EV_L" -lt 16 ] && { row_skipped E5b "Evictor thread: inline eviction only vs the evictor keeping a reserve" "no evictor below -L 16M"; return; }
+	row E5b "Evictor thread: fill + two reads at -L ${EV_L}M, wall: inline eviction only (FAULTLINE_EVICT_INLINE=1) vs the evictor keeping a reserve (default)" \
+		"$(cell ev_wall_inline s 1e-9)" "$(cell ev_wall_small s 1e-9)" "$(ratio ev_wall_small ev_wall_inline)" "$(runs_of ev_wall_inline)" "CPU: inline $(cell ev_cpu_inline s 1e-9), evictor $(cell ev_cpu_small s 1e-9)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -813,6 +940,7 @@ bench_floor
 bench_rap
 bench_handlers
 bench_refault
+bench_evict
 bench_overhead
 bench_policy
 bench_later_rows
@@ -820,6 +948,7 @@ bench_later_rows
 table_floor
 table_handlers
 table_refault
+table_evict
 table_overhead
 table_tracing
 table_later_rows
