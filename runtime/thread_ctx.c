@@ -9,6 +9,7 @@
  * flushed (threads still running, or ended without the destructor: the main thread), without
  * waiting long for a stream whose thread was stopped inside an append (fatal signal). */
 #include "thread_ctx.h"
+#include "live_objects.h"
 #include "diag.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ static void close_counters(struct fl_thread *t)
 static void release_slot(struct fl_thread *t)
 {
 	fl_stream_flush(&t->allocs);
+	fl_alloc_log_flush_thread(t, false);
 	fl_stream_flush(&t->alloc_stacks);
 	fl_stream_flush(&t->contexts);
 	fl_stream_flush(&t->fault_stacks);
@@ -87,6 +89,9 @@ struct fl_thread *fl_thread_self(void)
 			continue;
 		t->tid = (int)syscall(SYS_gettid);
 		t->alloc_count = 0;
+		t->sample_left = 0;
+		t->rng = 0;
+		fl_site_cache_clear(t); /* sites are per process: a fork child's table starts empty */
 		t->pmu_n = 0;
 		t->pmu_tried = false;
 		fl_stream_init(&t->allocs, FL_SF_ALLOCS);
@@ -109,6 +114,7 @@ void fl_threads_flush_all(void)
 		if (!atomic_load(&t->in_use))
 			continue;
 		fl_stream_try_flush(&t->allocs);
+		fl_alloc_log_flush_thread(t, true);
 		fl_stream_try_flush(&t->alloc_stacks);
 		fl_stream_try_flush(&t->contexts);
 		fl_stream_try_flush(&t->fault_stacks);
@@ -125,6 +131,8 @@ void fl_threads_after_fork(void)
 		if (!atomic_load(&t->in_use))
 			continue;
 		fl_stream_discard(&t->allocs);
+		fl_alloc_log_discard_thread(t);
+		fl_site_cache_clear(t);
 		fl_stream_discard(&t->alloc_stacks);
 		fl_stream_discard(&t->contexts);
 		fl_stream_discard(&t->fault_stacks);

@@ -6,10 +6,18 @@
 #include "stream.h"
 #include "faultline/trace.h"
 
+#define FL_SITE_CACHE 256
+
 struct fl_thread {
 	_Atomic int in_use;
 	int tid;
-	uint64_t alloc_count;              /* for --alloc-sample */
+	uint64_t alloc_count;              /* unused (was --alloc-sample) */
+	/* allocation sites (live_objects.c): return-address key -> site index, direct-mapped */
+	struct { uint64_t key; uint32_t site; uint32_t pad; } site_cache[FL_SITE_CACHE];
+	uint32_t next_alloc_id, alloc_id_end;  /* this thread's block of alloc ids */
+	int64_t sample_left;               /* bytes until the next sampled allocation event */
+	uint64_t rng;                      /* for the sampling interval */
+	struct fl_full_log *full;          /* --alloc-log full: this slot's chunk buffer (alloc_log.c) */
 	/* normal context (allocation events) */
 	struct fl_stream allocs, alloc_stacks;
 	/* signal context (fault contexts) */

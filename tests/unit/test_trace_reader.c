@@ -174,8 +174,10 @@ static void put_meta(struct synth_proc *p, bool with_stats, uint64_t faults_tota
 static void put_fault(struct synth_proc *p, uint64_t time, uint64_t addr, uint32_t tid, uint32_t seq,
 		      uint32_t stack_id, uint8_t kind, uint8_t flags, uint8_t handler)
 {
-	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0 };
-	buf_put(&p->files[F_FAULTS], &r, sizeof(r));
+	/* version-1 records (32 bytes, no object fields): the reader's sweep joins them to objects;
+	 * test_record_extension covers the longer ones */
+	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0, 0, 0, 0, 0 };
+	buf_put(&p->files[F_FAULTS], &r, FL_FAULT_RECORD_SIZE_V1);
 }
 
 static void put_context(struct synth_proc *p, uint32_t seq, uint32_t stack_id, uint32_t tid, uint32_t npmu,
@@ -258,7 +260,7 @@ static void build_1000(struct synth_proc *p)
 		kinds[1 + i % 4]++;
 	put_meta(p, true, N1000, kinds);
 
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	for (size_t i = 0; i < N1000; i++) {
 		uint32_t seq = fault_file_seq(i);
 		const struct expect_fault *e = &expect_1000[seq];
@@ -313,7 +315,7 @@ static void build_small(struct synth_proc *p, const char *name, uint32_t pid, ui
 	p->pid = pid;
 	p->start_ns = start;
 	put_meta(p, stats, n, kinds);
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	for (size_t i = 0; i < n; i++)
 		put_fault(p, times[i], REGION + 0x10000 * (i + 1), pid, (uint32_t)i, 0, FL_FAULT_FIRST_TOUCH, 0, 0);
 }
@@ -1268,7 +1270,7 @@ static void test_model(void)
 		p.pid = 5000;
 		p.start_ns = START;
 		put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-		put_header(&p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+		put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 		for (size_t e = 0; e < nevents; e++) {
 			struct fl_alloc_record a;
 			memset(&a, 0, sizeof(a));
@@ -1377,7 +1379,7 @@ static void test_large(void)
 	p.start_ns = START;
 	put_meta(&p, true, 2 * n, kinds);
 	put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-	put_header(&p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	uint32_t seq = 0;
 	for (size_t k = 0; k < n; k++)
 		put_alloc(&p, k, FL_ALLOC_MALLOC, base + where[k] * slot, 0x100, (uint32_t)(k + 1), 0);
