@@ -269,17 +269,17 @@ void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *cal
 		obj.logged = rt->alloc_log_full || size >= FL_PAGE_SIZE || kind == FL_ALLOC_MMAP;
 		if (!obj.logged && sample_due(t, size))
 			obj.logged = sampled = true;
-		fl_objects_insert(a, &obj, kind == FL_ALLOC_MMAP);
+		fl_objects_insert(t, a, &obj, kind == FL_ALLOC_MMAP);
 		if (obj.logged)
 			log_event(t, kind, a, size, fl_site_stack(obj.site), obj.alloc_id, sampled ? FL_ALLOC_SAMPLED : 0);
 		break;
 	}
 	case FL_ALLOC_FREE:
-		if ((fl_objects_remove(a, &obj) && obj.logged) || rt->alloc_log_full)
+		if ((fl_objects_remove(t, a, &obj) && obj.logged) || rt->alloc_log_full)
 			log_event(t, kind, a, 0, 0, 0, 0);
 		break;
 	default: /* FL_ALLOC_MUNMAP */
-		fl_objects_unmap(a, size, unmapped_object, NULL);
+		fl_objects_unmap(t, a, size, unmapped_object, NULL);
 		log_event(t, kind, a, size, 0, 0, 0);
 		break;
 	}

@@ -25,14 +25,16 @@ uint32_t fl_site_resolve(struct fl_thread *t, const void *caller);
 uint32_t fl_site_stack(uint32_t site);
 
 /* Allocating thread: a new object [addr, addr + size) (size >= 1); counts it to its site. */
-void fl_objects_insert(uint64_t addr, const struct fl_object *obj, bool is_mmap);
+void fl_objects_insert(struct fl_thread *t, uint64_t addr, const struct fl_object *obj, bool is_mmap);
 /* Freeing thread: the object starting at addr ends; false when the map does not know it. */
-bool fl_objects_remove(uint64_t addr, struct fl_object *out);
+bool fl_objects_remove(struct fl_thread *t, uint64_t addr, struct fl_object *out);
 /* munmap of [addr, addr + len): mmap objects lose those pages; calls ENDED for each object
  * whose last page went (with its description), and returns how many did. */
-unsigned fl_objects_unmap(uint64_t addr, uint64_t len, void (*ended)(const struct fl_object *obj, void *arg),
+unsigned fl_objects_unmap(struct fl_thread *t, uint64_t addr, uint64_t len, void (*ended)(const struct fl_object *obj, void *arg),
 			  void *arg);
 
 void fl_site_cache_clear(struct fl_thread *t);
+/* Adds the thread's pending site-counter changes to the sites (its end, shutdown). */
+void fl_site_deltas_publish(struct fl_thread *t);
 
 #endif

@@ -13,6 +13,7 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -39,6 +40,7 @@ static void release_slot(struct fl_thread *t)
 {
 	fl_stream_flush(&t->allocs);
 	fl_alloc_log_flush_thread(t, false);
+	fl_site_deltas_publish(t);
 	fl_stream_flush(&t->alloc_stacks);
 	fl_stream_flush(&t->contexts);
 	fl_stream_flush(&t->fault_stacks);
@@ -92,6 +94,7 @@ struct fl_thread *fl_thread_self(void)
 		t->sample_left = 0;
 		t->rng = 0;
 		fl_site_cache_clear(t); /* sites are per process: a fork child's table starts empty */
+		memset(t->site_delta, 0, sizeof(t->site_delta));
 		t->pmu_n = 0;
 		t->pmu_tried = false;
 		fl_stream_init(&t->allocs, FL_SF_ALLOCS);
@@ -115,6 +118,7 @@ void fl_threads_flush_all(void)
 			continue;
 		fl_stream_try_flush(&t->allocs);
 		fl_alloc_log_flush_thread(t, true);
+		fl_site_deltas_publish(t); /* a thread still running may lose a concurrent change */
 		fl_stream_try_flush(&t->alloc_stacks);
 		fl_stream_try_flush(&t->contexts);
 		fl_stream_try_flush(&t->fault_stacks);
@@ -133,6 +137,7 @@ void fl_threads_after_fork(void)
 		fl_stream_discard(&t->allocs);
 		fl_alloc_log_discard_thread(t);
 		fl_site_cache_clear(t);
+		memset(t->site_delta, 0, sizeof(t->site_delta));
 		fl_stream_discard(&t->alloc_stacks);
 		fl_stream_discard(&t->contexts);
 		fl_stream_discard(&t->fault_stacks);

@@ -14,6 +14,8 @@ struct fl_thread {
 	uint64_t alloc_count;              /* unused (was --alloc-sample) */
 	/* allocation sites (live_objects.c): return-address key -> site index, direct-mapped */
 	struct { uint64_t key; uint32_t site; uint32_t pad; } site_cache[FL_SITE_CACHE];
+	/* this thread's not yet published changes to site counters, direct-mapped by site index */
+	struct fl_site_delta { uint32_t site, used; int64_t live; uint64_t allocs, frees, bytes; } site_delta[FL_SITE_CACHE];
 	uint32_t next_alloc_id, alloc_id_end;  /* this thread's block of alloc ids */
 	int64_t sample_left;               /* bytes until the next sampled allocation event */
 	uint64_t rng;                      /* for the sampling interval */

@@ -391,7 +391,7 @@ static int open_binary(struct loader *ld, const char *name, uint32_t kind, uint3
 	}
 	if (kind == FL_FILE_FAULTS)
 		set_reference(ld, &hdr, *len);
-	if (record_size)
+	if (record_size && kind != FL_FILE_ALLOCS_ZSTD) /* zstd frames, not records */
 		*nrecords = count_records(ld, *len, ld->record_size);
 	return 1;
 }
