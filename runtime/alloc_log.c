@@ -253,7 +253,9 @@ void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *cal
 	if (fl_in_runtime_call || fl_internal_thread)
 		return;
 	fl_in_runtime_call = 1;
-	t = fl_thread_self();
+	t = fl_thread_tls;
+	if (__builtin_expect(!t, 0))
+		t = fl_thread_self();
 	if (!t) {
 		atomic_fetch_add(&rt->side_bytes_dropped, sizeof(struct fl_alloc_record));
 		fl_in_runtime_call = 0;
@@ -264,7 +266,7 @@ void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *cal
 	case FL_ALLOC_MMAP: {
 		bool sampled = false;
 		obj.size = size;
-		obj.site = fl_site_resolve(t, caller);
+		obj.site = fl_site_of(t, caller);
 		obj.alloc_id = next_alloc_id(t);
 		obj.logged = rt->alloc_log_full || size >= FL_PAGE_SIZE || kind == FL_ALLOC_MMAP;
 		if (!obj.logged && sample_due(t, size))

@@ -281,7 +281,7 @@ static void publish(struct fl_site_delta *d)
 	d->allocs = d->frees = d->bytes = 0;
 }
 
-static struct fl_site_delta *delta_of(struct fl_thread *t, uint32_t site)
+static inline struct fl_site_delta *delta_of(struct fl_thread *t, uint32_t site)
 {
 	struct fl_site_delta *d = &t->site_delta[site & (FL_SITE_CACHE - 1)];
 	if (__builtin_expect(d->site != site || !d->used, 0)) {
@@ -298,7 +298,7 @@ void fl_site_deltas_publish(struct fl_thread *t)
 		publish(&t->site_delta[i]);
 }
 
-static void site_alloc(struct fl_thread *t, uint32_t site, uint64_t size)
+static inline void site_alloc(struct fl_thread *t, uint32_t site, uint64_t size)
 {
 	struct fl_site_delta *d = delta_of(t, site);
 	struct site *s = &objs.sites[site];
@@ -313,7 +313,7 @@ static void site_alloc(struct fl_thread *t, uint32_t site, uint64_t size)
 		;
 }
 
-static void site_free(struct fl_thread *t, uint32_t site, uint64_t size)
+static inline void site_free(struct fl_thread *t, uint32_t site, uint64_t size)
 {
 	struct fl_site_delta *d = delta_of(t, site);
 	d->frees++;

@@ -22,6 +22,17 @@ struct fl_object {
 /* The site of an allocation called from CALLER (a return address in the program, or in
  * libstdc++'s operator new: then its caller is the key); takes the site's stack when new. */
 uint32_t fl_site_resolve(struct fl_thread *t, const void *caller);
+
+/* fl_site_resolve with its common case inline: a return address already in the thread's cache
+ * (a libstdc++ address is never cached by itself: its key is operator new's caller). */
+static inline uint32_t fl_site_of(struct fl_thread *t, const void *caller)
+{
+	uint64_t key = (uint64_t)(uintptr_t)caller;
+	unsigned c = (unsigned)((key >> 2) ^ (key >> 11)) & (FL_SITE_CACHE - 1);
+	if (__builtin_expect(t->site_cache[c].key == key && key, 1))
+		return t->site_cache[c].site;
+	return fl_site_resolve(t, caller);
+}
 uint32_t fl_site_stack(uint32_t site);
 
 /* Allocating thread: a new object [addr, addr + size) (size >= 1); counts it to its site. */

@@ -25,7 +25,7 @@ static struct fl_thread *pool;
 static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used */
 static pthread_key_t exit_key;
 static bool exit_key_ok;
-static __thread struct fl_thread *self;
+__thread struct fl_thread *fl_thread_tls; /* this thread's slot, once it has one */
 
 static void close_counters(struct fl_thread *t)
 {
@@ -51,8 +51,8 @@ static void release_slot(struct fl_thread *t)
 static void on_thread_exit(void *arg)
 {
 	struct fl_thread *t = arg;
-	if (t && t == self) {
-		self = NULL;
+	if (t && t == fl_thread_tls) {
+		fl_thread_tls = NULL;
 		release_slot(t);
 	}
 }
@@ -74,8 +74,8 @@ int fl_threads_setup(struct fl_runtime *rt)
 
 struct fl_thread *fl_thread_self(void)
 {
-	if (self)
-		return self;
+	if (fl_thread_tls)
+		return fl_thread_tls;
 	if (!pool || fl_internal_thread)
 		return NULL;
 	size_t high = atomic_load(&pool_high);
@@ -101,7 +101,7 @@ struct fl_thread *fl_thread_self(void)
 		fl_stream_init(&t->alloc_stacks, FL_SF_STACKS);
 		fl_stream_init(&t->contexts, FL_SF_CONTEXTS);
 		fl_stream_init(&t->fault_stacks, FL_SF_STACKS);
-		self = t;
+		fl_thread_tls = t;
 		if (exit_key_ok)
 			pthread_setspecific(exit_key, t);
 		return t;
@@ -142,7 +142,7 @@ void fl_threads_after_fork(void)
 		fl_stream_discard(&t->contexts);
 		fl_stream_discard(&t->fault_stacks);
 		close_counters(t);
-		if (t != self)
+		if (t != fl_thread_tls)
 			atomic_store(&t->in_use, 0);
 		else
 			t->tid = (int)syscall(SYS_gettid);

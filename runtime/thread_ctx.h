@@ -30,4 +30,7 @@ struct fl_thread {
 	bool pmu_tried;
 };
 
+/* This thread's slot (NULL until fl_thread_self gave it one): the allocation path's fast check. */
+extern __thread struct fl_thread *fl_thread_tls;
+
 #endif
