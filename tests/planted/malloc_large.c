@@ -4,7 +4,8 @@
  * once, and freed blocks come back as the next ones.
  *
  * usage: malloc_large [ITERATIONS]   (default 500)
- * Prints "malloc_large ITERATIONS checksum HEX" (a sum over one byte per page: all zero). */
+ * One byte per page of each block is then marked and checked at the end (exit 1 if one is lost).
+ * Prints "malloc_large ITERATIONS checksum HEX" (a sum over the marks). */
 #include "planted.h"
 
 #define SLOTS 20
@@ -16,6 +17,7 @@ int main(int argc, char **argv)
 	unsigned long iterations = arg_ulong(argc, argv, 1, 500);
 	char *slot[SLOTS] = { 0 };
 	size_t size[SLOTS] = { 0 };
+	unsigned long mark[SLOTS] = { 0 };
 	uint64_t rng = 42, sum = 0;
 
 	for (unsigned long i = 0; i < iterations; i++) {
@@ -24,14 +26,21 @@ int main(int argc, char **argv)
 		char *p = malloc(n);
 		if (!p)
 			die_errno("malloc(%zu)", n);
-		memset(p, 0, n);
+		memset(p, 0, n); /* as make_unique<char[]>(n) */
+		for (size_t b = 0; b < n; b += PAGE_SIZE_BYTES)
+			p[b] = (char)(i + 1); /* one mark per page, checked at the end */
 		free(slot[k]);
 		slot[k] = p;
 		size[k] = n;
+		mark[k] = i + 1;
 	}
 	for (unsigned k = 0; k < SLOTS; k++) {
-		for (size_t b = 0; b < size[k]; b += PAGE_SIZE_BYTES)
+		for (size_t b = 0; b < size[k]; b += PAGE_SIZE_BYTES) {
+			if ((unsigned char)slot[k][b] != (unsigned char)mark[k])
+				die("slot %u: byte %zu of %zu is %u, want %u", k, b, size[k], (unsigned char)slot[k][b],
+				    (unsigned char)mark[k]);
 			sum += (unsigned char)slot[k][b];
+		}
 		free(slot[k]);
 	}
 	printf("malloc_large %lu checksum %016llx\n", iterations, (unsigned long long)sum);
