@@ -30,8 +30,10 @@
  *
  * Extension rule: a record only grows at its end. A reader takes the fields it knows from the
  * first bytes of each record (record_size may be larger than the struct it knows: the unknown
- * tail is skipped) and treats fields beyond a shorter record_size as absent (the FL_*_SIZE_V*
- * constants name the sizes that have existed). So a new field is not a format break. */
+ * tail is skipped; record sizes stay multiples of 8) and treats fields beyond a shorter
+ * record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed). So a new
+ * field is not a format break. Version-1 fault records (32 bytes) have no object fields: a
+ * reader then joins faults to objects through the allocation log. */
 #ifndef FAULTLINE_TRACE_H
 #define FAULTLINE_TRACE_H
 
