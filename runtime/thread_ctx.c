@@ -93,6 +93,8 @@ struct fl_thread *fl_thread_self(void)
 		t->alloc_count = 0;
 		t->sample_left = 0;
 		t->rng = 0;
+		t->clk_tsc = t->clk_ns = t->clk_rate = t->clk_last = 0;
+		t->clk_count = 0;
 		fl_site_cache_clear(t); /* sites are per process: a fork child's table starts empty */
 		memset(t->site_delta, 0, sizeof(t->site_delta));
 		t->pmu_n = 0;

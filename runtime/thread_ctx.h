@@ -20,6 +20,9 @@ struct fl_thread {
 	int64_t sample_left;               /* bytes until the next sampled allocation event */
 	uint64_t rng;                      /* for the sampling interval */
 	struct fl_full_log *full;          /* --alloc-log full: this slot's chunk buffer (alloc_log.c) */
+	/* allocation event times: the TSC, interpolated between clock reads (alloc_log.c) */
+	uint64_t clk_tsc, clk_ns, clk_rate, clk_last;
+	uint32_t clk_count;
 	/* normal context (allocation events) */
 	struct fl_stream allocs, alloc_stacks;
 	/* signal context (fault contexts) */
