@@ -317,7 +317,8 @@ static void *alloc_aligned(size_t size, size_t align, int extra, const void *cal
 
 static bool is_power_of_two(size_t x) { return x && !(x & (x - 1)); }
 
-static inline __attribute__((always_inline)) void *malloc_from(size_t size, const void *caller)
+/* not inlined: an inlined frame would name a function that is no symbol of the library */
+static __attribute__((noinline)) void *malloc_from(size_t size, const void *caller)
 {
 	if (__builtin_expect(fast_path(), 1)) {
 		void *p = je_malloc(served_size(size));
@@ -360,7 +361,7 @@ FL_EXPORT void *calloc(size_t n, size_t size)
 	return alloc_aligned(total, 0, MALLOCX_ZERO, __builtin_return_address(0));
 }
 
-static void *realloc_from(void *p, size_t size, const void *caller)
+static __attribute__((noinline)) void *realloc_from(void *p, size_t size, const void *caller)
 {
 	if (!p)
 		return malloc_from(size, caller);
