@@ -25,8 +25,8 @@ PLANTED_BIN:= $(patsubst tests/planted/%.c,$(BUILD)/tests/%,$(PLANTED))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT))
 EXAMPLE_BIN:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLES))
 
-RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind-x86_64 -lunwind -luring
-TOOL_LIBS  := -lbfd -lsqlite3 -lz -lm
+RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind-x86_64 -lunwind -luring -lzstd
+TOOL_LIBS  := -lbfd -lsqlite3 -lz -lzstd -lm
 
 .PHONY: all test test-long demo bench bench-quick clean deps
 all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential pkg-config
-  libjemalloc-dev liburing-dev libunwind-dev binutils-dev libsqlite3-dev zlib1g-dev
+  libjemalloc-dev liburing-dev libunwind-dev binutils-dev libsqlite3-dev zlib1g-dev libzstd-dev
   python3 sqlite3 coreutils xz-utils
 )
 optional=()   # installed when possible; the tests that need them skip with the reason otherwise

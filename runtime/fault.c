@@ -256,6 +256,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
 	rec.seq = plan->seq;
+	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
 	/* the thread is woken only after its page's new state is published (below): it cannot
 	 * run on, fault elsewhere and have its page found half-installed by another handler */

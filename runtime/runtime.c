@@ -143,6 +143,9 @@ static int read_config(struct fl_runtime *rt)
 		rt->sample = 1;
 	if (rt->alloc_sample == 0)
 		rt->alloc_sample = 1;
+	const char *alloc_log = getenv(FL_ENV_ALLOC_LOG);
+	rt->alloc_log_full = alloc_log && strcmp(alloc_log, "full") == 0;
+	rt->alloc_sample_bytes = fl_env_u64(FL_ENV_ALLOC_SAMPLE_BYTES, 512 * 1024);
 	return 0;
 }
 
@@ -178,6 +181,7 @@ int fl_runtime_init(void)
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
 	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    fl_objects_setup(rt) < 0 || fl_alloc_log_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
 	    fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
@@ -254,6 +258,7 @@ void fl_runtime_shutdown(const char *why)
 	atomic_store(&rt->final_mode, true);
 	fl_handlers_flush(rt);
 	fl_threads_flush_all();
+	fl_sites_write(rt); /* per-site aggregates (live_objects.c) */
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
 	fl_runtime_write_stats(rt);
@@ -290,12 +295,17 @@ void fl_runtime_fork_child(void)
 	close(rt->faults_fd);
 	close(rt->maps_fd);
 	close(rt->stats_fd);
+	close(rt->sites_fd);
+	if (rt->allocs_zst_fd >= 0)
+		close(rt->allocs_zst_fd);
 	for (int i = 0; i < FL_SF_COUNT; i++)
-		close(rt->side_fd[i]);
+		if (rt->side_fd[i] >= 0)
+			close(rt->side_fd[i]);
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();
 	fl_unwind_after_fork();
 	fl_stacks_after_fork();
+	fl_objects_after_fork(rt);
 	fl_streams_after_fork();
 	atomic_store(&rt->faults_failed, false);
 	atomic_store(&rt->side_bytes_dropped, 0);

@@ -152,7 +152,11 @@ struct fl_runtime {
 	_Atomic int side_write_errno;
 	_Atomic uint32_t next_alloc_id;
 	_Atomic uint64_t stack_signals_sent, stack_signals_failed, contexts_written, late_stacks;
-	_Atomic uint64_t alloc_events;
+	_Atomic uint64_t alloc_events;       /* allocation events logged (sampled or full) */
+	bool alloc_log_full;                 /* --alloc-log full: every event, to allocs.zst */
+	uint64_t alloc_sample_bytes;         /* mean bytes between sampled allocation events */
+	int sites_fd;                        /* sites: per-site aggregates, rewritten at shutdown */
+	int allocs_zst_fd;                   /* allocs.zst (full log), or -1 */
 	uintptr_t own_text_start, own_text_end;  /* libfaultline's code: skipped in stacks */
 	unsigned pmu_count;                  /* events read with each fault context */
 	uint32_t pmu_type[FL_PMU_MAX];
@@ -246,8 +250,18 @@ struct perf_event_attr;
 int fl_pmu_setup(struct fl_runtime *rt);
 void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr);
 
-/* alloc_log.c */
-void fl_alloc_event(uint8_t kind, const void *addr, size_t size);
+/* alloc_log.c: CALLER is the return address of the allocation call in the program */
+void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *caller);
+int fl_alloc_log_setup(struct fl_runtime *rt);
+struct fl_thread;
+void fl_alloc_log_flush_thread(struct fl_thread *t, bool try_only); /* full log: write its chunk */
+void fl_alloc_log_discard_thread(struct fl_thread *t);  /* fork child: the parent writes its own */
+
+/* live_objects.c: live objects -> allocation sites; handler side: fl_objects_resolve */
+int fl_objects_setup(struct fl_runtime *rt);
+void fl_objects_after_fork(struct fl_runtime *rt);
+void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_record *rec);
+void fl_sites_write(struct fl_runtime *rt);
 
 /* maps_log.c */
 void fl_maps_snapshot(const char *reason);

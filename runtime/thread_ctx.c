@@ -9,6 +9,7 @@
  * flushed (threads still running, or ended without the destructor: the main thread), without
  * waiting long for a stream whose thread was stopped inside an append (fatal signal). */
 #include "thread_ctx.h"
+#include "live_objects.h"
 #include "diag.h"
 
 #include <errno.h>
@@ -24,7 +25,7 @@ static struct fl_thread *pool;
 static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used */
 static pthread_key_t exit_key;
 static bool exit_key_ok;
-static __thread struct fl_thread *self;
+__thread struct fl_thread *fl_thread_tls; /* this thread's slot, once it has one */
 
 /* The thread's perf group outlives the slot: the thread still faults on its way out (its
  * allocator caches are freed after this destructor), and those faults keep their samples and
@@ -32,6 +33,8 @@ static __thread struct fl_thread *self;
 static void release_slot(struct fl_thread *t)
 {
 	fl_stream_flush(&t->allocs);
+	fl_alloc_log_flush_thread(t, false);
+	fl_site_deltas_publish(t);
 	fl_stream_flush(&t->alloc_stacks);
 	fl_stream_flush(&t->contexts);
 	fl_stream_flush(&t->fault_stacks);
@@ -42,8 +45,8 @@ static void release_slot(struct fl_thread *t)
 static void on_thread_exit(void *arg)
 {
 	struct fl_thread *t = arg;
-	if (t && t == self) {
-		self = NULL;
+	if (t && t == fl_thread_tls) {
+		fl_thread_tls = NULL;
 		release_slot(t);
 	}
 }
@@ -65,8 +68,8 @@ int fl_threads_setup(struct fl_runtime *rt)
 
 struct fl_thread *fl_thread_self(void)
 {
-	if (self)
-		return self;
+	if (fl_thread_tls)
+		return fl_thread_tls;
 	if (!pool || fl_internal_thread)
 		return NULL;
 	size_t high = atomic_load(&pool_high);
@@ -89,11 +92,17 @@ struct fl_thread *fl_thread_self(void)
 		}
 		t->tid = tid;
 		t->alloc_count = 0;
+		t->sample_left = 0;
+		t->rng = 0;
+		t->clk_tsc = t->clk_ns = t->clk_rate = t->clk_last = 0;
+		t->clk_count = 0;
+		fl_site_cache_clear(t); /* sites are per process: a fork child's table starts empty */
+		memset(t->site_delta, 0, sizeof(t->site_delta));
 		fl_stream_init(&t->allocs, FL_SF_ALLOCS);
 		fl_stream_init(&t->alloc_stacks, FL_SF_STACKS);
 		fl_stream_init(&t->contexts, FL_SF_CONTEXTS);
 		fl_stream_init(&t->fault_stacks, FL_SF_STACKS);
-		self = t;
+		fl_thread_tls = t;
 		if (exit_key_ok)
 			pthread_setspecific(exit_key, t);
 		return t;
@@ -108,6 +117,8 @@ void fl_threads_flush_all(void)
 		struct fl_thread *t = &pool[i];
 		if (!atomic_load(&t->in_use))
 			continue;
+		fl_alloc_log_flush_thread(t, true);
+		fl_site_deltas_publish(t); /* a thread still running may lose a concurrent change */
 		/* definitions before the records that name them */
 		fl_stream_try_flush(&t->alloc_stacks);
 		fl_stream_try_flush(&t->allocs);
@@ -142,11 +153,14 @@ void fl_threads_after_fork(void)
 		if (!atomic_load(&t->in_use))
 			continue;
 		fl_stream_discard(&t->allocs);
+		fl_alloc_log_discard_thread(t);
+		fl_site_cache_clear(t);
+		memset(t->site_delta, 0, sizeof(t->site_delta));
 		fl_stream_discard(&t->alloc_stacks);
 		fl_stream_discard(&t->contexts);
 		fl_stream_discard(&t->fault_stacks);
 		fl_sample_after_fork(t);
-		if (t != self)
+		if (t != fl_thread_tls)
 			atomic_store(&t->in_use, 0);
 		else
 			t->tid = (int)syscall(SYS_gettid);

@@ -55,7 +55,8 @@ static int make_process_dir(struct fl_runtime *rt, const char *top)
 }
 
 /* Creates a binary trace file and writes its header; returns the descriptor or -1. */
-static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
+static int open_binary_flags(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size,
+			     int append)
 {
 	struct fl_file_header hdr;
 	memset(&hdr, 0, sizeof(hdr));
@@ -69,7 +70,7 @@ static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, u
 	hdr.start_ns = rt->start_ns;
 	hdr.region_start = (uint64_t)(uintptr_t)rt->region;
 	hdr.region_size = rt->region_pages * FL_PAGE_SIZE;
-	int fd = create_file(rt, name, O_EXCL | O_APPEND);
+	int fd = create_file(rt, name, O_EXCL | append);
 	if (fd < 0)
 		return -1;
 	int err = fl_write_all(fd, &hdr, sizeof(hdr), NULL);
@@ -79,6 +80,11 @@ static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, u
 		return -1;
 	}
 	return fd;
+}
+
+static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
+{
+	return open_binary_flags(rt, name, kind, record_size, O_APPEND);
 }
 
 int fl_trace_open(struct fl_runtime *rt)
@@ -94,10 +100,17 @@ int fl_trace_open(struct fl_runtime *rt)
 	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
 	rt->side_fd[FL_SF_CONTEXTS] = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
 	rt->side_fd[FL_SF_STACKS] = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
-	rt->side_fd[FL_SF_ALLOCS] = open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	/* the allocation log: sampled records in allocs, or the full log in allocs.zst (alloc_log.c) */
+	rt->side_fd[FL_SF_ALLOCS] = rt->alloc_log_full ? -1
+				    : open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	rt->allocs_zst_fd = !rt->alloc_log_full ? -1
+			    : open_binary(rt, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record));
+	/* rewritten whole at shutdown with pwrite: not O_APPEND */
+	rt->sites_fd = open_binary_flags(rt, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), 0);
 	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
 	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
-	    rt->side_fd[FL_SF_ALLOCS] < 0 || rt->maps_fd < 0)
+	    (rt->alloc_log_full ? rt->allocs_zst_fd : rt->side_fd[FL_SF_ALLOCS]) < 0 || rt->sites_fd < 0 ||
+	    rt->maps_fd < 0)
 		return -1;
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
@@ -257,6 +270,8 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	json_key_u64(&b, "stack_depth", rt->stack_depth);
 	json_key_u64(&b, "sample", rt->sample);
 	json_key_u64(&b, "alloc_sample", rt->alloc_sample);
+	json_key_str(&b, "alloc_log", rt->alloc_log_full ? "full" : "sampled");
+	json_key_u64(&b, "alloc_sample_bytes", rt->alloc_log_full ? 0 : rt->alloc_sample_bytes);
 	json_key_u64(&b, "stack_signal", (uint64_t)rt->stack_signal);
 	fl_buf_str(&b, ",\n  \"pmu_events\": [");
 	for (const char *p = rt->pmu_names; *p;) {

@@ -20,7 +20,8 @@
 # E eviction (issue 17: fill at small vs large -L, refault vs the floor, vs kernel swap, graph BFS,
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
-# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores. Rows whose feature is not
+# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores, 10 an allocation-heavy
+# program (record default and --alloc-log full vs native, ns per malloc/free). Rows whose feature is not
 # built yet say so, so the table always has every row.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -59,6 +60,7 @@ if [ "$QUICK" = 1 ]; then
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
 	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
+	ALLOC_N=2000000
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
 	RUNS=${BENCH_RUNS:-5}; R1=$RUNS; [ "$RUNS" -gt 3 ] && R1=$((RUNS + 2)); TMO=300
@@ -68,6 +70,7 @@ else
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
 	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
+	ALLOC_N=20000000
 	: "${OUT:=$BUILD/bench.md}"
 fi
 RF_L=16; RF_MIB=64       # row 2: working set 4 x -L
@@ -932,6 +935,67 @@ table_policy() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Row 10: an allocation-heavy program (issue 12): tests/planted/alloc_heavy, N small malloc/free
+# pairs plus N/10 in batches and one 8 MiB array (2,080 faults), -L unlimited. Per run, side by
+# side: native (glibc), native on jemalloc (LD_PRELOAD, the shim's own allocator), record with
+# default options (sampled allocation log), record --alloc-log full. Recording sizes in the notes;
+# "v1 log" is what the allocation log took before issue 12: 40 bytes for every event.
+
+bench_alloc() {
+	local prog; prog=$(dirname "$FAULTLINE")/tests/alloc_heavy
+	local je=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 i order who
+	if [ ! -x "$prog" ]; then fail al_native "tests/planted/alloc_heavy not built (make)"; return; fi
+	say "row 10: allocation-heavy program, N=$ALLOC_N ($RUNS runs)"
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$RUNS"); do
+		budget_ok "row 10" "$sec_start" "$i" || break
+		order="native jemalloc ours full"; [ $((i % 2)) = 0 ] && order="full ours jemalloc native"
+		for who in $order; do
+			case $who in
+			native) native al_native "$prog" "$ALLOC_N"
+				ok al_native al_native && add al_native "$WALL_NS" ;;
+			jemalloc) native al_je env LD_PRELOAD="$je" "$prog" "$ALLOC_N"
+				ok al_je al_je && add al_je "$WALL_NS" ;;
+			ours) rec al_ours -M 1024M -- "$prog" "$ALLOC_N"
+				if ok al_ours al_ours; then
+					add al_ours "$WALL_NS"
+					add al_ours_bytes "$(du -sb "$REC/al_ours" | cut -f1)"
+					add al_events "$(grep -h '"alloc_events"' "$REC/al_ours"/*/stats.json | tr -dc 0-9)"
+				fi
+				drop al_ours ;;
+			full) rec al_full -M 1024M --alloc-log full -- "$prog" "$ALLOC_N"
+				if ok al_full al_full; then
+					add al_full "$WALL_NS"
+					add al_full_bytes "$(du -sb "$REC/al_full" | cut -f1)"
+					add al_full_zst "$(trace_bytes al_full allocs.zst)"
+					add al_full_v1 "$(( $(stat_sum al_full alloc_events) * 40 ))"
+				fi
+				drop al_full ;;
+			esac
+		done
+		# ns per malloc/free call above jemalloc's: 2 calls per object, N * 1.1 objects
+		if [ -s "$S/al_ours" ] && [ -s "$S/al_je" ]; then
+			add al_ns_above "$(( ($(tail -n 1 "$S/al_ours") - $(tail -n 1 "$S/al_je")) * 10 / (ALLOC_N * 22) ))"
+			add al_je_ns "$(( $(tail -n 1 "$S/al_je") * 10 / (ALLOC_N * 22) ))"
+			add al_ours_ns "$(( $(tail -n 1 "$S/al_ours") * 10 / (ALLOC_N * 22) ))"
+		fi
+	done
+}
+
+table_alloc() {
+	local what="alloc_heavy $ALLOC_N (N small malloc/free pairs + N/10 in batches, 2,080 faults), -L unlimited"
+	row 10a "Allocation-heavy: $what; record (default: sampled allocation log) vs native wall" \
+		"$(cell al_native s 1e-9)" "$(cell al_ours s 1e-9)" "$(ratio al_ours al_native)" "$(runs_of al_ours)" \
+		"recording $(cell al_ours_bytes MB 1e-6); allocation events logged $(cell al_events "")"
+	row 10b "Allocation-heavy: $what; record --alloc-log full vs native wall" \
+		"$(cell al_native s 1e-9)" "$(cell al_full s 1e-9)" "$(ratio al_full al_native)" "$(runs_of al_full)" \
+		"recording $(cell al_full_bytes MB 1e-6); allocs.zst $(cell al_full_zst MB 1e-6) vs the v1 log's $(cell al_full_v1 MB 1e-6) (40 B an event): $(ratio al_full_v1 al_full_zst) smaller"
+	row 10c "Allocation-heavy: wall per malloc/free call, record (default) vs the same program on jemalloc (LD_PRELOAD)" \
+		"$(cell al_je_ns ns)" "$(cell al_ours_ns ns)" "$(ratio al_ours_ns al_je_ns)" "$(runs_of al_ns_above)" \
+		"above jemalloc: $(cell al_ns_above ns) per call (start-up, 2,080 faults with stacks and the summary included)"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Main: measure in table order, then print.
 
 # Under heavy load the time budget cuts the last ones short: the tools' speed (5, 6) and the far
@@ -943,6 +1007,7 @@ bench_refault
 bench_evict
 bench_overhead
 bench_policy
+bench_alloc
 bench_later_rows
 
 table_floor
@@ -955,6 +1020,7 @@ table_later_rows
 table_rap
 table_policy
 table_far
+table_alloc
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -13,7 +13,8 @@
  * every call with flags, and jemalloc's own malloc/calloc/realloc/free, found with dlsym on its
  * handle at start-up, serve the common calls through its fast paths (a thread bound with
  * thread.arena allocates from the region arena through them too).
- * Every allocation and free by a thread bound to the region is logged (alloc_log.c).
+ * Every allocation and free by a thread bound to the region goes to alloc_log.c, with the
+ * return address of the program's call (the allocation site's key).
  * Extent hooks: alloc carves addresses from the region (always zeroed and committed), dalloc
  * gives them back, purge_forced discards pages (they read back as zeros, far copies dropped),
  * decommit and purge_lazy opt out, split/merge are allowed. */
@@ -285,9 +286,18 @@ static inline bool fast_path(void)
 	return (tls_mode == MODE_REGION || tls_mode == MODE_PLAIN) && je_malloc;
 }
 
-static void *alloc_aligned(size_t size, size_t align, int extra)
+/* Requests below this are served as this many bytes: the live-object map (live_objects.c) keeps
+ * one word per 16 bytes, so no two objects may start within 16 bytes (jemalloc has an 8-byte
+ * class). The allocation is logged with the size asked for. */
+#define MIN_SIZE 16
+static inline size_t served_size(size_t size) { return size < MIN_SIZE ? MIN_SIZE : size; }
+
+/* CALLER, in every function below: the return address of the program's call (its allocation
+ * site's key, live_objects.c). */
+static void *alloc_aligned(size_t size, size_t align, int extra, const void *caller)
 {
 	int flags = alloc_flags();
+	size_t asked = size;
 	void *p;
 	if (size == 0)
 		size = 1;
@@ -296,27 +306,30 @@ static void *alloc_aligned(size_t size, size_t align, int extra)
 		if (p && (extra & MALLOCX_ZERO))
 			memset(p, 0, size);
 	} else {
-		p = mallocx(size, flags | extra | (align ? MALLOCX_ALIGN(align) : 0));
+		p = mallocx(served_size(size), flags | extra | (align ? MALLOCX_ALIGN(align) : 0));
 	}
 	if (!p)
 		errno = ENOMEM;
 	else if (tls_mode == MODE_REGION)
-		fl_alloc_event(FL_ALLOC_MALLOC, p, size);
+		fl_alloc_event(FL_ALLOC_MALLOC, p, asked ? asked : 1, caller);
 	return p;
 }
 
 static bool is_power_of_two(size_t x) { return x && !(x & (x - 1)); }
 
-FL_EXPORT void *malloc(size_t size)
+/* not inlined: an inlined frame would name a function that is no symbol of the library */
+static __attribute__((noinline)) void *malloc_from(size_t size, const void *caller)
 {
 	if (__builtin_expect(fast_path(), 1)) {
-		void *p = je_malloc(size);
+		void *p = je_malloc(served_size(size));
 		if (p && tls_mode == MODE_REGION)
-			fl_alloc_event(FL_ALLOC_MALLOC, p, size);
+			fl_alloc_event(FL_ALLOC_MALLOC, p, size, caller);
 		return p;
 	}
-	return alloc_aligned(size, 0, 0);
+	return alloc_aligned(size, 0, 0, caller);
 }
+
+FL_EXPORT void *malloc(size_t size) { return malloc_from(size, __builtin_return_address(0)); }
 
 FL_EXPORT void free(void *p)
 {
@@ -324,7 +337,7 @@ FL_EXPORT void free(void *p)
 		return;
 	int saved = errno;
 	if (tls_mode == MODE_REGION && fl_in_region(p))
-		fl_alloc_event(FL_ALLOC_FREE, p, 0);
+		fl_alloc_event(FL_ALLOC_FREE, p, 0, NULL);
 	if (fast_path())
 		je_free(p);
 	else
@@ -340,51 +353,53 @@ FL_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	if (fast_path()) {
-		void *p = je_calloc(n, size);
+		void *p = total < MIN_SIZE ? je_calloc(1, MIN_SIZE) : je_calloc(n, size);
 		if (p && tls_mode == MODE_REGION)
-			fl_alloc_event(FL_ALLOC_MALLOC, p, total);
+			fl_alloc_event(FL_ALLOC_MALLOC, p, total, __builtin_return_address(0));
 		return p;
 	}
-	return alloc_aligned(total, 0, MALLOCX_ZERO);
+	return alloc_aligned(total, 0, MALLOCX_ZERO, __builtin_return_address(0));
 }
 
-FL_EXPORT void *realloc(void *p, size_t size)
+static __attribute__((noinline)) void *realloc_from(void *p, size_t size, const void *caller)
 {
 	if (!p)
-		return malloc(size);
+		return malloc_from(size, caller);
 	if (size == 0) {
 		free(p);
 		return NULL;
 	}
 	if (fast_path() && !boot_owns(p)) {
-		void *q = je_realloc(p, size);
+		void *q = je_realloc(p, served_size(size));
 		if (q && tls_mode == MODE_REGION) {
 			if (fl_in_region(p))
-				fl_alloc_event(FL_ALLOC_FREE, p, 0);
-			fl_alloc_event(FL_ALLOC_MALLOC, q, size);
+				fl_alloc_event(FL_ALLOC_FREE, p, 0, NULL);
+			fl_alloc_event(FL_ALLOC_MALLOC, q, size, caller);
 		}
 		return q;
 	}
 	int flags = alloc_flags();
 	if (boot_owns(p) || flags == BOOTSTRAP) {
 		size_t old = boot_owns(p) ? boot_size_of(p) : sallocx(p, 0);
-		void *q = malloc(size);
+		void *q = malloc_from(size, caller);
 		if (q) {
 			memcpy(q, p, old < size ? old : size);
 			free(p);
 		}
 		return q;
 	}
-	void *q = rallocx(p, size, flags);
+	void *q = rallocx(p, served_size(size), flags);
 	if (!q) {
 		errno = ENOMEM;
 	} else if (tls_mode == MODE_REGION) {
 		if (fl_in_region(p))
-			fl_alloc_event(FL_ALLOC_FREE, p, 0);
-		fl_alloc_event(FL_ALLOC_MALLOC, q, size);
+			fl_alloc_event(FL_ALLOC_FREE, p, 0, NULL);
+		fl_alloc_event(FL_ALLOC_MALLOC, q, size, caller);
 	}
 	return q;
 }
+
+FL_EXPORT void *realloc(void *p, size_t size) { return realloc_from(p, size, __builtin_return_address(0)); }
 
 FL_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
@@ -393,7 +408,7 @@ FL_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc(p, total);
+	return realloc_from(p, total, __builtin_return_address(0));
 }
 
 FL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -401,7 +416,7 @@ FL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (!is_power_of_two(align) || align % sizeof(void *))
 		return EINVAL;
 	int saved = errno;
-	void *p = alloc_aligned(size, align, 0);
+	void *p = alloc_aligned(size, align, 0, __builtin_return_address(0));
 	errno = saved;
 	if (!p)
 		return ENOMEM;
@@ -415,7 +430,7 @@ FL_EXPORT void *aligned_alloc(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	return alloc_aligned(size, align, 0);
+	return alloc_aligned(size, align, 0, __builtin_return_address(0));
 }
 
 FL_EXPORT void *memalign(size_t align, size_t size)
@@ -426,10 +441,13 @@ FL_EXPORT void *memalign(size_t align, size_t size)
 	}
 	while (!is_power_of_two(align)) /* glibc rounds up to a power of two */
 		align = align ? (align | (align - 1)) + 1 : 1;
-	return alloc_aligned(size, align, 0);
+	return alloc_aligned(size, align, 0, __builtin_return_address(0));
 }
 
-FL_EXPORT void *valloc(size_t size) { return alloc_aligned(size, (size_t)getpagesize(), 0); }
+FL_EXPORT void *valloc(size_t size)
+{
+	return alloc_aligned(size, (size_t)getpagesize(), 0, __builtin_return_address(0));
+}
 
 FL_EXPORT void *pvalloc(size_t size)
 {
@@ -439,7 +457,7 @@ FL_EXPORT void *pvalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return alloc_aligned(rounded, page, 0);
+	return alloc_aligned(rounded, page, 0, __builtin_return_address(0));
 }
 
 FL_EXPORT size_t malloc_usable_size(void *p)

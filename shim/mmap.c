@@ -85,7 +85,7 @@ FL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 				return MAP_FAILED;
 			}
 			apply_prot(p, round_up(len), prot);
-			fl_alloc_event(FL_ALLOC_MMAP, p, len);
+			fl_alloc_event(FL_ALLOC_MMAP, p, len, __builtin_return_address(0));
 			return p;
 		}
 		if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && region_part(addr, round_up(len), &rs, &rl)) {
@@ -113,7 +113,7 @@ FL_EXPORT int munmap(void *addr, size_t len)
 			errno = EINVAL;
 			return -1;
 		}
-		fl_alloc_event(FL_ALLOC_MUNMAP, rs, rl);
+		fl_alloc_event(FL_ALLOC_MUNMAP, rs, rl, NULL);
 		fl_region_unmap(rs, rl);
 		if (a < rs && fl_sys_munmap(a, (size_t)(rs - a)) < 0)
 			return -1;
@@ -196,8 +196,8 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old)) {
 		void *moved = remap_in_region(old, oldsz, newsz, flags, newaddr);
 		if (moved != MAP_FAILED) { /* logged as the old mapping ending and a new one starting */
-			fl_alloc_event(FL_ALLOC_MUNMAP, old, round_up(oldsz));
-			fl_alloc_event(FL_ALLOC_MMAP, moved, newsz);
+			fl_alloc_event(FL_ALLOC_MUNMAP, old, round_up(oldsz), NULL);
+			fl_alloc_event(FL_ALLOC_MMAP, moved, newsz, __builtin_return_address(0));
 		}
 		return moved;
 	}

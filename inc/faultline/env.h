@@ -18,7 +18,11 @@
 #define FL_ENV_STACK_SOURCE "FAULTLINE_STACK_SOURCE" /* "sample" (default: perf samples, signal as
                                                         fallback) or "signal" (every stack by signal;
                                                         for comparison and for the fallback's tests) */
-#define FL_ENV_ALLOC_SAMPLE "FAULTLINE_ALLOC_SAMPLE" /* record an allocation stack for 1 in N */
+#define FL_ENV_ALLOC_SAMPLE "FAULTLINE_ALLOC_SAMPLE" /* kept for compatibility, ignored: every allocation
+                                                        names its site, whose stack is taken once */
+#define FL_ENV_ALLOC_LOG    "FAULTLINE_ALLOC_LOG"    /* "sampled" (default) or "full" (trace.h: allocs) */
+#define FL_ENV_ALLOC_SAMPLE_BYTES "FAULTLINE_ALLOC_SAMPLE_BYTES" /* mean bytes between sampled allocation
+                                                        events; default 524288 */
 #define FL_ENV_FAR          "FAULTLINE_FAR"          /* far store spec: "mem" (default), "file:PATH",
                                                         "memcached:ADDR:PORT[,ADDR:PORT...]" (numeric
                                                         addresses: record resolves host names) */

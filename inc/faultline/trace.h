@@ -10,7 +10,15 @@
  *               `faults` by seq. A fault without a context had no stack wanted (sampling) or
  *               none could be taken.
  *   stacks      call stacks (fl_stack_record, variable size), each defined once, by stack_id
- *   allocs      allocation events (fl_alloc_record): malloc family and anonymous mmap
+ *   allocs      allocation events (fl_alloc_record): malloc family and anonymous mmap. By default
+ *               (meta.json "alloc_log": "sampled") only a sample: an allocation is logged when its
+ *               thread has allocated another "alloc_sample_bytes" bytes (on average; the interval
+ *               is random), every allocation of at least one page is logged, and so is the end
+ *               (FREE/MUNMAP) of every logged object. Faults do not need the log: each fault
+ *               record names the object it hit and that object's site.
+ *   allocs.zst  with `record --alloc-log full` instead of allocs: every allocation event, as zstd
+ *               frames of encoded chunks (see "Full allocation log" below)
+ *   sites       allocation sites (fl_site_record): exact per-site aggregates, written at exit
  *   maps        text: snapshots of /proc/self/maps, each after a line
  *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
  *               the latest snapshot taken before the time it symbolizes (or the last one)
@@ -19,7 +27,14 @@
  * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
  * binary file starts with an fl_file_header; records follow back to back, each exactly
  * header.record_size bytes. Records are appended in chunks; a file cut short by a crash
- * ends in a partial record, which a reader must report as a truncated tail, not as data. */
+ * ends in a partial record, which a reader must report as a truncated tail, not as data.
+ *
+ * Extension rule: a record only grows at its end. A reader takes the fields it knows from the
+ * first bytes of each record (record_size may be larger than the struct it knows: the unknown
+ * tail is skipped; record sizes stay multiples of 8) and treats fields beyond a shorter
+ * record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed). So a new
+ * field is not a format break. Version-1 fault records (32 bytes) have no object fields: a
+ * reader then joins faults to objects through the allocation log. */
 #ifndef FAULTLINE_TRACE_H
 #define FAULTLINE_TRACE_H
 
@@ -33,6 +48,8 @@ enum fl_file_kind {
 	FL_FILE_STACKS = 2,   /* record_size = 0: records are variable-sized */
 	FL_FILE_ALLOCS = 3,
 	FL_FILE_CONTEXTS = 4,
+	FL_FILE_SITES = 5,
+	FL_FILE_ALLOCS_ZSTD = 6, /* record_size = sizeof(fl_alloc_record) once decoded */
 };
 
 struct fl_file_header {
@@ -61,8 +78,11 @@ enum fl_fault_kind {
 #define FL_FAULT_WRITE        0x01 /* the access was a write */
 #define FL_FAULT_PREFETCH_HIT 0x02 /* served from pages prefetched into local staging */
 #define FL_FAULT_NO_STACK     0x04 /* a stack was wanted but could not be taken */
+#define FL_FAULT_OBJECT       0x08 /* the runtime looked the address up in its live objects: the obj_*
+                                    * fields are valid (obj_addr 0: in no live object) */
 
-/* One message delivered by the kernel for a page of the region. 32 bytes. */
+/* One message delivered by the kernel for a page of the region. 56 bytes (32 before the object
+ * fields: FL_FAULT_RECORD_SIZE_V1; a reader then joins faults to objects through the allocs log). */
 struct fl_fault_record {
 	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
 	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
@@ -73,7 +93,14 @@ struct fl_fault_record {
 	uint8_t flags;     /* FL_FAULT_* */
 	uint8_t handler;   /* index of the handler thread that served it */
 	uint8_t reserved;  /* zero */
+	/* The live object the address was in when the fault was served (runtime/live_objects.c):
+	 * malloc-family objects and anonymous mmaps of the region. obj_addr 0 = in no live object. */
+	uint64_t obj_addr;     /* the object's first byte */
+	uint64_t obj_size;     /* its requested size, bytes */
+	uint32_t obj_alloc_id; /* its alloc_id: joins the allocs record when the object was logged */
+	uint32_t obj_stack_id; /* its allocation site's stack (as in the sites file); 0 = unknown */
 };
+#define FL_FAULT_RECORD_SIZE_V1 32
 
 /* The context of one fault: its call stack and the faulting thread's counters at the fault.
  * Taken by the handler that served the fault, from the perf sample the fault left (registers
@@ -112,6 +139,11 @@ enum fl_alloc_kind {
 	FL_ALLOC_MUNMAP = 4,  /* munmap of region memory (size = bytes unmapped) */
 };
 
+/* Flags of an allocation record. */
+#define FL_ALLOC_SAMPLED 0x01 /* logged by byte sampling: stands for about alloc_sample_bytes bytes of
+                               * allocations of its site (absent: logged because every allocation
+                               * is (full log), or because it is >= 1 page) */
+
 /* One allocation event. 40 bytes. An allocation is live from its MALLOC/MMAP record to the
  * FREE/MUNMAP record of the same address (a partial MUNMAP shrinks it). */
 struct fl_alloc_record {
@@ -119,11 +151,45 @@ struct fl_alloc_record {
 	uint64_t addr;
 	uint64_t size;       /* requested bytes (MALLOC/MMAP/MUNMAP); 0 for FREE */
 	uint32_t tid;
-	uint32_t stack_id;   /* allocation site (0 = not sampled: --alloc-sample) */
-	uint32_t alloc_id;   /* per-process sequence of MALLOC/MMAP events, from 1; 0 for FREE/MUNMAP */
+	uint32_t stack_id;   /* allocation site's stack (0 = none) */
+	uint32_t alloc_id;   /* per-process unique id of a MALLOC/MMAP object, >= 1 (handed out to
+	                      * threads in blocks: unique, not in time order); 0 for FREE/MUNMAP */
 	uint8_t kind;        /* enum fl_alloc_kind */
-	uint8_t reserved[3];
+	uint8_t flags;       /* FL_ALLOC_* */
+	uint8_t reserved[2];
 };
+
+/* Site flags. */
+#define FL_SITE_OVERFLOW 0x01 /* the runtime's site table was full: every later site is counted here */
+
+/* One allocation site: where the program called the allocator (the return address of the call,
+ * or for C++ operator new the call of operator new), with exact aggregates over the whole run.
+ * 72 bytes. Written at exit (absent after SIGKILL). */
+struct fl_site_record {
+	uint32_t stack_id;         /* the stack of the site's first allocation (its DWARF unwind) */
+	uint32_t flags;            /* FL_SITE_* */
+	uint64_t key;              /* the return-address key the runtime interned the site by */
+	uint64_t allocs;           /* objects allocated (malloc family, mmap) */
+	uint64_t frees;            /* of those, freed (or unmapped whole) */
+	uint64_t bytes;            /* requested bytes allocated */
+	uint64_t live_peak_bytes;  /* the most bytes of this site live at once */
+	uint64_t live_bytes;       /* bytes still live when the record was written */
+	uint64_t objects_faulted;  /* objects of this site that took at least one fault */
+	uint64_t faults;           /* faults on objects of this site */
+};
+
+/* Full allocation log (allocs.zst). After the fl_file_header (kind FL_FILE_ALLOCS_ZSTD), the
+ * file is a sequence of zstd frames, each written whole by one thread with one write(2). A frame
+ * decompresses to one chunk: a 16-byte chunk header, then nevents encoded events of that thread
+ * in its time order. Integers are LEB128 varints; signed deltas are zigzag-encoded.
+ *   header: u32 magic FL_ALLOC_CHUNK_MAGIC, u32 tid, u32 nevents, u32 zero
+ *   event:  u8 kind | flags << 4; varint time_ns delta (from 0, then from the previous event);
+ *           varint zigzag(addr - previous addr, from 0); unless FREE: varint size;
+ *           MALLOC/MMAP only: varint stack_id, varint zigzag(alloc_id - previous alloc_id, from 0)
+ * Decoded, each event is an fl_alloc_record (tid from the chunk header). A file cut by a crash
+ * ends inside a frame: a reader keeps the complete frames and reports the cut tail. */
+#define FL_ALLOC_CHUNK_MAGIC 0x31435a46u /* "FZC1" */
+
 
 #ifdef __cplusplus
 #define FL_STATIC_ASSERT static_assert
@@ -131,10 +197,11 @@ struct fl_alloc_record {
 #define FL_STATIC_ASSERT _Static_assert
 #endif
 FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 32, "fault record is 32 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 56, "fault record is 56 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 48, "fault context is 48 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes");
 
 /* Names of the files in a process directory. */
 #define FL_FILE_NAME_META   "meta.json"
@@ -143,6 +210,8 @@ FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes
 #define FL_FILE_NAME_CONTEXTS "contexts"
 #define FL_FILE_NAME_STACKS "stacks"
 #define FL_FILE_NAME_ALLOCS "allocs"
+#define FL_FILE_NAME_ALLOCS_ZSTD "allocs.zst"
+#define FL_FILE_NAME_SITES "sites"
 #define FL_FILE_NAME_MAPS "maps"
 #define FL_FILE_NAME_RAP "ranges.rap"
 

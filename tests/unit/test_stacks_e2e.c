@@ -1138,6 +1138,143 @@ static void test_allocsites(void)
 	run_free(&r);
 }
 
+/* ------------------------------------------------------------------ allocation aggregates */
+
+#define AH_N 200000ull   /* alloc_heavy's N: a multiple of 16 and of 1000 */
+
+/* The site record whose stack's first frames are FN < main, or NULL. */
+static const struct fl_site_record *site_named(const struct fl_process *p, const char *fn)
+{
+	const char *const want[] = { fn, "main" };
+	const struct fl_site_record *found = NULL;
+	for (size_t i = 0; i < p->nsites; i++)
+		if (stack_is(p, 0, fl_process_stack(p, p->sites[i].stack_id), want, 2, false))
+			found = found ? (const struct fl_site_record *)-1 : &p->sites[i];
+	return found == (const struct fl_site_record *)-1 ? NULL : found;
+}
+
+static void check_site(const char *what, const struct fl_site_record *s, uint64_t allocs, uint64_t bytes, uint64_t peak)
+{
+	CHECK(s != NULL, "%s: exactly one site record names it", what);
+	if (!s)
+		return;
+	CHECK(s->allocs == allocs && s->frees == allocs && s->bytes == bytes && s->live_peak_bytes == peak &&
+		      s->live_bytes == 0,
+	      "%s: allocs %llu frees %llu bytes %llu peak %llu live %llu (want %llu, %llu, %llu, %llu)", what,
+	      (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->bytes,
+	      (unsigned long long)s->live_peak_bytes, (unsigned long long)s->live_bytes, (unsigned long long)allocs,
+	      (unsigned long long)bytes, (unsigned long long)peak, 0ull);
+}
+
+/* The faults inside the array: each joined to the array's object and site. Returns the count. */
+static size_t check_array_faults(const struct fl_process *p, const struct mark *array, const struct fl_site_record *site)
+{
+	size_t n = 0, wrong = 0;
+	for (size_t i = 0; i < p->nfaults; i++) {
+		const struct fl_fault *f = &p->faults[i];
+		if (!in_range(array, f->rec.addr))
+			continue;
+		const struct fl_alloc_record *a = fl_fault_alloc(p, f);
+		n++;
+		wrong += !a || a->addr != array->a || a->size != array->b || (site && a->stack_id != site->stack_id) ||
+			 f->rec.obj_addr != array->a;
+	}
+	CHECK(wrong == 0, "alloc: every fault in the array is joined to its object and site (%zu of %zu are not)", wrong, n);
+	return n;
+}
+
+/* Default (sampled) log: exact per-site aggregates, a bounded sampled event stream. */
+static void test_allocagg(void)
+{
+	static const char *const opts[] = { "-M", "256", NULL };
+	static const char *const args[] = { "200000", NULL };
+	struct run r;
+
+	printf("# --- allocagg: per-site aggregates of alloc_heavy, known by construction\n");
+	if (!record(&r, "allocagg", opts, "alloc_heavy", args)) {
+		run_free(&r);
+		return;
+	}
+	const struct fl_process *p = r.proc;
+	const struct mark *array = need_mark(&r, 'r', "array");
+	const struct fl_site_record *churn = site_named(p, "churn_one"), *batch = site_named(p, "batch_fill");
+	const struct fl_site_record *arr = site_named(p, "make_array");
+	CHECK(p->nsites >= 3 && !p->alloc_log_complete && p->fault_objects, "allocagg: %zu sites, sampled log, object faults",
+	      p->nsites);
+	check_site("allocagg: churn_one", churn, AH_N, AH_N * 76, 136);
+	check_site("allocagg: batch_fill", batch, AH_N / 10, AH_N / 10 * 64, 6400);
+	check_site("allocagg: make_array", arr, 1, 8 << 20, 8 << 20);
+	size_t in_array = check_array_faults(p, array, arr);
+	if (arr)
+		CHECK(arr->objects_faulted == 1 && arr->faults == in_array && in_array == 2048,
+		      "allocagg: array site: %llu objects faulted, %llu faults (%zu fault records in it, want 2048)",
+		      (unsigned long long)arr->objects_faulted, (unsigned long long)arr->faults, in_array);
+
+	/* the sampled stream: about one MALLOC per 512 KiB allocated, plus the array (>= 1 page) */
+	size_t sampled = 0, logged_array = 0, mallocs = 0;
+	for (size_t i = 0; i < p->nallocs; i++) {
+		const struct fl_alloc_record *a = &p->allocs[i];
+		mallocs += a->kind == FL_ALLOC_MALLOC && !(a->flags & FL_ALLOC_UNLOGGED);
+		sampled += (a->flags & FL_ALLOC_SAMPLED) != 0;
+		logged_array += a->kind == FL_ALLOC_MALLOC && a->addr == array->a && !(a->flags & FL_ALLOC_UNLOGGED);
+	}
+	uint64_t bytes = AH_N * 76 + AH_N / 10 * 64;
+	CHECK(logged_array == 1, "allocagg: the array's allocation is logged (%zu records)", logged_array);
+	CHECK(sampled >= bytes / (512 << 10) / 3 && sampled <= bytes / (512 << 10) * 3 + 8 && mallocs < 200,
+	      "allocagg: %zu sampled allocations for %llu bytes (~1 per 512 KiB), %zu logged in all", sampled,
+	      (unsigned long long)bytes, mallocs);
+	run_free(&r);
+}
+
+/* --alloc-log full: every event comes back from allocs.zst, >= 10x smaller than 40-byte records. */
+static void test_allocfull(void)
+{
+	static const char *const opts[] = { "-M", "256", "--alloc-log", "full", NULL };
+	static const char *const args[] = { "200000", NULL };
+	struct run r;
+	struct stat st;
+	char path[PATH_MAX];
+
+	printf("# --- allocfull: --alloc-log full round trip\n");
+	if (!record(&r, "allocfull", opts, "alloc_heavy", args)) {
+		run_free(&r);
+		return;
+	}
+	const struct fl_process *p = r.proc;
+	const struct mark *array = need_mark(&r, 'r', "array");
+	const struct fl_site_record *churn = site_named(p, "churn_one"), *batch = site_named(p, "batch_fill");
+	const struct fl_site_record *arr = site_named(p, "make_array");
+	CHECK(p->alloc_log_complete && p->unlogged_objects == 0, "allocfull: complete log (%zu objects not in it)",
+	      p->unlogged_objects);
+	uint64_t by_site[3] = { 0 }, frees = 0, mallocs = 0, zero_id = 0;
+	for (size_t i = 0; i < p->nallocs; i++) {
+		const struct fl_alloc_record *a = &p->allocs[i];
+		if (a->kind == FL_ALLOC_FREE)
+			frees++;
+		if (a->kind != FL_ALLOC_MALLOC)
+			continue;
+		mallocs++;
+		zero_id += a->alloc_id == 0;
+		by_site[0] += churn && a->stack_id == churn->stack_id;
+		by_site[1] += batch && a->stack_id == batch->stack_id;
+		by_site[2] += arr && a->stack_id == arr->stack_id && a->addr == array->a && a->size == array->b;
+	}
+	CHECK(by_site[0] == AH_N && by_site[1] == AH_N / 10 && by_site[2] == 1,
+	      "allocfull: MALLOC events per site %llu, %llu, %llu (want %llu, %llu, 1)", (unsigned long long)by_site[0],
+	      (unsigned long long)by_site[1], (unsigned long long)by_site[2], AH_N, AH_N / 10);
+	CHECK(frees + 8 >= mallocs && frees <= mallocs && zero_id == 0, "allocfull: %llu mallocs, %llu frees",
+	      (unsigned long long)mallocs, (unsigned long long)frees);
+	check_site("allocfull: churn_one", churn, AH_N, AH_N * 76, 136);
+	check_array_faults(p, array, arr);
+	pathf(path, sizeof(path), "%s/%s", p->dir, FL_FILE_NAME_ALLOCS_ZSTD);
+	if (stat(path, &st) != 0)
+		st.st_size = -1;
+	CHECK(st.st_size > 0 && (uint64_t)st.st_size * 10 <= p->nallocs * sizeof(struct fl_alloc_record),
+	      "allocfull: allocs.zst holds %zu events in %lld bytes (want <= 1/10 of %zu)", p->nallocs,
+	      (long long)st.st_size, p->nallocs * sizeof(struct fl_alloc_record));
+	run_free(&r);
+}
+
 /* ------------------------------------------------------------------ sigblock */
 
 static void test_sigblock(void)
@@ -1200,7 +1337,7 @@ static bool wanted(int argc, char **argv, const char *section)
 int main(int argc, char **argv)
 {
 	static const char *const sections[] = { "callchain", "sysread", "threads", "concurrent", "sample", "allocsites",
-						"sigblock" };
+						"sigblock", "allocagg", "allocfull" };
 	struct run base = { 0 };
 
 	for (int i = 1; i < argc; i++) {
@@ -1209,7 +1346,7 @@ int main(int argc, char **argv)
 			known |= strcmp(argv[i], sections[k]) == 0;
 		if (!known) {
 			fprintf(stderr, "usage: test_stacks_e2e [SECTION...]   sections: callchain sysread threads "
-					"concurrent sample allocsites sigblock\n");
+					"concurrent sample allocsites sigblock allocagg allocfull\n");
 			return 2;
 		}
 	}
@@ -1234,6 +1371,10 @@ int main(int argc, char **argv)
 		test_allocsites();
 	if (wanted(argc, argv, "sigblock"))
 		test_sigblock();
+	if (wanted(argc, argv, "allocagg"))
+		test_allocagg();
+	if (wanted(argc, argv, "allocfull"))
+		test_allocfull();
 	symbolizer_free(sym);
 	cleanup_work();
 	return check_summary("test_stacks_e2e");

@@ -157,8 +157,10 @@ static void put_meta(struct synth_proc *p, bool with_stats, uint64_t faults_tota
 static void put_fault(struct synth_proc *p, uint64_t time, uint64_t addr, uint32_t tid, uint32_t seq,
 		      uint32_t stack_id, uint8_t kind, uint8_t flags, uint8_t handler)
 {
-	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0 };
-	buf_put(&p->files[F_FAULTS], &r, sizeof(r));
+	/* version-1 records (32 bytes, no object fields): the reader's sweep joins them to objects;
+	 * test_record_extension covers the longer ones */
+	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0, 0, 0, 0, 0 };
+	buf_put(&p->files[F_FAULTS], &r, FL_FAULT_RECORD_SIZE_V1);
 }
 
 static void put_context(struct synth_proc *p, uint32_t seq, uint32_t stack_id, uint32_t tid, uint32_t npmu,
@@ -241,7 +243,7 @@ static void build_1000(struct synth_proc *p)
 		kinds[1 + i % 4]++;
 	put_meta(p, true, N1000, kinds);
 
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	for (size_t i = 0; i < N1000; i++) {
 		uint32_t seq = fault_file_seq(i);
 		const struct expect_fault *e = &expect_1000[seq];
@@ -296,7 +298,7 @@ static void build_small(struct synth_proc *p, const char *name, uint32_t pid, ui
 	p->pid = pid;
 	p->start_ns = start;
 	put_meta(p, stats, n, kinds);
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	for (size_t i = 0; i < n; i++)
 		put_fault(p, times[i], REGION + 0x10000 * (i + 1), pid, (uint32_t)i, 0, FL_FAULT_FIRST_TOUCH, 0, 0);
 }
@@ -1260,7 +1262,7 @@ static void test_model(void)
 		p.pid = 5000;
 		p.start_ns = START;
 		put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-		put_header(&p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+		put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 		for (size_t e = 0; e < nevents; e++) {
 			struct fl_alloc_record a;
 			memset(&a, 0, sizeof(a));
@@ -1369,7 +1371,7 @@ static void test_large(void)
 	p.start_ns = START;
 	put_meta(&p, true, 2 * n, kinds);
 	put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-	put_header(&p, F_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
 	uint32_t seq = 0;
 	for (size_t k = 0; k < n; k++)
 		put_alloc(&p, k, FL_ALLOC_MALLOC, base + where[k] * slot, 0x100, (uint32_t)(k + 1), 0);
@@ -1430,6 +1432,91 @@ static void test_large(void)
 	free(expect);
 }
 
+/* Records longer than this reader knows (trace.h's extension rule): fault records of 64 bytes whose
+ * last 8 are an unknown field, naming their objects (FL_FAULT_OBJECT) over a sampled allocation log
+ * that holds only one of the two objects; site records of 80 bytes. The unknown tails are skipped,
+ * every fault is joined to its object by the record's own fields (never by the sweep), the object
+ * the log lacks gets a reader-made record, and the site counts come through as written. */
+static void test_record_extension(void)
+{
+	const uint32_t fault_size = sizeof(struct fl_fault_record) + 8, site_size = sizeof(struct fl_site_record) + 8;
+	const uint64_t obj_a = REGION + 0x1000, obj_b = REGION + 0x9000;
+	uint64_t kinds[5] = { 0, 4, 0, 0, 0 };
+	unsigned char tail[8];
+	struct synth_proc p;
+	char dir[PATH_MAX], path[PATH_MAX];
+
+	memset(tail, 0xee, sizeof(tail));
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "6000");
+	p.pid = 6000;
+	p.start_ns = START;
+	put_meta(&p, true, 4, kinds);
+	put_header(&p, F_STACKS, FL_FILE_STACKS, 0);
+	struct fl_stack_record sr = { 1, 1, 0, 0x1234 };
+	uint64_t frame = 0x401000;
+	buf_put(&p.files[F_STACKS], &sr, sizeof(sr));
+	buf_put(&p.files[F_STACKS], &frame, sizeof(frame));
+	put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	put_alloc(&p, 10, FL_ALLOC_MALLOC, obj_a, 0x2000, 7, 1);   /* A is logged, B (id 9) is not */
+	put_header(&p, F_FAULTS, FL_FILE_FAULTS, fault_size);
+	for (uint32_t seq = 0; seq < 4; seq++) {
+		/* seqs 0, 1 in A; 2 in B; 3 in no object (the runtime looked and found none) */
+		struct fl_fault_record r = { 100 + seq, seq < 2 ? obj_a + seq * 0x1000 : seq == 2 ? obj_b + 0x10 : REGION + 0x20000,
+					     6000, seq, 0, FL_FAULT_FIRST_TOUCH, FL_FAULT_OBJECT, 0, 0, 0, 0, 0, 0 };
+		if (seq < 2)
+			r.obj_addr = obj_a, r.obj_size = 0x2000, r.obj_alloc_id = 7, r.obj_stack_id = 1;
+		else if (seq == 2)
+			r.obj_addr = obj_b, r.obj_size = 0x100, r.obj_alloc_id = 9, r.obj_stack_id = 1;
+		buf_put(&p.files[F_FAULTS], &r, sizeof(r));
+		buf_put(&p.files[F_FAULTS], tail, sizeof(tail));
+	}
+	struct buf sites = { 0 };
+	struct fl_file_header h;
+	memcpy(&h, p.files[F_FAULTS].p, sizeof(h));
+	h.kind = FL_FILE_SITES;
+	h.record_size = site_size;
+	buf_put(&sites, &h, sizeof(h));
+	struct fl_site_record site = { 1, 0, 0x401005, 1000, 990, 64000, 6400, 640, 2, 3 };
+	buf_put(&sites, &site, sizeof(site));
+	buf_put(&sites, tail, sizeof(tail));
+
+	pathf(dir, sizeof(dir), "%s/extension", base_dir);
+	mkdir(dir, 0755);
+	pathf(path, sizeof(path), "%s/6000", dir);
+	mkdir(path, 0755);
+	for (int f = 0; f < NFILES; f++) {
+		pathf(path, sizeof(path), "%s/6000/%s", dir, file_names[f]);
+		if (p.present[f])
+			write_bytes(path, p.files[f].p, p.files[f].len);
+	}
+	pathf(path, sizeof(path), "%s/6000/%s", dir, FL_FILE_NAME_SITES);
+	write_bytes(path, sites.p, sites.len);
+	struct fl_recording *rec = EXPECT_OPEN(dir, NULL, NULL);
+	if (rec) {
+		const struct fl_process *proc = &rec->procs[0];
+		CHECK(proc->nfaults == 4 && proc->fault_objects && proc->nallocs == 2 && proc->unlogged_objects == 1,
+		      "extension: %zu faults, objects %d, %zu allocs (%zu made from faults)", proc->nfaults,
+		      proc->fault_objects, proc->nallocs, proc->unlogged_objects);
+		const struct fl_alloc_record *a[4];
+		for (size_t i = 0; i < 4 && i < proc->nfaults; i++)
+			a[proc->faults[i].rec.seq] = fl_fault_alloc(proc, &proc->faults[i]);
+		CHECK(a[0] && a[0] == a[1] && a[0]->alloc_id == 7 && !(a[0]->flags & FL_ALLOC_UNLOGGED),
+		      "extension: faults 0 and 1 joined to logged object A");
+		CHECK(a[2] && a[2]->alloc_id == 9 && a[2]->addr == obj_b && a[2]->size == 0x100 && a[2]->stack_id == 1 &&
+			      (a[2]->flags & FL_ALLOC_UNLOGGED) && a[2]->time_ns == 102,
+		      "extension: fault 2 joined to a record made for unlogged object B");
+		CHECK(a[3] == NULL, "extension: fault 3 in no object");
+		CHECK(proc->nsites == 1 && proc->sites[0].allocs == 1000 && proc->sites[0].faults == 3 &&
+			      proc->sites[0].key == 0x401005,
+		      "extension: the site record, its unknown tail skipped (%zu sites)", proc->nsites);
+	}
+	fl_recording_close(rec);
+	for (int f = 0; f < NFILES; f++)
+		free(p.files[f].p);
+	free(sites.p);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -1445,6 +1532,7 @@ int main(void)
 	test_flips();
 	test_model();
 	test_large();
+	test_record_extension();
 	if (getenv("FAULTLINE_TEST_KEEP"))
 		printf("# kept %s\n", base_dir);
 	else

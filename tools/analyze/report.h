@@ -79,6 +79,9 @@ struct report_row {
 	uint64_t kinds[5];        /* by enum fl_fault_kind (index 0: other values) */
 	uint64_t reads, writes;
 	uint64_t allocs;          /* alloc rows: distinct allocations hit */
+	bool has_sites;           /* alloc rows: the sites files name this row's site(s): */
+	uint64_t site_allocs;     /*   objects allocated there over the run (exact) */
+	uint64_t site_bytes;      /*   bytes allocated there */
 	uint64_t pmu_sum[REPORT_MAX_EVENTS];    /* Σ delta of each event over the row's faults */
 	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults that have a delta of that event */
 	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none */

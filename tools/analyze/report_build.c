@@ -353,6 +353,33 @@ static int alloc_row_of_fault(struct report *r)
 	return 0;
 }
 
+/* --by alloc: each row's exact allocation counts over the run, from the sites files (recordings
+ * that have them): every site whose stack resolves to the row's allocation site. Sites whose
+ * objects took no kept fault have no row. */
+static int add_site_totals(struct report *r, struct pass_maps *m)
+{
+	for (size_t p = 0; p < r->rec->nprocs; p++) {
+		const struct fl_process *proc = &r->rec->procs[p];
+		if (r->o->pid && proc->pid != r->o->pid)
+			continue;
+		for (size_t i = 0; i < proc->nsites; i++) {
+			const struct fl_site_record *s = &proc->sites[i];
+			const struct fl_stack *stack = s->stack_id ? callsite_stack_by_id(proc, s->stack_id) : NULL;
+			uint32_t loc = stack ? callsite_of_stack(r->callsites, p, stack)
+					     : callsite_intern(r->callsites, REPORT_ALLOC_NO_STACK, NULL, 0, NULL, false);
+			if (loc == FL_NONE)
+				return -1;
+			if (loc >= m->row_of_loc_cap || m->row_of_loc[loc] == 0)
+				continue;
+			struct report_row *row = &r->rows[m->row_of_loc[loc] - 1];
+			row->has_sites = true;
+			row->site_allocs += s->allocs;
+			row->site_bytes += s->bytes;
+		}
+	}
+	return 0;
+}
+
 /* Pass 1. */
 static int attribute_faults(struct report *r, struct pass_maps *m)
 {
@@ -372,6 +399,8 @@ static int attribute_faults(struct report *r, struct pass_maps *m)
 			rc = attribute(r, m, (size_t)(proc - r->rec->procs), proc, f);
 	}
 	fl_fault_iter_free(&it);
+	if (rc == 0 && r->o->by == REPORT_BY_ALLOC)
+		rc = add_site_totals(r, m);
 	return rc == 0 ? pass_maps_flush(m) : rc;
 }
 

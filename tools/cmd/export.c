@@ -33,7 +33,7 @@
 #include "report_progress.h"
 #include "trace_reader.h"
 
-#define EXPORT_SCHEMA_VERSION 1
+#define EXPORT_SCHEMA_VERSION 2 /* 2: allocations.source, alloc_sites */
 #define PROGRESS_STEP 65536
 
 static const char EXPORT_SCHEMA[] =
@@ -57,7 +57,12 @@ static const char EXPORT_SCHEMA[] =
 	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id),\n"
 	"  alloc_id INTEGER NOT NULL, kind TEXT NOT NULL, time_ns INTEGER NOT NULL, freed_ns INTEGER,\n"
 	"  addr INTEGER NOT NULL, size INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
-	"  stack_id INTEGER REFERENCES stacks(id));\n"
+	"  stack_id INTEGER REFERENCES stacks(id), source TEXT NOT NULL);\n"
+	"CREATE TABLE alloc_sites(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), stack_id INTEGER REFERENCES stacks(id),\n"
+	"  key INTEGER NOT NULL, allocs INTEGER NOT NULL, frees INTEGER NOT NULL, bytes INTEGER NOT NULL,\n"
+	"  live_peak_bytes INTEGER NOT NULL, live_bytes INTEGER NOT NULL, objects_faulted INTEGER NOT NULL,\n"
+	"  faults INTEGER NOT NULL, overflow INTEGER NOT NULL);\n"
 	"CREATE TABLE alloc_events(\n"
 	"  process_id INTEGER NOT NULL REFERENCES processes(id), time_ns INTEGER NOT NULL, kind TEXT NOT NULL,\n"
 	"  addr INTEGER NOT NULL, size INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
@@ -450,6 +455,18 @@ static int free_times(const struct fl_process *proc, uint64_t *freed, uint64_t *
 	return 0;
 }
 
+/* Where an allocation row comes from: "log" (every event was logged), "sample" (picked by byte
+ * sampling), "large" (>= 1 page: always logged), "faults" (not in the sampled log: made from the
+ * faults on it; time_ns is its first fault's, freed_ns unknown). */
+static const char *alloc_source(const struct fl_process *proc, const struct fl_alloc_record *a)
+{
+	if (a->flags & FL_ALLOC_UNLOGGED)
+		return "faults";
+	if (proc->alloc_log_complete)
+		return "log";
+	return a->flags & FL_ALLOC_SAMPLED ? "sample" : "large";
+}
+
 static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_stmt *events, size_t p)
 {
 	const struct fl_process *proc = &x->rec->procs[p];
@@ -478,8 +495,11 @@ static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_st
 			bind_int(objects, 8, a->size);
 			bind_int(objects, 9, a->tid);
 			bind_stack(x, objects, 10, p, s);
+			bind_text(objects, 11, alloc_source(proc, a));
 			rc = sql_insert(x, objects, "allocations");
 		}
+		if (a->flags & FL_ALLOC_UNLOGGED)
+			continue; /* not an event of the log */
 		bind_int(events, 1, p);
 		bind_int(events, 2, proc->offset_ns + a->time_ns);
 		bind_text(events, 3, fl_alloc_kind_name(a->kind));
@@ -497,9 +517,38 @@ static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_st
 	return rc;
 }
 
+/* The sites file: exact per-site aggregates (stack ids as in the stacks table). */
+static int write_sites(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO alloc_sites VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+	int rc = stmt ? 0 : -1;
+
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		const struct fl_process *proc = &x->rec->procs[p];
+		for (size_t i = 0; i < proc->nsites && rc == 0; i++) {
+			const struct fl_site_record *s = &proc->sites[i];
+			const struct fl_stack *st = s->stack_id ? callsite_stack_by_id(proc, s->stack_id) : NULL;
+			bind_int(stmt, 1, p);
+			bind_stack(x, stmt, 2, p, st);
+			bind_int(stmt, 3, s->key);
+			bind_int(stmt, 4, s->allocs);
+			bind_int(stmt, 5, s->frees);
+			bind_int(stmt, 6, s->bytes);
+			bind_int(stmt, 7, s->live_peak_bytes);
+			bind_int(stmt, 8, s->live_bytes);
+			bind_int(stmt, 9, s->objects_faulted);
+			bind_int(stmt, 10, s->faults);
+			bind_int(stmt, 11, (s->flags & FL_SITE_OVERFLOW) != 0);
+			rc = sql_insert(x, stmt, "alloc_sites");
+		}
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 static int write_allocations(struct exporter *x)
 {
-	sqlite3_stmt *objects = sql_prepare(x, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *objects = sql_prepare(x, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?,?)");
 	sqlite3_stmt *events = sql_prepare(x, "INSERT INTO alloc_events VALUES (?,?,?,?,?,?,?,?)");
 	int rc = objects && events ? 0 : -1;
 
@@ -508,7 +557,7 @@ static int write_allocations(struct exporter *x)
 		rc = write_allocs_of(x, objects, events, p);
 	sqlite3_finalize(objects);
 	sqlite3_finalize(events);
-	return rc;
+	return rc == 0 ? write_sites(x) : rc;
 }
 
 static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t i)

@@ -72,8 +72,15 @@ void record_usage(void)
 	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault)\n"
 	      "      --stack-depth N    frames kept per stack (default 64; 0 = no stacks)\n"
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
-	      "      --alloc-sample N   record an allocation stack for 1 allocation in N (default: as -s;\n"
-	      "                         every allocation is logged, with or without a stack)\n"
+	      "      --alloc-log MODE   allocation events logged: sampled (default: about one per\n"
+	      "                         --alloc-sample-bytes allocated per thread, every allocation\n"
+	      "                         of >= 1 page, and their frees) or full (every event, zstd-\n"
+	      "                         compressed in allocs.zst). Either way every fault names the\n"
+	      "                         object it hit and its allocation site, and the sites file\n"
+	      "                         holds exact per-site counts\n"
+	      "      --alloc-sample-bytes SIZE  mean bytes between sampled allocations (default 512K)\n"
+	      "      --alloc-sample N   accepted for compatibility; no effect (each allocation site's\n"
+	      "                         stack is taken once)\n"
 	      "      --far SPEC         where evicted pages go: mem (default: this process's memory),\n"
 	      "                         file:PATH (a file in directory PATH or PATH's directory,\n"
 	      "                         removed even after SIGKILL; or a block device), or\n"
@@ -232,6 +239,29 @@ static int apply_alloc_sample(struct record_options *o, const char *v, char *err
 	return parse_unsigned(v, 1, RECORD_MAX_SAMPLE, &o->alloc_sample, err, errlen);
 }
 
+static int apply_alloc_log(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "sampled") != 0 && strcmp(v, "full") != 0) {
+		snprintf(err, errlen, "'%s' is not an allocation log mode (sampled or full)", v);
+		return -1;
+	}
+	o->alloc_log = v;
+	return 0;
+}
+
+static int apply_alloc_sample_bytes(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	uint64_t bytes;
+	if (cli_parse_size(v, 1, &bytes, err, errlen) < 0)
+		return -1;
+	if (bytes == 0) {
+		snprintf(err, errlen, "must be at least 1 byte");
+		return -1;
+	}
+	o->alloc_sample_bytes = bytes;
+	return 0;
+}
+
 static int apply_far(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	if (far_spec_syntax(v, err, errlen) < 0)
@@ -289,6 +319,8 @@ static const struct record_value_option {
 	{ NULL, "--stack-depth", apply_stack_depth },
 	{ NULL, "--pmu", apply_pmu },
 	{ NULL, "--alloc-sample", apply_alloc_sample },
+	{ NULL, "--alloc-log", apply_alloc_log },
+	{ NULL, "--alloc-sample-bytes", apply_alloc_sample_bytes },
 	{ NULL, "--far", apply_far },
 	{ NULL, "--keep-far", apply_keep_far },
 	{ NULL, "--far-latency", apply_far_latency },
@@ -951,6 +983,9 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_STACK_DEPTH, "%u", o->stack_depth);
 	rc |= child_env_add(env, FL_ENV_SAMPLE, "%u", o->sample);
 	rc |= child_env_add(env, FL_ENV_ALLOC_SAMPLE, "%u", o->alloc_sample ? o->alloc_sample : o->sample);
+	rc |= child_env_add(env, FL_ENV_ALLOC_LOG, "%s", o->alloc_log ? o->alloc_log : "sampled");
+	if (o->alloc_sample_bytes)
+		rc |= child_env_add(env, FL_ENV_ALLOC_SAMPLE_BYTES, "%llu", (unsigned long long)o->alloc_sample_bytes);
 	rc |= child_env_add(env, FL_ENV_FAR, "%s", o->far_spec);
 	rc |= child_env_add(env, FL_ENV_FAR_KEEP, "%s", o->keep_far ? o->keep_far : "");
 	rc |= child_env_add(env, FL_ENV_FAR_LATENCY_NS, "%llu", (unsigned long long)o->far_latency_ns);

@@ -24,7 +24,9 @@ struct record_options {
 	unsigned sample;        /* -s: a stack for 1 fault in N */
 	unsigned stack_depth;   /* --stack-depth */
 	const char *pmu;        /* --pmu, NULL when not given */
-	unsigned alloc_sample;  /* --alloc-sample */
+	unsigned alloc_sample;  /* --alloc-sample (no effect since allocation sites) */
+	const char *alloc_log;  /* --alloc-log: "sampled" (NULL) or "full" */
+	uint64_t alloc_sample_bytes; /* --alloc-sample-bytes; 0 = the runtime's default */
 	const char *far;        /* --far as given: "mem", "file:PATH", "memcached:HOST:PORT,..." */
 	char far_spec[1024];    /* --far as the runtime gets it (far_spec_check) */
 	const char *keep_far;   /* --keep-far PATH, NULL when not given */

@@ -41,7 +41,7 @@ struct field {
 	const char *text;
 };
 
-#define MAX_FIELDS (24 + REPORT_MAX_EVENTS)
+#define MAX_FIELDS (26 + REPORT_MAX_EVENTS)
 
 struct field_names {
 	char pmu[REPORT_MAX_EVENTS][96];  /* "task_clock_us_per_fault" */
@@ -115,8 +115,16 @@ static size_t row_fields(const struct report *r, const struct field_names *names
 		add_int(f, &n, "tid", row->tid);
 	if (r->o->by == REPORT_BY_PROCESS)
 		add_text(f, &n, "command", r->rec->procs[row->proc].exe);
-	if (r->o->by == REPORT_BY_ALLOC)
+	if (r->o->by == REPORT_BY_ALLOC) {
 		add_int(f, &n, "allocs", row->allocs);
+		if (row->has_sites) {
+			add_int(f, &n, "allocated", row->site_allocs);
+			add_int(f, &n, "alloc_bytes", row->site_bytes);
+		} else {
+			add_null(f, &n, "allocated");
+			add_null(f, &n, "alloc_bytes");
+		}
+	}
 	for (size_t e = 0; e < r->nevents; e++) {
 		if (report_row_pmu(r, row, e, &value))
 			add_real(f, &n, names->pmu[e], value, 3);
@@ -330,6 +338,14 @@ static void header_totals(const struct report *r, FILE *out)
 		cli_format_count(kinds[FL_FAULT_REFAULT], c[2], sizeof(c[2])),
 		cli_format_count(kinds[FL_FAULT_SOFT], c[3], sizeof(c[3])),
 		cli_format_count(kinds[FL_FAULT_CONCURRENT], c[4], sizeof(c[4])));
+	size_t sampled = 0, made = 0;
+	for (size_t i = 0; i < r->rec->nprocs; i++) {
+		sampled += !r->rec->procs[i].alloc_log_complete && r->rec->procs[i].nallocs;
+		made += r->rec->procs[i].unlogged_objects;
+	}
+	if (sampled) /* per-object data (allocation times, lifetimes) is a sample; the joins are not */
+		fprintf(out, "# allocation log:  sampled (record --alloc-log); every fault names its object and site; "
+			"%zu faulted object%s not in the sample (allocation time unknown)\n", made, made == 1 ? "" : "s");
 }
 
 static const char *by_name(enum report_by by)
@@ -443,8 +459,11 @@ static void table_columns(const struct report *r, struct table *t, char heads[][
 	table_col(t, "concurrent", false);
 	table_col(t, "reads", false);
 	table_col(t, "writes", false);
-	if (by == REPORT_BY_ALLOC)
+	if (by == REPORT_BY_ALLOC) {
 		table_col(t, "allocs", false);
+		table_col(t, "allocated", false);
+		table_col(t, "alloc-MiB", false);
+	}
 	for (size_t e = 0; e < r->nevents; e++)
 		table_col(t, pmu_head(&r->events[e], heads[e], 64), false);
 	if (r->o->locality) {
@@ -503,8 +522,16 @@ static int table_row(const struct report *r, struct table *t, size_t i, const st
 		rc |= cellf(t, ti, c++, "%s", cli_format_count(row->kinds[k], a, sizeof(a)));
 	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->reads, a, sizeof(a)));
 	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->writes, a, sizeof(a)));
-	if (by == REPORT_BY_ALLOC)
+	if (by == REPORT_BY_ALLOC) {
 		rc |= cellf(t, ti, c++, "%s", cli_format_count(row->allocs, a, sizeof(a)));
+		if (row->has_sites) {
+			rc |= cellf(t, ti, c++, "%s", cli_format_count(row->site_allocs, a, sizeof(a)));
+			rc |= cellf(t, ti, c++, "%.1f", (double)row->site_bytes / 1048576.0);
+		} else {
+			rc |= cellf(t, ti, c++, "-");
+			rc |= cellf(t, ti, c++, "-");
+		}
+	}
 	for (size_t e = 0; e < r->nevents; e++) {
 		if (report_row_pmu(r, row, e, &value))
 			rc |= cellf(t, ti, c++, "%.2f", value);

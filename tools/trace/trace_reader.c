@@ -21,16 +21,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define HEADER_SIZE ((uint32_t)sizeof(struct fl_file_header))
 #define STACK_FLAGS_KNOWN (FL_STACK_EXACT_PC | FL_STACK_TRUNCATED)
-#define FAULT_FLAGS_KNOWN (FL_FAULT_WRITE | FL_FAULT_PREFETCH_HIT | FL_FAULT_NO_STACK)
+#define FAULT_FLAGS_KNOWN (FL_FAULT_WRITE | FL_FAULT_PREFETCH_HIT | FL_FAULT_NO_STACK | FL_FAULT_OBJECT)
 #define PID_MAX_VALUE 0x7fffffffu
 
 /* What a process owns besides its public arrays. */
 struct fl_process_private {
 	uint32_t *fault_by_seq;     /* indexes into faults, sorted by rec.seq */
 	uint32_t *alloc_by_id;      /* indexes into allocs of MALLOC/MMAP records, sorted by alloc_id */
+	uint32_t fault_record_size; /* as the faults file declares it */
 	size_t nalloc_by_id;
 	unsigned char *stack_data;  /* the stacks file as read; fl_stack.frames point into it */
 };
@@ -80,6 +82,8 @@ static const char *file_kind_name(uint32_t kind)
 	case FL_FILE_STACKS: return FL_FILE_NAME_STACKS;
 	case FL_FILE_ALLOCS: return FL_FILE_NAME_ALLOCS;
 	case FL_FILE_CONTEXTS: return FL_FILE_NAME_CONTEXTS;
+	case FL_FILE_SITES: return FL_FILE_NAME_SITES;
+	case FL_FILE_ALLOCS_ZSTD: return FL_FILE_NAME_ALLOCS_ZSTD;
 	default: return "unknown";
 	}
 }
@@ -106,6 +110,7 @@ struct loader {
 	uint64_t handlers;              /* meta.json "handlers", 0 if absent */
 	size_t dangling;                /* references to missing records in the current file */
 	uint64_t first_dangling;        /* offset of the first one */
+	uint32_t record_size;           /* of the file being read (records may be longer than we know) */
 };
 
 static void add_warning(struct fl_recording *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -320,9 +325,15 @@ static int check_header(struct loader *ld, const unsigned char *data, size_t len
 			       kind, file_kind_name(kind));
 	if (have >= 20 && hdr->header_size != HEADER_SIZE)
 		return fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want %u", hdr->header_size, HEADER_SIZE);
-	if (have >= 24 && hdr->record_size != record_size)
-		return fail_at(ld, offsetof(struct fl_file_header, record_size), "record_size %u, want %u for a %s file", hdr->record_size, record_size,
+	/* A record may be longer than this reader knows (fields added at its end, trace.h): the known
+	 * prefix is read and the tail skipped. Shorter than the first version of the record is wrong. */
+	if (have >= 24 && (record_size == 0 ? hdr->record_size != 0
+					    : hdr->record_size < record_size || hdr->record_size > 65536 ||
+						      hdr->record_size % 8 != 0))
+		return fail_at(ld, offsetof(struct fl_file_header, record_size), "record_size %u, want %s%u for a %s file",
+			       hdr->record_size, record_size ? "a multiple of 8, at least " : "", record_size,
 			       file_kind_name(kind));
+	ld->record_size = have >= 24 ? hdr->record_size : record_size;
 	if (have >= 28 && hdr->pid != ld->proc->pid)
 		return fail_at(ld, offsetof(struct fl_file_header, pid), "pid %u, but the process directory is %s", hdr->pid, ld->proc->name);
 	if (have >= 32 && (hdr->page_size == 0 || (hdr->page_size & (hdr->page_size - 1)) != 0))
@@ -382,8 +393,8 @@ static int open_binary(struct loader *ld, const char *name, uint32_t kind, uint3
 	}
 	if (kind == FL_FILE_FAULTS)
 		set_reference(ld, &hdr, *len);
-	if (record_size)
-		*nrecords = count_records(ld, *len, record_size);
+	if (record_size && kind != FL_FILE_ALLOCS_ZSTD) /* zstd frames, not records */
+		*nrecords = count_records(ld, *len, ld->record_size);
 	return 1;
 }
 
@@ -521,8 +532,7 @@ static int check_fault(struct loader *ld, const struct fl_fault_record *r, uint6
 
 /* Fails on two records with the same key among PAIRS (key << 32 | record index, sorted here);
  * WHAT names the key, OFFSET_OF gives a record's file offset. */
-static int check_unique(struct loader *ld, uint64_t *pairs, size_t n, const char *what,
-			uint64_t (*offset_of)(size_t index))
+static int check_unique(struct loader *ld, uint64_t *pairs, size_t n, const char *what, uint32_t record_size)
 {
 	qsort(pairs, n, sizeof(*pairs), compare_u64);
 	for (size_t i = 1; i < n; i++) {
@@ -531,15 +541,16 @@ static int check_unique(struct loader *ld, uint64_t *pairs, size_t n, const char
 		/* Name the later of the two records (in file order). */
 		size_t a = (uint32_t)pairs[i - 1], b = (uint32_t)pairs[i];
 		size_t later = a > b ? a : b, earlier = a > b ? b : a;
-		return fail_at(ld, offset_of(later), "%s %llu appears twice (records %zu and %zu)", what,
+		return fail_at(ld, HEADER_SIZE + (uint64_t)later * record_size, "%s %llu appears twice (records %zu and %zu)", what,
 			       (unsigned long long)(pairs[i] >> 32), earlier, later);
 	}
 	return 0;
 }
 
-static uint64_t fault_offset(size_t i) { return HEADER_SIZE + (uint64_t)i * sizeof(struct fl_fault_record); }
-static uint64_t context_offset(size_t i) { return HEADER_SIZE + (uint64_t)i * sizeof(struct fl_fault_context); }
-static uint64_t alloc_offset(size_t i) { return HEADER_SIZE + (uint64_t)i * sizeof(struct fl_alloc_record); }
+/* File offsets of records, with the record sizes the files declare. */
+#define fault_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->proc->priv->fault_record_size)
+#define context_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->record_size)
+#define alloc_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->record_size)
 
 /* Reads the faults file into proc->faults, in file order, and checks each record and the
  * uniqueness of seqs. The header values become the process's. */
@@ -548,7 +559,7 @@ static int load_faults(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, n;
-	int rc = open_binary(ld, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record), &data, &len, &n);
+	int rc = open_binary(ld, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1, &data, &len, &n);
 
 	if (rc == 0)
 		return fail_file(ld, "missing: every process directory must have one");
@@ -559,6 +570,7 @@ static int load_faults(struct loader *ld)
 	proc->start_ns = ld->faults_header.start_ns;
 	proc->region_start = ld->faults_header.region_start;
 	proc->region_size = ld->faults_header.region_size;
+	proc->priv->fault_record_size = ld->record_size;
 	if (n > UINT32_MAX - 1) {
 		free(data);
 		return fail_file(ld, "%zu records: more than this reader indexes", n);
@@ -572,10 +584,14 @@ static int load_faults(struct loader *ld)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct fl_fault *f = &proc->faults[i];
-		memcpy(&f->rec, data + fault_offset(i), sizeof(f->rec));
+		/* the fields this reader knows; those a shorter (older) record lacks stay zero */
+		memcpy(&f->rec, data + fault_offset(i), ld->record_size < sizeof(f->rec) ? ld->record_size : sizeof(f->rec));
 		f->context = FL_NONE;
 		f->alloc = FL_NONE;
 		pairs[i] = (uint64_t)f->rec.seq << 32 | i;
+		if (ld->record_size < sizeof(f->rec))
+			f->rec.flags &= (uint8_t)~FL_FAULT_OBJECT; /* the record has no object fields */
+		proc->fault_objects |= (f->rec.flags & FL_FAULT_OBJECT) != 0;
 		if (check_fault(ld, &f->rec, fault_offset(i), i) < 0) {
 			free(data);
 			free(pairs);
@@ -584,7 +600,7 @@ static int load_faults(struct loader *ld)
 	}
 	free(data);
 	proc->nfaults = n;
-	rc = check_unique(ld, pairs, n, "seq", fault_offset);
+	rc = check_unique(ld, pairs, n, "seq", ld->record_size);
 	free(pairs);
 	return rc;
 }
@@ -893,58 +909,259 @@ static int sort_allocs(struct loader *ld)
 	return 0;
 }
 
-static int load_allocs(struct loader *ld)
+/* Builds the alloc_id index of proc->allocs (in time order). */
+static int index_allocs(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
-	unsigned char *data;
-	size_t len, n, nids = 0;
-	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record), &data, &len, &n);
+	size_t nids = 0;
 
-	if (rc <= 0)
-		return rc;
-	if (n > UINT32_MAX - 1) {
-		free(data);
-		return fail_file(ld, "%zu records: more than this reader indexes", n);
-	}
-	proc->allocs = calloc(n ? n : 1, sizeof(*proc->allocs));
-	uint64_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
-	if (!proc->allocs || !pairs) {
-		free(data);
-		free(pairs);
-		return fail_nomem(ld, "alloc records");
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct fl_alloc_record *a = &proc->allocs[i];
-		memcpy(a, data + alloc_offset(i), sizeof(*a));
-		if (check_alloc(ld, a, alloc_offset(i), i) < 0) {
-			free(data);
-			free(pairs);
-			return -1;
-		}
-		if (a->alloc_id)
-			pairs[nids++] = (uint64_t)a->alloc_id << 32 | i;
-	}
-	free(data);
-	proc->nallocs = n;
-	rc = check_unique(ld, pairs, nids, "alloc_id", alloc_offset);
-	free(pairs);
-	if (rc < 0 || sort_allocs(ld) < 0)
-		return -1;
-	report_dangling(ld, "allocation stack ids");
-	proc->priv->alloc_by_id = malloc((nids ? nids : 1) * sizeof(uint32_t));
+	free(proc->priv->alloc_by_id);
+	proc->priv->alloc_by_id = malloc((proc->nallocs ? proc->nallocs : 1) * sizeof(uint32_t));
 	if (!proc->priv->alloc_by_id)
 		return fail_nomem(ld, "the alloc_id index");
-	for (size_t i = 0, k = 0; i < n; i++) {
+	for (size_t i = 0; i < proc->nallocs; i++) {
 		if (proc->allocs[i].alloc_id)
-			proc->priv->alloc_by_id[k++] = (uint32_t)i;
+			proc->priv->alloc_by_id[nids++] = (uint32_t)i;
 	}
 	proc->priv->nalloc_by_id = nids;
 	qsort_r(proc->priv->alloc_by_id, nids, sizeof(uint32_t), compare_alloc_id, proc->allocs);
 	return 0;
 }
 
+/* Checks the n records of proc->allocs (read from the current file; OFFSETS false when they were
+ * decoded from allocs.zst, whose records have no file offset: then the record index is named),
+ * their unique alloc_ids, and puts them in time order with an alloc_id index. */
+static int check_allocs(struct loader *ld, size_t n, bool offsets)
+{
+	struct fl_process *proc = ld->proc;
+	size_t nids = 0;
+	uint64_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
+	int rc;
+
+	if (!pairs)
+		return fail_nomem(ld, "alloc records");
+	for (size_t i = 0; i < n; i++) {
+		struct fl_alloc_record *a = &proc->allocs[i];
+		if (check_alloc(ld, a, offsets ? alloc_offset(i) : i, i) < 0) {
+			free(pairs);
+			return -1;
+		}
+		if (a->alloc_id)
+			pairs[nids++] = (uint64_t)a->alloc_id << 32 | i;
+	}
+	proc->nallocs = n;
+	rc = check_unique(ld, pairs, nids, "alloc_id", offsets ? ld->record_size : 1);
+	free(pairs);
+	if (rc < 0 || sort_allocs(ld) < 0)
+		return -1;
+	report_dangling(ld, "allocation stack ids");
+	return index_allocs(ld);
+}
+
+static int read_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		unsigned char b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Decodes one chunk of the full allocation log (trace.h) onto *out. Returns 0 or -1. */
+static int decode_chunk(struct loader *ld, const unsigned char *c, size_t len, uint64_t at,
+			struct fl_alloc_record **out, size_t *n, size_t *cap)
+{
+	uint32_t header[4];
+	const unsigned char *p = c + sizeof(header), *end = c + len;
+	uint64_t time = 0, addr = 0, id = 0;
+
+	if (len < sizeof(header))
+		return fail_at(ld, at, "zstd frame holds %zu bytes, less than a chunk header", len);
+	memcpy(header, c, sizeof(header));
+	if (header[0] != FL_ALLOC_CHUNK_MAGIC)
+		return fail_at(ld, at, "zstd frame is not an allocation chunk (magic 0x%x)", header[0]);
+	for (uint32_t e = 0; e < header[2]; e++) {
+		struct fl_alloc_record r = { .tid = header[1] };
+		uint64_t v, size = 0, stack = 0, did = 0, dt, da;
+		if (p >= end)
+			return fail_at(ld, at, "allocation chunk ends after %u of its %u events", e, header[2]);
+		r.kind = *p & 0x0f;
+		r.flags = *p >> 4;
+		p++;
+		if (read_varint(&p, end, &dt) < 0 || read_varint(&p, end, &da) < 0 ||
+		    (r.kind != FL_ALLOC_FREE && read_varint(&p, end, &size) < 0) ||
+		    ((r.kind == FL_ALLOC_MALLOC || r.kind == FL_ALLOC_MMAP) &&
+		     (read_varint(&p, end, &stack) < 0 || read_varint(&p, end, &did) < 0)))
+			return fail_at(ld, at, "allocation chunk: event %u is cut or malformed", e);
+		time += dt;
+		addr += (uint64_t)unzigzag(da);
+		if (r.kind == FL_ALLOC_MALLOC || r.kind == FL_ALLOC_MMAP)
+			id += (uint64_t)unzigzag(did);
+		v = r.kind == FL_ALLOC_MALLOC || r.kind == FL_ALLOC_MMAP ? id : 0;
+		if (stack > UINT32_MAX || v > UINT32_MAX)
+			return fail_at(ld, at, "allocation chunk: event %u: stack id or alloc_id out of range", e);
+		r.time_ns = time;
+		r.addr = addr;
+		r.size = size;
+		r.stack_id = (uint32_t)stack;
+		r.alloc_id = (uint32_t)v;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 4096;
+			struct fl_alloc_record *grown = realloc(*out, ncap * sizeof(*grown));
+			if (!grown)
+				return fail_nomem(ld, "decoded alloc records");
+			*out = grown, *cap = ncap;
+		}
+		(*out)[(*n)++] = r;
+	}
+	return 0;
+}
+
+/* The full allocation log: zstd frames of encoded chunks after the header (trace.h). */
+static int load_allocs_zstd(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	unsigned char *data, *chunk = NULL;
+	size_t len, unused, n = 0, cap = 0, at = HEADER_SIZE, frames = 0;
+	struct fl_alloc_record *recs = NULL;
+	ZSTD_DCtx *dctx;
+	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record), &data,
+			     &len, &unused);
+
+	if (rc <= 0)
+		return rc;
+	if (!(dctx = ZSTD_createDCtx())) {
+		free(data);
+		return fail_nomem(ld, "a zstd context");
+	}
+	rc = 0;
+	while (at < len && rc == 0) {
+		size_t fsize = ZSTD_findFrameCompressedSize(data + at, len - at);
+		unsigned long long csize = ZSTD_isError(fsize) ? ZSTD_CONTENTSIZE_ERROR
+							      : ZSTD_getFrameContentSize(data + at, fsize);
+		uint32_t magic = 0;
+		memcpy(&magic, data + at, len - at < 4 ? len - at : 4);
+		if (ZSTD_isError(fsize) && (len - at < 4 || magic == ZSTD_MAGICNUMBER)) {
+			/* a frame cut short: the tail of a crash (frames are written whole, in order) */
+			proc->maybe_cut = true;
+			add_warning(ld->rec, "%s: truncated at offset %zu (%zu complete zstd frames; %zu bytes of a "
+				    "partial frame ignored)", ld->path, at, frames, len - at);
+			break;
+		}
+		if (ZSTD_isError(fsize) || csize == ZSTD_CONTENTSIZE_ERROR || csize == ZSTD_CONTENTSIZE_UNKNOWN ||
+		    csize > (1u << 24)) {
+			rc = fail_at(ld, at, "not a zstd frame of an allocation chunk (%s)",
+				     ZSTD_isError(fsize) ? ZSTD_getErrorName(fsize) : "bad content size");
+			break;
+		}
+		unsigned char *grown = realloc(chunk, csize ? csize : 1);
+		if (!grown) {
+			rc = fail_nomem(ld, "a zstd frame");
+			break;
+		}
+		chunk = grown;
+		size_t got = ZSTD_decompressDCtx(dctx, chunk, csize, data + at, fsize);
+		if (ZSTD_isError(got) || got != csize)
+			rc = fail_at(ld, at, "zstd frame does not decompress: %s",
+				     ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content");
+		else
+			rc = decode_chunk(ld, chunk, got, at, &recs, &n, &cap);
+		at += fsize;
+		frames++;
+	}
+	ZSTD_freeDCtx(dctx);
+	free(chunk);
+	free(data);
+	if (rc < 0 || n > UINT32_MAX - 1) {
+		free(recs);
+		return rc < 0 ? rc : fail_file(ld, "%zu records: more than this reader indexes", n);
+	}
+	proc->allocs = recs ? recs : calloc(1, sizeof(*proc->allocs));
+	if (!proc->allocs)
+		return fail_nomem(ld, "alloc records");
+	snprintf(ld->path + strlen(ld->path), sizeof(ld->path) - strlen(ld->path), " (decoded record)");
+	proc->alloc_log_complete = true;
+	return check_allocs(ld, n, false);
+}
+
+static int load_allocs(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	unsigned char *data;
+	size_t len, n;
+	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record), &data, &len, &n);
+
+	if (rc == 0)
+		return load_allocs_zstd(ld);
+	if (rc < 0)
+		return rc;
+	if (n > UINT32_MAX - 1) {
+		free(data);
+		return fail_file(ld, "%zu records: more than this reader indexes", n);
+	}
+	proc->allocs = calloc(n ? n : 1, sizeof(*proc->allocs));
+	if (!proc->allocs) {
+		free(data);
+		return fail_nomem(ld, "alloc records");
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(&proc->allocs[i], data + alloc_offset(i), sizeof(proc->allocs[i]));
+	free(data);
+	/* a recording before sampling (no "alloc_log" in meta.json) logged every allocation */
+	const char *mode = stats_json_string(&proc->meta, "alloc_log");
+	proc->alloc_log_complete = !mode || strcmp(mode, "sampled") != 0;
+	return check_allocs(ld, n, true);
+}
+
+/* ======================================================================= sites */
+
+static int load_sites(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	unsigned char *data;
+	size_t len, n;
+	int rc = open_binary(ld, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), &data, &len, &n);
+
+	if (rc <= 0)
+		return rc;
+	proc->sites = calloc(n ? n : 1, sizeof(*proc->sites));
+	if (!proc->sites) {
+		free(data);
+		return fail_nomem(ld, "site records");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct fl_site_record *s = &proc->sites[i];
+		uint64_t at = HEADER_SIZE + (uint64_t)i * ld->record_size;
+		memcpy(s, data + at, sizeof(*s));
+		if (s->frees > s->allocs || s->objects_faulted > s->allocs || s->live_bytes > s->bytes ||
+		    s->live_peak_bytes > s->bytes) {
+			free(data);
+			return fail_at(ld, at, "site record %zu: inconsistent counts (allocs %llu, frees %llu, bytes %llu, "
+				       "live %llu, peak %llu, objects faulted %llu)", i, (unsigned long long)s->allocs,
+				       (unsigned long long)s->frees, (unsigned long long)s->bytes,
+				       (unsigned long long)s->live_bytes, (unsigned long long)s->live_peak_bytes,
+				       (unsigned long long)s->objects_faulted);
+		}
+		if (check_stack_ref(ld, &s->stack_id, at, "site record", i) < 0) {
+			free(data);
+			return -1;
+		}
+	}
+	free(data);
+	proc->nsites = n;
+	report_dangling(ld, "site stack ids");
+	return 0;
+}
+
 /* Joins every fault to the allocation live at its address and time (one sweep in time order). */
-static int attribute_faults(struct loader *ld)
+static int attribute_faults_by_sweep(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
 	struct fl_alloc_sweep sweep;
@@ -962,6 +1179,67 @@ static int attribute_faults(struct loader *ld)
 		f->alloc = fl_alloc_sweep_find(&sweep, f->rec.addr);
 	}
 	fl_alloc_sweep_free(&sweep);
+	return 0;
+}
+
+/* The index into proc->allocs of the MALLOC/MMAP record of this fault's object, or FL_NONE. */
+static uint32_t alloc_of_object(const struct fl_process *proc, const struct fl_fault_record *r)
+{
+	const struct fl_alloc_record *a = fl_process_alloc_by_id(proc, r->obj_alloc_id);
+	return a && a->addr == r->obj_addr ? (uint32_t)(a - proc->allocs) : FL_NONE;
+}
+
+/* Fault records that name their object (the runtime resolved it when serving the fault): the
+ * join is the record's own. An object the sampled log does not hold gets a record made from
+ * its faults (FL_ALLOC_UNLOGGED: its time is its first fault's, its end unknown). */
+static int attribute_faults(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	size_t extra = 0;
+	uint64_t *pairs;
+
+	if (!proc->fault_objects)
+		return attribute_faults_by_sweep(ld);
+	/* (alloc_id, fault index) of the faults on objects the log lacks; sorted, the first fault of
+	 * each object (faults are in time order) makes its record */
+	pairs = malloc((proc->nfaults ? proc->nfaults : 1) * sizeof(*pairs));
+	if (!pairs)
+		return fail_nomem(ld, "records of unlogged objects");
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		const struct fl_fault_record *r = &proc->faults[i].rec;
+		if ((r->flags & FL_FAULT_OBJECT) && r->obj_addr && r->obj_alloc_id &&
+		    !fl_process_alloc_by_id(proc, r->obj_alloc_id))
+			pairs[extra++] = (uint64_t)r->obj_alloc_id << 32 | i;
+	}
+	qsort(pairs, extra, sizeof(*pairs), compare_u64);
+	size_t objects = 0;
+	for (size_t k = 0; k < extra; k++)
+		if (k == 0 || pairs[k] >> 32 != pairs[k - 1] >> 32)
+			pairs[objects++] = pairs[k];
+	if (objects) {
+		struct fl_alloc_record *grown = realloc(proc->allocs, (proc->nallocs + objects) * sizeof(*grown));
+		if (!grown) {
+			free(pairs);
+			return fail_nomem(ld, "records of unlogged objects");
+		}
+		proc->allocs = grown;
+		for (size_t k = 0; k < objects; k++) {
+			const struct fl_fault_record *r = &proc->faults[(uint32_t)pairs[k]].rec;
+			proc->allocs[proc->nallocs++] = (struct fl_alloc_record){
+				.time_ns = r->time_ns, .addr = r->obj_addr, .size = r->obj_size, .tid = r->tid,
+				.stack_id = r->obj_stack_id, .alloc_id = r->obj_alloc_id, .kind = FL_ALLOC_MALLOC,
+				.flags = FL_ALLOC_UNLOGGED,
+			};
+		}
+		proc->unlogged_objects = objects;
+	}
+	free(pairs);
+	if (objects && (sort_allocs(ld) < 0 || index_allocs(ld) < 0))
+		return -1;
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		struct fl_fault *f = &proc->faults[i];
+		f->alloc = f->rec.obj_addr && (f->rec.flags & FL_FAULT_OBJECT) ? alloc_of_object(proc, &f->rec) : FL_NONE;
+	}
 	return 0;
 }
 
@@ -1145,6 +1423,7 @@ static void process_free(struct fl_process *proc)
 	free(proc->contexts);
 	free(proc->stacks);
 	free(proc->allocs);
+	free(proc->sites);
 	for (size_t i = 0; i < proc->nmaps; i++) {
 		free(proc->maps[i].reason);
 		if (proc->maps[i].maps)
@@ -1180,7 +1459,7 @@ static int load_process(struct loader *ld, const char *name)
 	ld->dangling = 0;
 	if (load_meta(ld) < 0 || load_stats(ld) < 0 || load_faults(ld) < 0 || load_stacks(ld) < 0 ||
 	    check_fault_stacks(ld) < 0 || index_faults(ld) < 0 || load_contexts(ld) < 0 || load_allocs(ld) < 0 ||
-	    attribute_faults(ld) < 0 || load_maps(ld) < 0)
+	    load_sites(ld) < 0 || attribute_faults(ld) < 0 || load_maps(ld) < 0)
 		return -1;
 	return 0;
 }

@@ -6,7 +6,12 @@
  * decimal, or "PID.N" for the N-th later exec image of the same pid. The files of a process
  * directory and their layout are defined in inc/faultline/trace.h:
  *   meta.json   required    stats.json  optional (absent: the process was killed, its trace may be cut)
- *   faults      required    contexts, stacks, allocs  optional binary files    maps  optional text
+ *   faults      required    contexts, stacks, allocs (or allocs.zst), sites  optional binary files
+ *   maps        optional text
+ *
+ * Records longer than this reader knows (trace.h's extension rule) are read by their known prefix;
+ * fault records of the first version (32 bytes, no object fields) are joined to objects by a sweep
+ * over the allocation log, newer ones by the object they name.
  *
  * Validation. fl_recording_open checks everything it reads — magic, version (a newer one is
  * refused by name), kind, header_size, record_size (exact; 0 for stacks), pid against the
@@ -45,6 +50,11 @@
 
 #include "maps.h"
 #include "stats_json.h"
+
+/* A reader-made allocation record (never in a file): an object that faulted but whose allocation
+ * the sampled log does not hold, made from the fault records that hit it. Its time_ns is its
+ * first fault's (it was allocated before), its end is unknown (no FREE follows). */
+#define FL_ALLOC_UNLOGGED 0x80
 
 /* "No such record" in the index fields below. */
 #define FL_NONE UINT32_MAX
@@ -111,6 +121,13 @@ struct fl_process {
 	size_t nstacks;
 	struct fl_alloc_record *allocs; /* in time order (ties keep file order) */
 	size_t nallocs;
+	bool alloc_log_complete;    /* allocs holds every event (--alloc-log full, or an older recording);
+	                             * false: a sample (meta.json alloc_log "sampled", trace.h) */
+	bool fault_objects;         /* fault records name their object (FL_FAULT_OBJECT): faults are
+	                             * joined to objects by them, exactly, sampled log or not */
+	size_t unlogged_objects;    /* records the reader made for faulted objects the log lacks */
+	struct fl_site_record *sites; /* the sites file (exact per-site aggregates); in file order */
+	size_t nsites;
 	struct fl_maps_snapshot *maps;  /* sorted by time (ties keep file order) */
 	size_t nmaps;
 
