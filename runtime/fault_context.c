@@ -162,6 +162,21 @@ bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
 	return false;
 }
 
+int fl_fault_context_signal(void) { return fl_rt.stack_signal; }
+
+/* The program installs a handler for the stack signal: it wins, and stacks that cannot come
+ * from a sample are not taken from now on. */
+void fl_fault_context_give_up_signal(void)
+{
+	int sig = fl_rt.stack_signal;
+	if (!sig)
+		return;
+	fl_rt.stack_signal = 0;
+	fl_log_u64("the program installs a handler for signal ", (uint64_t)sig,
+		   ", which faultline uses for stacks: faults without a perf sample are recorded without stacks "
+		   "from now on");
+}
+
 void fl_fault_context_keep_unblocked(void *set)
 {
 	if (fl_rt.stack_signal)

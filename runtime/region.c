@@ -19,6 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+struct fl_region_span fl_region_span;
+
 static void *reserve(size_t bytes, const char *what)
 {
 	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -44,6 +46,7 @@ int fl_region_setup(struct fl_runtime *rt)
 	/* 4 KiB pages only: the runtime tracks and moves single pages */
 	fl_sys_madvise(rt->region, pages * FL_PAGE_SIZE, MADV_NOHUGEPAGE);
 	fl_sys_madvise(rt->mirror, pages * FL_PAGE_SIZE, MADV_NOHUGEPAGE);
+	fl_region_span = (struct fl_region_span){ rt->region, pages * FL_PAGE_SIZE };
 	rt->free_extents[0] = (struct fl_extent){ .first = 0, .count = pages };
 	rt->nfree = 1;
 	pthread_mutex_init(&rt->va_lock, NULL);

@@ -21,9 +21,8 @@
 #include "stream.h"
 #include "far_store.h"
 #include "sys.h"
+#include "runtime_api.h"
 
-#define FL_PAGE_SIZE 4096UL
-#define FL_PAGE_SHIFT 12
 #define FL_MAX_HANDLERS 16
 #define FL_MSG_BATCH 64          /* uffd messages read per read(2) */
 #define FL_EVICT_BATCH 64        /* pages evicted per eviction round, at least */
@@ -187,29 +186,10 @@ struct fl_extent {
 
 extern struct fl_runtime fl_rt;
 
-/* Set on the runtime's own threads: the shim routes their allocations outside the region. */
-extern __thread int fl_internal_thread;
-/* Set while the runtime works on an application thread (logging an allocation, taking a
- * stack): the shim then serves that thread's mmap calls outside the region, unlogged. */
-extern __thread int fl_in_runtime_call;
-/* Set by the shim's system call wrappers while the stack signals they deferred are taken. */
-extern __thread int fl_stack_deferred;
 #define FL_LATE_STACK_MS 200 /* a stack signal taken later than this had been blocked: no stack */
 
-/* ---- state of the runtime, for the shim ---- */
-enum fl_rt_state { FL_RT_UNINIT = 0, FL_RT_INITIALIZING, FL_RT_READY, FL_RT_DISABLED };
-extern _Atomic int fl_rt_state;
-
-static inline bool fl_in_region(const void *p)
-{
-	return (const char *)p >= fl_rt.region && (const char *)p < fl_rt.region + fl_rt.region_pages * FL_PAGE_SIZE;
-}
-
 /* runtime.c */
-int fl_runtime_init(void);            /* reads FAULTLINE_*; 0 = ready, 1 = disabled, -1 = failed */
-void fl_runtime_shutdown(const char *why); /* flush records, write stats.json (see runtime.c) */
 void fl_runtime_write_stats(struct fl_runtime *rt);
-void fl_runtime_fork_child(void);     /* atfork child: new uffd, handlers, trace directory */
 void fl_fatal_stop(const char *why) __attribute__((noreturn)); /* flush, exit FL_EXIT_RUNTIME_FAILURE */
 uint64_t fl_now_ns(void);
 
@@ -218,12 +198,6 @@ uint64_t fl_env_u64(const char *name, uint64_t dflt); /* a FAULTLINE_* number; d
 
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */
 int fl_region_setup(struct fl_runtime *rt);
-void *fl_region_alloc(size_t size, size_t align);
-bool fl_region_alloc_at(void *addr, size_t size);
-void fl_region_free(void *addr, size_t size);     /* discard + give the addresses back */
-void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_NONE until reused */
-void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */
-void fl_region_set_noaccess(void *addr, size_t size, bool noaccess);
 void fl_region_report_exhausted(size_t request);
 
 /* thread_ctx.c: per-thread state of application threads */
@@ -243,15 +217,12 @@ void fl_stacks_after_fork(void);
 /* fault_context.c: the faulting thread's side of a fault */
 int fl_fault_context_setup(struct fl_runtime *rt);
 bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq);
-void fl_fault_context_keep_unblocked(void *sigset);  /* remove the stack signal from a sigset_t */
 
 /* pmu.c */
 struct perf_event_attr;
 int fl_pmu_setup(struct fl_runtime *rt);
 void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr);
 
-/* alloc_log.c: CALLER is the return address of the allocation call in the program */
-void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *caller);
 int fl_alloc_log_setup(struct fl_runtime *rt);
 struct fl_thread;
 void fl_alloc_log_flush_thread(struct fl_thread *t, bool try_only); /* full log: write its chunk */
@@ -263,8 +234,6 @@ void fl_objects_after_fork(struct fl_runtime *rt);
 void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_record *rec);
 void fl_sites_write(struct fl_runtime *rt);
 
-/* maps_log.c */
-void fl_maps_snapshot(const char *reason);
 
 /* fault.c */
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n);

@@ -19,8 +19,7 @@
  * gives them back, purge_forced discards pages (they read back as zeros, far copies dropped),
  * decommit and purge_lazy opt out, split/merge are allowed. */
 #include "shim.h"
-#include "../runtime/runtime.h"
-#include "../runtime/diag.h"
+#include "../runtime/runtime_api.h"
 
 #include <dlfcn.h>
 #include <errno.h>

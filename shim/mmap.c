@@ -11,8 +11,7 @@
  * be supported and fails with one clear message. jemalloc's own calls (for its non-region
  * arenas) and the runtime's threads always get real mappings. */
 #include "shim.h"
-#include "../runtime/runtime.h"
-#include "../runtime/diag.h"
+#include "../runtime/runtime_api.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,7 +32,7 @@ static size_t round_up(size_t len) { return (len + PAGE_MASK) & ~PAGE_MASK; }
 static bool region_part(void *addr, size_t len, char **start, size_t *plen)
 {
 	char *a = addr, *end = a + len;
-	char *rs = fl_rt.region, *re = fl_rt.region + fl_rt.region_pages * FL_PAGE_SIZE;
+	char *rs = fl_region_span.start, *re = fl_region_span.start + fl_region_span.bytes;
 	char *s = a > rs ? a : rs, *e = end < re ? end : re;
 	if (s >= e)
 		return false;

@@ -2,7 +2,7 @@
  * shut down (records flushed, stats.json written) at exit, at _exit and before exec. After
  * an exec the new image starts its own runtime (the environment carries FAULTLINE_*). */
 #include "shim.h"
-#include "../runtime/runtime.h"
+#include "../runtime/runtime_api.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>

@@ -14,8 +14,7 @@
  * of its handlers). If the program installs a handler for that very signal, the program wins
  * and faults are recorded without stacks from then on. */
 #include "shim.h"
-#include "../runtime/runtime.h"
-#include "../runtime/diag.h"
+#include "../runtime/runtime_api.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -93,20 +92,17 @@ void fl_shim_signals_start(void)
 	}
 }
 
-/* The program takes the stack signal for itself: it wins, faults go on without stacks. */
+/* The program takes the stack signal for itself: it wins. */
 static void yield_stack_signal(int sig, const struct sigaction *act)
 {
-	if (!act || sig != fl_rt.stack_signal || !sig)
-		return;
-	fl_rt.stack_signal = 0;
-	fl_log_u64("the program installs a handler for signal ", (uint64_t)sig,
-		   ", which faultline uses for stacks: faults are recorded without stacks from now on");
+	if (act && sig && sig == fl_fault_context_signal())
+		fl_fault_context_give_up_signal();
 }
 
 /* The program's handlers must not block the stack signal while they run. */
 static const struct sigaction *without_stack_signal(const struct sigaction *act, struct sigaction *copy)
 {
-	if (!act || !fl_rt.stack_signal)
+	if (!act || !fl_fault_context_signal())
 		return act;
 	*copy = *act;
 	fl_fault_context_keep_unblocked(&copy->sa_mask);
@@ -152,7 +148,7 @@ static int filtered_mask(const char *name, int how, const sigset_t *set, sigset_
 	sigset_t copy;
 	/* not for the runtime's own calls (libunwind saving and restoring the mask inside the
 	 * stack signal's handler, where the signal must stay blocked) */
-	if (set && how != SIG_UNBLOCK && fl_rt.stack_signal && !fl_in_runtime_call &&
+	if (set && how != SIG_UNBLOCK && fl_fault_context_signal() && !fl_in_runtime_call &&
 	    atomic_load(&fl_rt_state) == FL_RT_READY) {
 		copy = *set;
 		fl_fault_context_keep_unblocked(&copy);
@@ -178,7 +174,7 @@ FL_EXPORT int pthread_attr_setsigmask_np(pthread_attr_t *attr, const sigset_t *s
 	sigset_t copy;
 	if (!real)
 		real = (int (*)(pthread_attr_t *, const sigset_t *))dlsym(RTLD_NEXT, "pthread_attr_setsigmask_np");
-	if (set && fl_rt.stack_signal && atomic_load(&fl_rt_state) == FL_RT_READY) {
+	if (set && fl_fault_context_signal() && atomic_load(&fl_rt_state) == FL_RT_READY) {
 		copy = *set;
 		fl_fault_context_keep_unblocked(&copy);
 		set = &copy;

@@ -12,7 +12,7 @@
  * nothing. Calls libc makes internally (stdio's reads) do not pass through here; stdio
  * copes with short counts itself. */
 #include "shim.h"
-#include "../runtime/runtime.h"
+#include "../runtime/runtime_api.h"
 
 #include <dlfcn.h>
 #include <poll.h>
@@ -53,11 +53,11 @@ static bool msg_touches_region(const struct msghdr *m)
 static void block_stack_signal_if(struct blocked *b, bool needed)
 {
 	sigset_t set;
-	b->active = needed && fl_rt.stack_signal && atomic_load(&fl_rt_state) == FL_RT_READY;
+	b->active = needed && fl_fault_context_signal() && atomic_load(&fl_rt_state) == FL_RT_READY;
 	if (!b->active)
 		return;
 	sigemptyset(&set);
-	sigaddset(&set, fl_rt.stack_signal);
+	sigaddset(&set, fl_fault_context_signal());
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, &b->old, _NSIG / 8);
 }
 
@@ -239,7 +239,7 @@ FL_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, con
 	block_stack_signal_if(&b, touches_region(fds) || touches_region(ts) || touches_region(mask));
 	if (mask && b.active) { /* the call's own mask replaces ours while it waits */
 		copy = *mask;
-		sigaddset(&copy, fl_rt.stack_signal);
+		sigaddset(&copy, fl_fault_context_signal());
 		mask = &copy;
 	}
 	int r = real(fds, n, ts, mask);
@@ -274,7 +274,7 @@ FL_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 				      touches_region(mask));
 	if (mask && b.active) {
 		copy = *mask;
-		sigaddset(&copy, fl_rt.stack_signal);
+		sigaddset(&copy, fl_fault_context_signal());
 		mask = &copy;
 	}
 	int res = real(n, r, w, e, ts, mask);
