@@ -47,3 +47,26 @@ check_eq "summary: faults" "${said#* }" "$total"
 grep -q "cannot write $WORK/no-such-dir/x.sqlite: " "$WORK/export.err" || fail "export error: $(cat "$WORK/export.err")"
 grep -q '\.tmp\.' "$WORK/export.err" && fail "export error names the temporary file: $(cat "$WORK/export.err")"
 echo "ok export error: $(cat "$WORK/export.err")"
+
+# report --by alloc --format json: each row's "stack" is its allocation's stack (it was the most
+# common faulting stack), the faulting one is "fault_stack", and labels name known functions
+need_planted st_allocsites
+expect_record sites -L 4 -M 256 -- "$PLANTED/st_allocsites" 8
+"$FAULTLINE" report --by alloc --format json "$WORK/sites" >"$WORK/sites.json" 2>/dev/null || fail "report --by alloc failed"
+"$PY" - "$WORK/sites.json" <<'PYEOF' || fail "report --by alloc JSON"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+want = {"alloc_a": "touch_pages", "alloc_b": "touch_pages"}
+seen = {}
+for r in rows:
+    cs = [f for f in r["stack"] if f["callsite"]]
+    if not cs or cs[0]["function"] not in want:
+        continue
+    fault_cs = [f for f in r["fault_stack"] if f["callsite"]]
+    assert fault_cs and fault_cs[0]["function"] == want[cs[0]["function"]], (cs, fault_cs)
+    assert cs[0]["label"].startswith(cs[0]["function"] + " ") and "st_allocsites.c:" in cs[0]["label"], cs[0]
+    seen[cs[0]["function"]] = r["faults"]
+assert set(seen) == set(want), seen
+assert seen["alloc_a"] == 3 * seen["alloc_b"], seen
+print("ok by alloc JSON: stack = allocation stack, fault_stack = faulting stack, labels name functions:", seen)
+PYEOF

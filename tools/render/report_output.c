@@ -6,7 +6,8 @@
  * CSV: RFC 4180 (a field with a comma, quote or line break is quoted, quotes doubled), a header line,
  * numbers without separators, empty fields for unknown values. JSON: an array of one object per row,
  * unknown values null, strings escaped (control characters as \u00XX, invalid UTF-8 as U+FFFD), plus
- * "stack" (and "alloc_stack" for allocation sites): the full symbolized stack, innermost first. With
+ * "stack": the full symbolized stack that names the row, innermost first (by allocation site the
+ * allocation's, with the most common faulting stack as "fault_stack"). With
  * --ranges N, one object instead: {"rows": [that array], "ranges": [...], "ranges_source": {...}}.
  * The table ends with the hot address ranges (report_ranges.c). */
 #include "report_render.h"
@@ -214,8 +215,16 @@ static int json_stack(struct report *r, const char *name, uint32_t proc, uint32_
 			fputs(", \"line\": null", out);
 		fputs(", \"binary\": ", out);
 		json_out_string(fr->binary, out);
+		/* the label names the frame as the table does: function file:line where known, else
+		 * binary+0xOFFSET (it was always the latter) */
 		fprintf(out, ", \"offset\": \"0x%" PRIx64 "\", \"label\": ", fr->offset);
-		json_out_string(fr->label, out);
+		if (fr->function && fr->file && fr->line) {
+			char label[1024];
+			snprintf(label, sizeof(label), "%s %s:%u", fr->function, fr->file, fr->line);
+			json_out_string(label, out);
+		} else {
+			json_out_string(fr->function ? fr->function : fr->label, out);
+		}
 		fprintf(out, ", \"inlined\": %s, \"skipped\": %s, \"callsite\": %s}", fr->inlined ? "true" : "false",
 			fr->skipped ? "true" : "false", i == callsite ? "true" : "false");
 	}
@@ -237,10 +246,15 @@ static int print_json(struct report *r, FILE *out)
 		size_t n = row_fields(r, &names, i + 1, row, f);
 		fputs(i ? ",\n  {" : "\n  {", out);
 		json_fields(f, n, out);
-		if (json_stack(r, "stack", row->stack_proc, row->stack, out) < 0)
+		/* a row's "stack" is the stack that names the row: by allocation site, the allocation's
+		 * (it was the most common faulting stack); that one is then "fault_stack" */
+		if (r->o->by == REPORT_BY_ALLOC) {
+			if (json_stack(r, "stack", row->alloc_stack_proc, row->alloc_stack, out) < 0 ||
+			    json_stack(r, "fault_stack", row->stack_proc, row->stack, out) < 0)
+				return -1;
+		} else if (json_stack(r, "stack", row->stack_proc, row->stack, out) < 0) {
 			return -1;
-		if (r->o->by == REPORT_BY_ALLOC && json_stack(r, "alloc_stack", row->alloc_stack_proc, row->alloc_stack, out) < 0)
-			return -1;
+		}
 		putc('}', out);
 	}
 	fputs(r->nshown ? "\n]" : "]", out);
