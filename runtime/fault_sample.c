@@ -89,13 +89,9 @@ int fl_sample_setup(struct fl_runtime *rt)
 {
 	struct perf_event_attr attr;
 	(void)rt;
-	registry = fl_sys_mmap(NULL, REGISTRY_SLOTS * sizeof(*registry), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (registry == MAP_FAILED) {
-		registry = NULL;
-		fl_log_errno("mmap(sampler registry)", errno);
+	registry = fl_sys_reserve(REGISTRY_SLOTS * sizeof(*registry), "mmap(sampler registry)");
+	if (!registry)
 		return 0; /* stacks and counters come through the signal path */
-	}
 	const char *source = getenv(FL_ENV_STACK_SOURCE);
 	if (source && strcmp(source, "signal") == 0)
 		return 0; /* every stack through the signal path (fault_context.c) */

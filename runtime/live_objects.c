@@ -112,16 +112,6 @@ static struct {
 	uintptr_t wrapper_start, wrapper_end;  /* libstdc++'s code (operator new) */
 } objs;
 
-static void *reserve(size_t bytes, const char *what)
-{
-	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		fl_log_errno(what, errno);
-		return NULL;
-	}
-	return p;
-}
-
 static int find_wrapper(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size, (void)data;
@@ -142,11 +132,11 @@ int fl_objects_setup(struct fl_runtime *rt)
 {
 	objs.base = (uint64_t)(uintptr_t)rt->region;
 	objs.npages = rt->region_pages;
-	objs.shadow = reserve(rt->region_pages * (FL_PAGE_SIZE >> GRANULE_SHIFT) * sizeof(uint64_t), "mmap(object shadow)");
-	objs.page_slot = reserve(rt->region_pages * sizeof(uint32_t), "mmap(object page table)");
-	objs.slots = reserve(rt->region_pages * sizeof(struct large), "mmap(large objects)");
-	objs.keys = reserve(KEY_SLOTS * sizeof(struct site_key), "mmap(site keys)");
-	objs.sites = reserve(MAX_SITES * sizeof(struct site), "mmap(sites)");
+	objs.shadow = fl_sys_reserve(rt->region_pages * (FL_PAGE_SIZE >> GRANULE_SHIFT) * sizeof(uint64_t), "mmap(object shadow)");
+	objs.page_slot = fl_sys_reserve(rt->region_pages * sizeof(uint32_t), "mmap(object page table)");
+	objs.slots = fl_sys_reserve(rt->region_pages * sizeof(struct large), "mmap(large objects)");
+	objs.keys = fl_sys_reserve(KEY_SLOTS * sizeof(struct site_key), "mmap(site keys)");
+	objs.sites = fl_sys_reserve(MAX_SITES * sizeof(struct site), "mmap(sites)");
 	if (!objs.shadow || !objs.page_slot || !objs.slots || !objs.keys || !objs.sites)
 		return -1;
 	atomic_store(&objs.nsites, 1); /* site 0: the overflow site */

@@ -21,26 +21,16 @@
 
 struct fl_region_span fl_region_span;
 
-static void *reserve(size_t bytes, const char *what)
-{
-	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		fl_log_errno(what, errno);
-		return NULL;
-	}
-	return p;
-}
-
 int fl_region_setup(struct fl_runtime *rt)
 {
 	size_t pages = rt->max_bytes >> FL_PAGE_SHIFT;
 	rt->region_pages = pages;
-	rt->region = reserve(pages * FL_PAGE_SIZE, "mmap(region of -M bytes)");
-	rt->mirror = reserve(pages * FL_PAGE_SIZE, "mmap(far store mirror)");
-	rt->state = reserve(pages, "mmap(page states)");
-	rt->epoch = reserve(pages * sizeof(uint32_t), "mmap(page epochs)");
+	rt->region = fl_sys_reserve(pages * FL_PAGE_SIZE, "mmap(region of -M bytes)");
+	rt->mirror = fl_sys_reserve(pages * FL_PAGE_SIZE, "mmap(far store mirror)");
+	rt->state = fl_sys_reserve(pages, "mmap(page states)");
+	rt->epoch = fl_sys_reserve(pages * sizeof(uint32_t), "mmap(page epochs)");
 	rt->free_cap = 1024;
-	rt->free_extents = reserve(rt->free_cap * sizeof(struct fl_extent), "mmap(free extents)");
+	rt->free_extents = fl_sys_reserve(rt->free_cap * sizeof(struct fl_extent), "mmap(free extents)");
 	if (!rt->region || !rt->mirror || !rt->state || !rt->epoch || !rt->free_extents)
 		return -1;
 	/* 4 KiB pages only: the runtime tracks and moves single pages */

@@ -287,10 +287,8 @@ int fl_unwind_setup(struct fl_runtime *rt)
 	};
 	(void)rt;
 	for (int i = 0; i < 2; i++) {
-		tables[i] = fl_sys_mmap(NULL, sizeof(struct object_table), PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (tables[i] == MAP_FAILED) {
-			fl_log_errno("mmap(unwinder object table)", errno);
+		tables[i] = fl_sys_reserve(sizeof(struct object_table), "mmap(unwinder object table)");
+		if (!tables[i]) {
 			tables[0] = tables[1] = NULL;
 			return 0; /* stacks come through the signal path */
 		}

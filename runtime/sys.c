@@ -1,10 +1,12 @@
 /* sys.c: raw system call wrappers of the runtime (see sys.h for why they exist). */
 #include "sys.h"
 #include "runtime.h"
+#include "diag.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -92,4 +94,16 @@ size_t fl_sys_read_all(int fd, char *buf, size_t cap)
 		len += (size_t)r;
 	}
 	return len;
+}
+
+/* Anonymous memory of the runtime's own, reserved without commitment (MAP_NORESERVE: only the
+ * pages touched are backed); NULL, with a message naming `what`, when it cannot be had. */
+void *fl_sys_reserve(size_t bytes, const char *what)
+{
+	void *p = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		fl_log_errno(what, errno);
+		return NULL;
+	}
+	return p;
 }
