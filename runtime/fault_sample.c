@@ -107,8 +107,6 @@ int fl_sample_setup(struct fl_runtime *rt)
 	return 0;
 }
 
-bool fl_sample_available(void) { return sampling; }
-
 static struct registry_slot *registry_find(int32_t tid)
 {
 	uint32_t h = (uint32_t)tid * 2654435761u;

@@ -57,7 +57,6 @@ struct fl_thread {
 
 /* fault_sample.c */
 int fl_sample_setup(struct fl_runtime *rt);
-bool fl_sample_available(void);
 void fl_sample_thread_start(struct fl_thread *t);
 void fl_sample_thread_stop(struct fl_thread *t);
 void fl_sample_thread_ended(struct fl_thread *t);
