@@ -274,7 +274,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	}
 	if (rec.kind != FL_FAULT_CONCURRENT)
 		wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
-	fl_probe_note(h, page, rec.kind); /* the access prober re-arms its pages (probe.c) */
+	fl_probe_note(h, page, rec.tid, rec.kind); /* the access prober re-arms its pages (probe.c) */
 	if (rec.kind != FL_FAULT_ACCESS_SAMPLE) /* counted by probe.c, apart from the faults */
 		fl_rap_online_add(h, addr); /* online hot ranges (rap_online.c) */
 

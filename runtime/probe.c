@@ -77,6 +77,19 @@ struct probe_ring {
 	uint32_t pages[PROBE_RING];
 };
 
+/* --mrc: the sample pages a thread touched lately, re-armed by the handler at one of that thread's
+ * later faults, once PROBE_MRC_GAP_NS have passed: a thread that faults again has finished its
+ * access to them, so no prober tick (late on a loaded machine) is waited for. */
+#define PROBE_THREADS 1024        /* threads followed (open addressing by tid); others: ticks only */
+#define PROBE_THREAD_PAGES 32     /* recent sample pages per thread */
+#define PROBE_MRC_GAP_NS 1000000ull /* a page used all the time faults at most ~1000 times/s */
+struct probe_thread {
+	_Atomic uint32_t tid;         /* 0 = free slot */
+	uint32_t npages;
+	uint32_t page[PROBE_THREAD_PAGES];
+	uint64_t touched_ns[PROBE_THREAD_PAGES];
+};
+
 struct probe_slot {
 	uint32_t page;
 	uint64_t until_ns;
@@ -84,6 +97,7 @@ struct probe_slot {
 
 struct fl_probe {
 	bool mrc, access;
+	_Atomic bool mirror_ready;           /* the mirror is a move destination (or never will be) */
 	uint64_t period_ns;
 	_Atomic uint32_t mrc_threshold;
 	uint32_t mrc_threshold_start, mrc_max_pages, mrc_denominator;
@@ -91,6 +105,7 @@ struct fl_probe {
 	_Atomic uint8_t *flags;              /* PROBE_* per page */
 	uint32_t *armed_epoch;               /* rt->epoch[page] when it was armed */
 	struct probe_ring rings[FL_MAX_HANDLERS];
+	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
 	/* the prober thread's own state */
 	pthread_t thread;
 	bool thread_started;
@@ -141,7 +156,8 @@ int fl_probe_setup(struct fl_runtime *rt)
 	p->pending = reserve(PROBE_PENDING * sizeof(*p->pending), "mmap(access prober queue)");
 	p->bucket_count = reserve(PROBE_BUCKETS * sizeof(uint32_t), "mmap(access prober buckets)");
 	p->slots = reserve(PROBE_SLOTS_MAX * sizeof(struct probe_slot), "mmap(access prober slots)");
-	if (!p->flags || !p->armed_epoch || !p->pending || !p->bucket_count || !p->slots)
+	p->threads = reserve(PROBE_THREADS * sizeof(struct probe_thread), "mmap(access prober threads)");
+	if (!p->threads || !p->flags || !p->armed_epoch || !p->pending || !p->bucket_count || !p->slots)
 		return -1;
 	p->slot_target = PROBE_SLOTS_START;
 	p->rearm_ns = p->access ? PROBE_ACCESS_REARM_MS * 1000000ull : p->period_ns / 2;
@@ -149,6 +165,8 @@ int fl_probe_setup(struct fl_runtime *rt)
 	rt->probe = p;
 	return 0;
 }
+
+static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page);
 
 /* ---- handler side (fault path: no lock, no allocation) ---- */
 
@@ -171,15 +189,56 @@ bool fl_probe_claim(struct fl_runtime *rt, size_t page)
 	return p->armed_epoch[page] == rt->epoch[page];
 }
 
+/* The thread's slot in the table (found or taken), or NULL when the table is full. */
+static struct probe_thread *thread_slot(struct fl_probe *p, uint32_t tid)
+{
+	for (uint32_t i = 0; i < 16; i++) {
+		struct probe_thread *t = &p->threads[(tid * 2654435761u + i) % PROBE_THREADS];
+		uint32_t seen = atomic_load_explicit(&t->tid, memory_order_relaxed), free_slot = 0;
+		if (seen == tid)
+			return t;
+		if (seen == 0 && atomic_compare_exchange_strong(&t->tid, &free_slot, tid)) {
+			t->npages = 0;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* --mrc: thread tid faulted again, so it is done with the sample pages it touched before: those
+ * touched at least PROBE_MRC_GAP_NS ago are armed again now; the page of this fault is added. */
+static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint32_t tid, size_t page, bool sampled)
+{
+	struct probe_thread *t = thread_slot(p, tid);
+	uint64_t now = fl_now_ns();
+	uint32_t kept = 0;
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->npages; i++) {
+		if (t->page[i] != page && now - t->touched_ns[i] < PROBE_MRC_GAP_NS) {
+			t->page[kept] = t->page[i], t->touched_ns[kept++] = t->touched_ns[i];
+			continue;
+		}
+		if (t->page[i] != page && in_sample(p, t->page[i]) && arm(h->rt, p, t->page[i]))
+			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
+	}
+	t->npages = kept;
+	if (sampled && t->npages < PROBE_THREAD_PAGES)
+		t->page[t->npages] = (uint32_t)page, t->touched_ns[t->npages++] = now;
+}
+
 /* After a fault was served: a page of the sample that came in is queued for re-arming. */
-void fl_probe_note(struct fl_handler *h, size_t page, unsigned kind)
+void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind)
 {
 	struct fl_probe *p = h->rt->probe;
 	if (!p || kind == FL_FAULT_CONCURRENT)
 		return;
 	if (kind == FL_FAULT_ACCESS_SAMPLE)
 		atomic_fetch_add_explicit(&p->samples, 1, memory_order_relaxed);
-	if (!in_sample(p, page))
+	bool sampled = in_sample(p, page);
+	if (p->mrc && p->mirror_ready)
+		rearm_after_progress(h, p, tid, page, sampled);
+	if (!sampled)
 		return;
 	struct probe_ring *r = &p->rings[h->index];
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -380,6 +439,10 @@ static void *probe_main(void *arg)
 	/* a re-arm late by a scheduling delay misses the reuses in between: ask for a higher priority
 	 * (allowed to root or CAP_SYS_NICE; otherwise the default one is kept, silently) */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), PROBE_NICE);
+	pthread_mutex_lock(&rt->evict_lock); /* registers the mirror as a move destination, once */
+	fl_evict_mirror_movable(rt);
+	pthread_mutex_unlock(&rt->evict_lock);
+	atomic_store(&p->mirror_ready, true);
 	p->window_start_ns = fl_now_ns();
 	p->window_samples_start = atomic_load(&p->samples);
 	while (!atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping)) {
@@ -417,6 +480,8 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
 	atomic_store(&p->rounds, 0);
 	p->thread_started = false;
+	atomic_store(&p->mirror_ready, false);
+	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
 }
 
 static void key_u64(struct fl_buf *b, const char *key, uint64_t v)
