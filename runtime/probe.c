@@ -26,10 +26,11 @@
  *     then restored (mapped again) and replaced. A page in the set is re-armed after each touch,
  *     so it yields one sample per PROBE_ACCESS_REARM_MS while it is used all the time and one per
  *     use when it is used more rarely: sample counts per MiB rank memory by access frequency
- *     (like DAMON's nr_accesses, which saturates the same way). The set's size adapts (every
- *     PROBE_ADAPT_MS, within [PROBE_SLOTS_MIN, PROBE_SLOTS_MAX]) so that about RATE samples are
- *     taken per second; its bounds also bound the cost (arms per second ~ set size / dwell +
- *     samples).
+ *     (like DAMON's nr_accesses, which saturates the same way). Re-arms are paid with tokens,
+ *     RATE per second, so at most about RATE samples are taken per second (a page waits in line
+ *     for its re-arm when there is none); the set's size adapts (every PROBE_ADAPT_MS, within
+ *     [PROBE_SLOTS_MIN, PROBE_SLOTS_MAX]) towards RATE samples per second, and bounds the other
+ *     part of the cost, the set's turnover (size / dwell arms and restores per second).
  *
  * Limits: with a memory limit (-L), armed pages are local memory the clock cannot evict; the
  * --mrc sample is capped at 1/16 of -L. A forked child starts its own prober (the parent's
@@ -56,7 +57,7 @@
 #define PROBE_RING 16384          /* touched sample pages per handler, awaiting re-arm */
 #define PROBE_PENDING 65536       /* pages re-armed at the next tick */
 #define PROBE_BUCKETS 65536       /* --mrc: distinct sampled pages per top 16 bits of hash */
-#define PROBE_MRC_MAX_DEFAULT 8192
+#define PROBE_MRC_MAX_DEFAULT 4096
 #define PROBE_SLOTS_MIN 64
 #define PROBE_SLOTS_MAX 512
 #define PROBE_SLOTS_START 128
@@ -117,6 +118,8 @@ struct fl_probe {
 	struct probe_slot *slots;            /* --sample-accesses */
 	size_t nslots, slot_target;
 	uint64_t window_start_ns, window_samples_start;
+	double tokens;                       /* --sample-accesses: re-arms allowed now (RATE per second) */
+	uint64_t tokens_ns;                  /* when they were last refilled */
 	uint64_t rng;
 	/* counters (stats.json) */
 	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
@@ -400,11 +403,19 @@ static void refresh_slots(struct fl_runtime *rt, struct fl_probe *p, uint64_t no
 static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 {
 	uint64_t now = fl_now_ns();
+	if (p->access) { /* the re-arms of --sample-accesses cost one token each: RATE per second */
+		p->tokens += (double)p->access_rate * (double)(now - p->tokens_ns) / 1e9;
+		if (p->tokens > (double)p->access_rate / 10 + 1)
+			p->tokens = (double)p->access_rate / 10 + 1;
+		p->tokens_ns = now;
+	}
 	pthread_mutex_lock(&rt->evict_lock);
 	for (; p->pending_head != p->pending_tail; p->pending_head++) {
 		const struct probe_pending *e = &p->pending[p->pending_head % PROBE_PENDING];
-		if (e->due_ns > now)
-			break;
+		if (e->due_ns > now || (p->access && !p->mrc && p->tokens < 1))
+			break; /* not yet due, or no token left: waits in line */
+		if (p->access)
+			p->tokens -= 1;
 		if (in_sample(p, e->page) && arm(rt, p, e->page))
 			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
 	}
@@ -443,7 +454,7 @@ static void *probe_main(void *arg)
 	fl_evict_mirror_movable(rt);
 	pthread_mutex_unlock(&rt->evict_lock);
 	atomic_store(&p->mirror_ready, true);
-	p->window_start_ns = fl_now_ns();
+	p->window_start_ns = p->tokens_ns = fl_now_ns();
 	p->window_samples_start = atomic_load(&p->samples);
 	while (!atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping)) {
 		nanosleep(&tick, NULL);

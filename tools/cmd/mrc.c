@@ -27,7 +27,7 @@ static void mrc_usage(FILE *out)
 	      "\n"
 	      "Predicts how many refaults the recorded program would take at each local-memory size (-L),\n"
 	      "from one run recorded with `faultline record --mrc` (at any -L, best without one): the\n"
-	      "runtime followed a spatial sample of the pages (1 in 64 by default, by a hash of the page\n"
+	      "runtime followed a spatial sample of the pages (1 in 8 by default, by a hash of the page\n"
 	      "number: SHARDS) and saw each re-touch, which gives the reuse distances. A reuse refaults when\n"
 	      "more distinct pages were touched since the page's previous use than -L holds (LRU; the\n"
 	      "runtime's CLOCK approximates it). Rows: every power of two from 1 MiB to the peak of local\n"

@@ -91,9 +91,10 @@ void record_usage(void)
 	      "      --prefetch N       on a refault, read the next N evicted pages ahead into local\n"
 	      "                         memory (counted in -L) without mapping them (default 0)\n"
 	      "      --mrc              sample reuse distances for `faultline mrc` (a miss-ratio\n"
-	      "                         curve from one run): 1 page in 64, chosen by a hash of its\n"
-	      "                         number, is unmapped on trial again after every touch\n"
-	      "      --mrc-rate N       --mrc, sampling 1 page in N (default 64)\n"
+	      "                         curve from one run): 1 page in 8, chosen by a hash of its\n"
+	      "                         number, is unmapped on trial again after every touch; at\n"
+	      "                         most 4096 pages (then the rate drops: fixed-size SHARDS)\n"
+	      "      --mrc-rate N       --mrc, sampling 1 page in N (default 8)\n"
 	      "      --sample-accesses  sample accesses to resident memory at any -L: a rotating set\n"
 	      "                         of resident pages is unmapped on trial after every touch;\n"
 	      "                         each re-touch is a fault record of kind 'access' (report\n"
@@ -367,7 +368,7 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_HELP: o->help = true; return 1; /* stop: the usage is all that is wanted */
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
-	case OPT_MRC: if (!o->mrc) o->mrc = 64; return 0;
+	case OPT_MRC: if (!o->mrc) o->mrc = 8; return 0;
 	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);
 	}
