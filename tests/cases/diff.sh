@@ -105,3 +105,6 @@ RC=0; "$FAULTLINE" diff "$A" "$WORK/none" >/dev/null 2>"$WORK/e" || RC=$?
 RC=0; "$FAULTLINE" diff "$A" "$B" --kind bogus >/dev/null 2>"$WORK/e" || RC=$?
 [ "$RC" -eq 2 ] || fail "bad --kind: exit $RC"
 echo "ok bad input: exit 2 for usage, 1 for a missing recording"
+"$FAULTLINE" diff --help >"$WORK/help" 2>&1 && grep -q -- '--flame FILE' "$WORK/help" || fail "diff --help"
+"$FAULTLINE" export --help >"$WORK/help" 2>&1 && grep -q -- '--pprof FILE' "$WORK/help" || fail "export --help lacks --pprof"
+echo "ok diff --help, export --help"

@@ -141,3 +141,6 @@ expect_exit 2 "bad record option" -L 1M --policy lru -o "$WORK/b5" -- true
 expect_exit 1 "existing output directory" -L 1M -o "$OUT" -- true
 expect_exit 1 "failing program" -L 1M -o "$WORK/b6" -- false
 grep -q 'record exited 1' "$WORK/bad.err" || fail "failing program: no 'record exited 1' line"
+"$FAULTLINE" sweep --help >"$WORK/help" 2>&1 || fail "sweep --help exited $?"
+grep -q 'local_bytes,faults_total,first_touch,refault,soft,far_read_bytes,far_write_bytes,wall_s' "$WORK/help" || fail "sweep --help lacks the CSV columns"
+echo "ok sweep --help"
