@@ -6,7 +6,7 @@
 #     column is at least that (plus the few refaults of allocator metadata and stdio, < 64);
 #   - at every -L of at least 1.5 x N pages, no refault at all;
 #   - the CSV has exactly the issue's columns, rows largest size first, each row equal to the sums of
-#     its recording's stats.json files; sweep.csv is the same table; the table marks the knee at the
+#     its recording's stats.json files; sweep.csv = --format csv's stdout; the table marks the knee at the
 #     smallest size without refaults, and so does sweep.svg (well-formed XML, one point per size);
 #   - every size's recording is readable by report and dump;
 #   - --auto: an unlimited run, then its peak resident and halves down to 1/16 (the runtime's floor,
@@ -26,12 +26,12 @@ SCAN_LINE=$(grep -n 'malloc(pages \* PAGE_SIZE_BYTES)' "$ROOT/tests/planted/cycl
 
 OUT=$WORK/sw
 RC=0
-"$FAULTLINE" sweep --policy fifo -L "$SIZES" --format csv -o "$OUT" -- "$PLANTED/cyclic_scan" $PAGES $PASSES \
-	>"$WORK/sweep.csv" 2>"$WORK/sweep.err" || RC=$?
+"$FAULTLINE" sweep --policy fifo -L "$SIZES" -o "$OUT" -- "$PLANTED/cyclic_scan" $PAGES $PASSES \
+	>"$WORK/table" 2>"$WORK/sweep.err" || RC=$?
 [ "$RC" -eq 0 ] || { cat "$WORK/sweep.err" >&2; fail "faultline sweep exited $RC"; }
 grep -q '\[5/5\] -L 8 MiB' "$WORK/sweep.err" || fail "no progress on stderr: $(cat "$WORK/sweep.err")"
-cmp -s "$WORK/sweep.csv" "$OUT/sweep.csv" || fail "stdout CSV and sweep.csv differ"
-echo "ok sweep ran 5 sizes, progress on stderr, sweep.csv = stdout"
+cp "$OUT/sweep.csv" "$WORK/sweep.csv"
+echo "ok sweep ran 5 sizes, progress on stderr"
 
 for name in L-1M L-2M L-3M L-6M L-8M; do
 	"$FAULTLINE" report "$OUT/$name" --by alloc --format csv --top 0 >"$WORK/$name.alloc.csv" 2>"$WORK/$name.err" ||
@@ -40,8 +40,6 @@ for name in L-1M L-2M L-3M L-6M L-8M; do
 done
 echo "ok every size's recording is readable by report and dump"
 
-"$FAULTLINE" sweep --policy fifo -L 2M,6M,8M -o "$WORK/sw2" -- "$PLANTED/cyclic_scan" $PAGES $PASSES >"$WORK/table" 2>/dev/null ||
-	fail "sweep (table) exited $?"
 
 "$PY" - "$WORK" "$OUT" "$PAGES" "$PASSES" "$SCAN_LINE" <<'PYEOF' || fail "sweep checks failed"
 import csv, glob, json, os, sys
@@ -101,7 +99,7 @@ sys.exit(1 if errors else 0)
 PYEOF
 
 # --auto: the unlimited run's peak, halved down to 1/16.
-"$FAULTLINE" sweep --policy fifo --auto --format csv -o "$WORK/auto" -- "$PLANTED/cyclic_scan" 1024 2 >"$WORK/auto.csv" 2>"$WORK/auto.err" ||
+"$FAULTLINE" sweep --policy fifo --auto --format csv -o "$WORK/auto" -- "$PLANTED/cyclic_scan" 512 2 >"$WORK/auto.csv" 2>"$WORK/auto.err" ||
 	{ cat "$WORK/auto.err" >&2; fail "sweep --auto exited $?"; }
 peak=$(max_stat "$WORK/auto/unlimited" peak_resident_bytes) || fail "--auto: no unlimited recording"
 "$PY" - "$WORK/auto.csv" "$peak" <<'PYEOF' || fail "--auto checks failed"
@@ -114,11 +112,12 @@ for i in range(5):  # halves down to 1/16, none below the runtime's 1 MiB floor,
     if size != want[-1]:
         want.append(size)
 got = [int(r["local_bytes"]) for r in rows]
-ok = got == want and len(want) >= 4
+ok = got == want and len(want) >= 3
 print(("ok " if ok else "FAIL: ") + "--auto sizes %s = unlimited, then peak %d halved down to 1/16 %s" % (got, peak, want))
 open(sys.argv[1] + ".n", "w").write(str(len(want)))
 sys.exit(0 if ok else 1)
 PYEOF
+cmp -s "$WORK/auto.csv" "$WORK/auto/sweep.csv" || fail "--format csv: stdout and sweep.csv differ"
 [ "$(ls -d "$WORK"/auto/unlimited "$WORK"/auto/L-* | wc -l)" -eq "$(cat "$WORK/auto.csv.n")" ] || fail "--auto: want one recording per row: $(ls "$WORK/auto")"
 echo "ok --auto"
 
