@@ -143,3 +143,14 @@ grep -q 'record exited 1' "$WORK/bad.err" || fail "failing program: no 'record e
 "$FAULTLINE" sweep --help >"$WORK/help" 2>&1 || fail "sweep --help exited $?"
 grep -q 'local_bytes,faults_total,first_touch,refault,soft,far_read_bytes,far_write_bytes,wall_s' "$WORK/help" || fail "sweep --help lacks the CSV columns"
 echo "ok sweep --help"
+
+# SIGTERM to the sweep reaches the running record and its program; the sweep stops with 143.
+"$FAULTLINE" sweep -L 1M,2M -o "$WORK/sig" -- sleep 120 >/dev/null 2>"$WORK/sig.err" &
+SWEEP=$!
+for _ in $(seq 1 "$(scaled 20)"); do [ -s "$WORK/sig.err" ] && break; sleep 0.5; done
+sleep 1
+kill -TERM "$SWEEP"
+RC=0; wait "$SWEEP" || RC=$?
+[ "$RC" -eq 143 ] && grep -q 'stopped by signal 15' "$WORK/sig.err" || fail "SIGTERM: exit $RC: $(cat "$WORK/sig.err")"
+[ ! -d "$WORK/sig/L-2M" ] || fail "SIGTERM: the sweep went on to the next size"
+echo "ok SIGTERM stops the sweep (exit 143) and its running record"

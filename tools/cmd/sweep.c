@@ -8,12 +8,16 @@
  * Times: wall from the fork to the exit of record; virtual = user + system CPU time from wait4's
  * rusage of record, which holds the program and its runtime's threads (record waits for them).
  *
+ * Signals: SIGINT, SIGTERM and SIGHUP received by sweep are passed to the running record (which
+ * passes them to the program); the sweep then stops after that run, with 128 + the signal.
+ *
  * Exit status: 0; 1 when a run fails (record or the program exits non-zero, or its recording has no
  * process) or the output cannot be written; 2 on a usage error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +159,30 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 
 /* ----------------------------------------------------------------- one run */
 
+/* The one state a signal handler needs (a handler cannot be given a context): the running record's
+ * pid and the signal that asked the sweep to stop. */
+static volatile sig_atomic_t running_child;
+static volatile sig_atomic_t stop_signal;
+
+static void forward_signal(int sig)
+{
+	stop_signal = sig;
+	if (running_child > 0)
+		kill((pid_t)running_child, sig);
+}
+
+static void handle_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 struct run_argv {
 	char *words[256 + 16];
 	char size[32];
@@ -235,16 +263,25 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 		_exit(127);
 	}
 	close(fd);
+	running_child = pid;
+	if (stop_signal) /* it came before the handler could know the child */
+		kill(pid, stop_signal);
 	while (wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR) {
 			cli_error("sweep: wait4 %ld: %s", (long)pid, strerror(errno));
 			return -1;
 		}
 	}
+	running_child = 0;
 	p->wall_s = now_s() - start;
 	p->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
 		   (double)ru.ru_stime.tv_usec / 1e6;
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (stop_signal) {
+		cli_error("sweep: stopped by signal %d during -L %s (its output: %s)", (int)stop_signal,
+			  p->local_bytes ? a.size : "unlimited", log);
+		return -1;
+	}
 	if (p->exit_status != 0) {
 		cli_error("sweep: -L %s: record exited %d (its output: %s)", p->local_bytes ? a.size : "unlimited",
 			  p->exit_status, log);
@@ -381,8 +418,12 @@ int cmd_sweep(int argc, char **argv)
 			snprintf(out_dir, sizeof(out_dir), "faultline-sweep-%s-%ld", base ? base + 1 : o.command[0], (long)getpid());
 		rc = make_output_dir(out_dir, o.force);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		handle_stop_signals();
 		rc = sweep_run(&o, out_dir);
+		if (stop_signal)
+			rc = 128 + stop_signal;
+	}
 	free(o.passthrough);
 	return rc < 0 ? 0 : rc;
 }
