@@ -135,6 +135,7 @@ expect_exit 2 "bad size" -L 1M,x -o "$WORK/b3" -- true
 expect_exit 2 "size below the runtime's 1 MiB" -L 512K -o "$WORK/b3" -- true
 expect_exit 2 "no command" -L 1M -o "$WORK/b4"
 expect_exit 2 "unknown option" -L 1M --bogus -o "$WORK/b5" -- true
+expect_exit 2 "a stray word before --" -L 1M stray -o "$WORK/b5" -- true
 expect_exit 2 "bad record option" -L 1M --policy lru -o "$WORK/b5" -- true
 [ ! -e "$WORK/b3" ] && [ ! -e "$WORK/b5" ] || fail "a usage error left an output directory"
 expect_exit 1 "existing output directory" -L 1M -o "$OUT" -- true

@@ -53,9 +53,10 @@ static void sweep_usage(FILE *out)
 	      "  -h, --help           this help\n"
 	      "\n"
 	      "Every other option before CMD is record's (faultline record --help), given to each run as is:\n"
-	      "-M, --policy fifo|clock, -c, --far, ... The knee is the smallest size whose refaults stay within\n"
-	      "10% of the curve's range above its minimum. Progress goes to stderr. Exit status 1 when a run\n"
-	      "fails (its log: DIR/<size>/record.log), 2 on a usage error.\n"
+	      "-M, --policy fifo|clock, -c, --far, ... (with -- before CMD, any option record takes).\n"
+	      "The knee is the smallest size whose refaults stay within 10% of the curve's range above its\n"
+	      "minimum. Progress goes to stderr. Exit status 1 when a run fails (its log:\n"
+	      "DIR/<size>/record.log), 128 + N when stopped by signal N, 2 on a usage error.\n"
 	      "\n"
 	      "example: faultline sweep --policy fifo -L 16M,32M,64M,128M -o sw -- ./prog\n", out);
 }
@@ -79,8 +80,11 @@ struct sweep_options {
 	char **command;              /* NULL-terminated */
 };
 
-/* One argv word (or two) of record's; 1 matched, 0 not record's, -1 error in err. */
-static int record_option(int argc, char **argv, int *i, struct sweep_options *o, char *err, size_t errlen)
+/* One argv word (or two) of record's; 1 matched, -1 error in err. With "--" on the line (BOUNDED),
+ * an option this table does not know is handed to record as it is (record checks it: options
+ * added to record later need no edit here). */
+static int record_option(int argc, char **argv, int *i, bool bounded, struct sweep_options *o, char *err,
+			 size_t errlen)
 {
 	const char *value;
 
@@ -97,6 +101,10 @@ static int record_option(int argc, char **argv, int *i, struct sweep_options *o,
 	}
 	if (cli_is_flag(argv[*i], "-q", "--quiet"))
 		return 1; /* every run is quiet already */
+	if (bounded) {
+		o->passthrough[o->npassthrough++] = argv[*i];
+		return 1;
+	}
 	snprintf(err, errlen, "unknown option '%s' (neither sweep's nor record's)", argv[*i]);
 	return -1;
 }
@@ -106,8 +114,11 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 {
 	char err[512];
 	const char *value;
+	bool bounded = false;
 	int i, rc;
 
+	for (i = 1; i < argc && !bounded; i++)
+		bounded = strcmp(argv[i], "--") == 0;
 	memset(o, 0, sizeof(*o));
 	if (!(o->passthrough = calloc((size_t)argc + 1, sizeof(char *))))
 		return usage_error("out of memory");
@@ -117,8 +128,12 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 			i++;
 			break;
 		}
-		if (arg[0] != '-' || arg[1] == '\0')
-			break;
+		if (arg[0] != '-' || arg[1] == '\0') {
+			if (!bounded)
+				break; /* the command, without "--" */
+			o->passthrough[o->npassthrough++] = argv[i]; /* a value of a record option */
+			continue;
+		}
 		if (cli_is_flag(arg, "-h", "--help")) {
 			sweep_usage(stdout);
 			return -1;
@@ -141,7 +156,7 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 			o->autosize = true;
 		} else if (cli_is_flag(arg, NULL, "--force")) {
 			o->force = true;
-		} else if (record_option(argc, argv, &i, o, err, sizeof(err)) < 0) {
+		} else if (record_option(argc, argv, &i, bounded, o, err, sizeof(err)) < 0) {
 			return usage_error("%s", err);
 		}
 	}
@@ -410,6 +425,8 @@ int cmd_sweep(int argc, char **argv)
 		rc = usage_error("the command line is too long");
 	if (rc == 0 && record_parse_args(make_record_argv(&o, CLI_MIB, "x", &a) - 1, a.words + 1, &check, err, sizeof(err)) < 0)
 		rc = usage_error("%s", err);
+	else if (rc == 0 && strcmp(check.command[0], o.command[0]) != 0) /* a stray word before "--" */
+		rc = usage_error("'%s' is neither an option nor the command (the command follows --)", check.command[0]);
 	if (rc == 0) {
 		const char *base = strrchr(o.command[0], '/');
 		if (o.output)
