@@ -53,6 +53,7 @@ struct fl_handler {
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
+	struct fl_stream evictions;          /* eviction events of its inline evictions (evict_log.c) */
 	struct fl_fault_record *records;
 	unsigned nrecords;
 	_Atomic uint64_t flush_request, flush_done;
@@ -131,7 +132,7 @@ struct fl_runtime {
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
 	} evictor;
 	struct fl_evict_stats evict;
-	struct fl_stream evict_log;          /* evict_log.c: eviction records, appended under evict_lock */
+	struct fl_stream evict_log;          /* evict_log.c: the evictor thread's eviction events */
 
 	/* virtual address allocator (region.c), taken by app threads only */
 	pthread_mutex_t va_lock;
@@ -259,7 +260,7 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
  * states before eviction, PG_DIRTY telling dirty from clean). No allocation, one clock read. */
 void fl_evict_log(struct fl_runtime *rt, const size_t *pages, size_t first, const uint8_t *old, size_t n,
 		  uint8_t decision);
-void fl_evict_log_flush(struct fl_runtime *rt, bool wait); /* the flush cadence of fault records */
+void fl_evict_log_flush(struct fl_runtime *rt, bool wait); /* the evictor's stream: handler 0's cadence */
 
 /* handler.c */
 int fl_handlers_start(struct fl_runtime *rt);

@@ -128,6 +128,7 @@ int fl_trace_open(struct fl_runtime *rt)
 			}
 		}
 		h->nrecords = 0;
+		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
 	}
 	fl_trace_write_meta(rt);
 	return 0;
@@ -140,7 +141,9 @@ void fl_trace_flush(struct fl_handler *h)
 	 * reader of a recording in progress finds every reference defined */
 	fl_stream_flush(&h->stacks);
 	fl_stream_flush(&h->contexts);
-	if (h->index == 0) /* eviction events, on the cadence of handler 0 (never waits for the evictor) */
+	fl_stream_flush(&h->evictions);
+	/* the evictor's eviction events, on the cadence of handler 0: it waits only at shutdown */
+	if (h->index == 0)
 		fl_evict_log_flush(rt, atomic_load_explicit(&rt->final_mode, memory_order_relaxed));
 	if (h->nrecords == 0)
 		return;

@@ -24,7 +24,9 @@
  *               the latest snapshot taken before the time it symbolizes (or the last one)
  *   ranges.rap  the runtime's online RAP tree of every fault's page (inc/faultline/rap.h, rap_serialize)
  *   evictions   eviction events (fl_evict_record): every page the eviction policy took out of
- *               memory, in the order evicted, on the same flush cadence as fault records
+ *               memory, on the same flush cadence as fault records. Each evicting thread (the
+ *               evictor, a fault handler evicting inline) appends its own chunks: readers sort
+ *               by time
  *
  * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
  * binary file starts with an fl_file_header; records follow back to back, each exactly

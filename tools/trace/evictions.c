@@ -115,6 +115,39 @@ static int check_record(const struct fl_process *proc, const char *path, uint64_
 	return 0;
 }
 
+/* Records in time order; the writers' chunks interleave in the file (runtime/evict_log.c). */
+struct ordered {
+	struct fl_evict_record rec;
+	size_t index;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct ordered *x = a, *y = b;
+	if (x->rec.time_ns != y->rec.time_ns)
+		return x->rec.time_ns < y->rec.time_ns ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int sort_by_time(struct fl_evictions *ev)
+{
+	size_t i = 1;
+	while (i < ev->n && ev->recs[i - 1].time_ns <= ev->recs[i].time_ns)
+		i++;
+	if (i >= ev->n)
+		return 0; /* already in order (one writer) */
+	struct ordered *tmp = malloc(ev->n * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	for (i = 0; i < ev->n; i++)
+		tmp[i] = (struct ordered){ ev->recs[i], i };
+	qsort(tmp, ev->n, sizeof(*tmp), by_time);
+	for (i = 0; i < ev->n; i++)
+		ev->recs[i] = tmp[i].rec;
+	free(tmp);
+	return 0;
+}
+
 int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, char *err, size_t errlen)
 {
 	char path[4096];
@@ -160,6 +193,11 @@ int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, c
 	}
 	out->n = n;
 	free(data);
+	if (sort_by_time(out) < 0) {
+		snprintf(err, errlen, "%s: out of memory (sorting %zu records)", path, n);
+		fl_evictions_free(out);
+		return -1;
+	}
 	return 0;
 }
 

@@ -16,7 +16,7 @@
 #include "trace_reader.h"
 
 struct fl_evictions {
-	struct fl_evict_record *recs; /* in file order (the order evicted) */
+	struct fl_evict_record *recs; /* in time order (ties keep file order: the order evicted) */
 	size_t n;
 	bool present;                 /* the process has an evictions file */
 	char warning[320];            /* "" or one line: the file was cut */
