@@ -83,3 +83,33 @@ check_run fifo 16 all
 check_eq "fifo trial unmaps" "$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM evictions WHERE decision <> '"'fifo'"'").fetchone()[0])' "$WORK/fifo.db")" 0
 expect_record evictor -L 16 -M 128 -- "$PLANTED/half_dirty" 48 50
 check_run evictor 48 some
+
+# SIGKILL: eviction events reach the file on the fault records' cadence. The program is killed
+# while it sleeps after pass 1; by then every fault record of pass 1 is on disk, and local memory
+# (-L 4: 1024 pages) held at most 1024 of the pages first touched, so at least first touches - 1024
+# pages had gone to the far store: that many eviction records must be in the file.
+"$FAULTLINE" record -q -o "$WORK/kill" --force -L 4 -M 64 -- "$PLANTED/half_dirty" 16 20000 \
+	>"$WORK/kill.out" 2>"$WORK/kill.err" &
+rec=$!
+prog=""
+for i in $(seq 600); do
+	sleep 0.1
+	[ -n "$prog" ] || prog=$(pgrep -P "$rec" -f "$PLANTED/half_dirty" | head -n 1)
+	f=$(ls "$WORK"/kill/*/faults 2>/dev/null | head -n 1)
+	size=$(stat -c %s "$f" 2>/dev/null || echo 0)
+	rsize=$(od -An -t u4 -j 20 -N 4 "$f" 2>/dev/null | tr -d ' ')
+	[ -n "$prog" ] && [ "${rsize:-0}" -gt 0 ] && [ $(( (size - 64) / rsize )) -ge 4100 ] && break
+done
+[ -n "$prog" ] || fail "kill: the program never started"
+sleep "$(scaled 0.3)"
+kill -KILL "$prog"
+rc=0; wait "$rec" || rc=$?
+check_eq "kill: record's exit status after SIGKILL of the program" "$rc" 137
+"$FAULTLINE" export --sqlite "$WORK/kill.db" "$WORK/kill" 2>"$WORK/kill.export.err" ||
+	{ cat "$WORK/kill.export.err" >&2; fail "kill: export of the killed recording failed"; }
+read -r first far <<<"$("$PY" -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("SELECT COUNT(*) FROM faults WHERE kind = '"'first-touch'"'").fetchone()[0],
+      c.execute("SELECT COUNT(*) FROM evictions WHERE to_far").fetchone()[0])' "$WORK/kill.db")"
+check_ge "kill: first touches on disk" "$first" 4096
+check_ge "kill: evictions to the far store on disk (>= first touches - 1024 local pages)" "$far" $((first - 1024))
