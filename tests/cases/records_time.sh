@@ -15,10 +15,14 @@
 #     the sleep; the default (wall) heatmap spans the sleep;
 #   - `report --time virtual --from/--to` selects exactly the faults whose vtime_ns is in the window;
 #     its header shows the service-time percentiles;
-#   - bad --time values are usage errors (exit 2) in all three verbs.
+#   - bad --time values are usage errors (exit 2) in all three verbs;
+#   - with --pmu events that lack task-clock (tests/planted/threads, 3 threads), the runtime adds
+#     task-clock to each thread's group on its own: the faults still have virtual times (all but
+#     each thread's first, whose stack comes by signal), per thread never decreasing, and the
+#     contexts still hold exactly the --pmu events (npmu 2).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
-need_planted half_dirty
+need_planted half_dirty threads
 
 expect_record hd -L 4 -M 64 -- "$PLANTED/half_dirty" 16 600
 cpu=$(sed -n 's/.*thread_cpu_ns \([0-9]*\).*/\1/p' "$WORK/hd.out")
@@ -111,3 +115,29 @@ for verb in report visualize export; do
 	check_eq "$verb --time bogus: exit status" "$rc" 2
 	grep -q "expected wall or virtual" "$WORK/bad.err" || fail "$verb --time bogus: no clear error line"
 done
+
+expect_record thr -L 8 -M 256 --pmu page-faults,context-switches -- "$PLANTED/threads" 3 8
+"$FAULTLINE" export --sqlite "$WORK/thr.db" "$WORK/thr" 2>"$WORK/thr.err" || { cat "$WORK/thr.err" >&2; fail "export thr failed"; }
+"$PY" - "$WORK/thr.db" <<'PYEOF' || fail "virtual time with the extra task-clock member wrong (above)"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+bad = []
+def ok(what, cond, detail=""):
+    print(("ok " if cond else "BAD ") + "thr " + what + (": " + str(detail) if detail != "" else ""))
+    if not cond:
+        bad.append(what)
+n = c.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
+tids = [r[0] for r in c.execute("SELECT DISTINCT tid FROM faults")]
+nv = c.execute("SELECT COUNT(*) FROM faults WHERE vtime_ns IS NOT NULL").fetchone()[0]
+ok("threads that faulted", len(tids) >= 3, len(tids))
+ok("faults with a virtual time (all but about one per thread)", nv >= n - 8 * len(tids), "%d of %d" % (nv, n))
+for t in tids:
+    v = [r[0] for r in c.execute("SELECT vtime_ns FROM faults WHERE tid = ? AND vtime_ns IS NOT NULL ORDER BY wall_ns, seq", (t,))]
+    back = sum(1 for a, b in zip(v, v[1:]) if b < a)
+    ok("tid %d: virtual time never decreases (%d faults)" % (t, len(v)), back == 0, back)
+names = [r[0] for r in c.execute("SELECT name FROM pmu_events ORDER BY idx")]
+ok("pmu events as asked", names == ["page-faults", "context-switches"], names)
+npmu = [r[0] for r in c.execute("SELECT DISTINCT npmu FROM contexts")]
+ok("contexts hold exactly the --pmu events", npmu == [2], npmu)
+sys.exit(1 if bad else 0)
+PYEOF
