@@ -19,7 +19,8 @@
 #   - with --pmu events that lack task-clock (tests/planted/threads, 3 threads), the runtime adds
 #     task-clock to each thread's group on its own: the faults still have virtual times (all but
 #     each thread's first, whose stack comes by signal), per thread never decreasing, and the
-#     contexts still hold exactly the --pmu events (npmu 2).
+#     contexts still hold exactly the --pmu events (npmu 2); `export --time virtual` puts them on
+#     the process's axis: never decreasing in wall order, ending at the sum of the threads' times.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted half_dirty threads
@@ -117,7 +118,7 @@ for verb in report visualize export; do
 done
 
 expect_record thr -L 8 -M 256 --pmu page-faults,context-switches -- "$PLANTED/threads" 3 8
-"$FAULTLINE" export --sqlite "$WORK/thr.db" "$WORK/thr" 2>"$WORK/thr.err" || { cat "$WORK/thr.err" >&2; fail "export thr failed"; }
+"$FAULTLINE" export --sqlite "$WORK/thr.db" --time virtual "$WORK/thr" 2>"$WORK/thr.err" || { cat "$WORK/thr.err" >&2; fail "export thr failed"; }
 "$PY" - "$WORK/thr.db" <<'PYEOF' || fail "virtual time with the extra task-clock member wrong (above)"
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -139,5 +140,10 @@ names = [r[0] for r in c.execute("SELECT name FROM pmu_events ORDER BY idx")]
 ok("pmu events as asked", names == ["page-faults", "context-switches"], names)
 npmu = [r[0] for r in c.execute("SELECT DISTINCT npmu FROM contexts")]
 ok("contexts hold exactly the --pmu events", npmu == [2], npmu)
+axis = [r[0] for r in c.execute("SELECT time_ns FROM faults WHERE time_ns IS NOT NULL ORDER BY wall_ns, seq")]
+back = sum(1 for a, b in zip(axis, axis[1:]) if b < a)
+ok("process axis (--time virtual) never decreases", back == 0 and len(axis) >= nv, "%d steps back, %d faults" % (back, len(axis)))
+total = c.execute("SELECT SUM(m) FROM (SELECT MAX(vtime_ns) AS m FROM faults GROUP BY tid)").fetchone()[0]
+ok("process axis ends at the sum of the threads' last times", axis[-1] == total, "%d vs %d" % (axis[-1], total))
 sys.exit(1 if bad else 0)
 PYEOF

@@ -13,8 +13,8 @@
  * stacks, allocations and faults number each process's records after those of the processes before
  * it (id = base of the process + index in its array + 1). Times are nanoseconds since the recording's
  * start (its earliest process), the time axis of `faultline report --from/--to`; with --time virtual,
- * faults.time_ns is the faulting thread's CPU time instead (fault_time.h), and both axes are always
- * in faults.wall_ns and faults.vtime_ns. */
+ * faults.time_ns is the program's CPU time instead (fault_time.h); faults.wall_ns always holds the
+ * wall time and faults.vtime_ns the faulting thread's own CPU time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -145,9 +145,10 @@ static void export_usage(FILE *out)
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
 	      "  -f, --force          replace FILE\n"
 	      "      --time AXIS      what faults.time_ns holds: wall (default: ns since the recording\n"
-	      "                       started) or virtual (the faulting thread's CPU time, task-clock ns;\n"
-	      "                       NULL when unknown). faults.wall_ns and faults.vtime_ns hold both\n"
-	      "                       always; evictions are on the wall axis (the runtime's threads)\n"
+	      "                       started) or virtual (the CPU time, task-clock ns, the process's\n"
+	      "                       threads had used at the fault; NULL when unknown). faults.wall_ns\n"
+	      "                       always holds the wall time, faults.vtime_ns the faulting thread's\n"
+	      "                       own CPU time; evictions are on the wall axis (the runtime's threads)\n"
 	      "      --skip REGEX     also skip frames whose binary path or function name matches when\n"
 	      "                       choosing callsites (repeatable)\n"
 	      "      --no-skip        drop the default skip list (" CALLSITE_DEFAULT_SKIP_NAMES ")\n"
@@ -587,14 +588,14 @@ static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t 
 	const struct fl_fault *f = &proc->faults[i];
 	uint32_t page_size = proc->page_size ? proc->page_size : 4096;
 
-	uint64_t vtime, wall = fl_fault_time_ns(proc, f);
+	uint64_t vtime, axis_time, wall = fl_fault_time_ns(proc, f);
 	bool has_vtime = fault_clock_virtual(&x->clock, proc, f, &vtime);
 
 	bind_int(stmt, 1, x->fault_base[p] + i + 1);
 	bind_int(stmt, 2, p);
 	bind_int(stmt, 3, f->rec.seq);
-	if (x->o->time_axis == FL_TIME_WALL || has_vtime)
-		bind_int(stmt, 4, x->o->time_axis == FL_TIME_WALL ? wall : vtime);
+	if (fault_clock_time(&x->clock, proc, f, &axis_time)) /* wall, or the program's CPU time */
+		bind_int(stmt, 4, axis_time);
 	bind_int(stmt, 5, f->rec.addr);
 	bind_int(stmt, 6, f->rec.addr / page_size);
 	bind_int(stmt, 7, f->rec.tid);

@@ -2,14 +2,17 @@
  *
  *   wall     nanoseconds since the recording started (its earliest process): the axis of
  *            fl_fault_time_ns. Under `record` it is dilated 5-50x by fault service.
- *   virtual  the faulting thread's own CPU time (its task-clock, ns) at the fault: the program's
- *            time axis, which does not advance while the thread sleeps or waits for a fault to be
- *            served. From the fault record (thread_time_ns, taken from the fault's perf sample), or,
- *            when the record has none, from the fault's context when the process counted task-clock
- *            among its --pmu events. Each thread's axis starts at 0 when it started; threads run
- *            side by side, so on this axis the faults of different threads overlap.
- * A fault may have no virtual time (a stack-less sample `-s N`, a recording older than the field,
- * no perf): fault_clock_time then says false and the verbs leave it out, and say how many. */
+ *   virtual  the program's own time: the CPU time (task-clock, ns) its threads had used at the
+ *            fault, which does not advance while they sleep or wait for faults to be served. Each
+ *            fault knows its own thread's CPU time (the thread's virtual time: the fault record's
+ *            thread_time_ns, taken from the fault's perf sample, or, when the record has none, the
+ *            fault's context when the process counted task-clock among its --pmu events). The
+ *            process's axis at a fault is the sum over its threads of their CPU time as last seen
+ *            at their faults up to that one (one pass in time order): monotonic, and equal to the
+ *            thread's own time in a single-threaded program. Each process starts at 0.
+ * A fault before any fault of its process with a thread time (a stack-less sample `-s N`, a
+ * recording older than the field, no perf) has no virtual time: fault_clock_time then says false
+ * and the verbs leave it out, and say how many. */
 #ifndef FAULTLINE_TOOLS_FAULT_TIME_H
 #define FAULTLINE_TOOLS_FAULT_TIME_H
 
@@ -33,6 +36,8 @@ struct fault_clock {
 	const struct fl_recording *rec;
 	enum fl_time_axis axis;
 	int *task_clock;        /* per process: index of task-clock among its pmu events, -1: none */
+	uint64_t **process_ns;  /* virtual axis: per process, per fault, the process's CPU time at the
+	                         * fault (UINT64_MAX: unknown); NULL on the wall axis */
 };
 
 /* Prepares the clock of REC on AXIS. Returns 0, or -1 (errno ENOMEM). */
@@ -44,7 +49,7 @@ void fault_clock_free(struct fault_clock *c);
 bool fault_clock_time(const struct fault_clock *c, const struct fl_process *proc, const struct fl_fault *f,
 		      uint64_t *out);
 
-/* The fault's virtual time alone (as fault_clock_time on the virtual axis). */
+/* The faulting thread's own CPU time at the fault (the thread's virtual time), on either axis. */
 bool fault_clock_virtual(const struct fault_clock *c, const struct fl_process *proc, const struct fl_fault *f,
 			 uint64_t *out);
 
