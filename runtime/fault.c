@@ -175,6 +175,7 @@ struct fault_plan {
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
 	uint32_t seq;
 	uint64_t time_ns;
+	uint64_t thread_time_ns;             /* the thread's task-clock, from its sample; 0 = unknown */
 	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
 
@@ -208,6 +209,7 @@ static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, 
 	ctx->tid = sample.tid;
 	ctx->npmu = sample.npmu;
 	memcpy(ctx->pmu, sample.pmu, sizeof(ctx->pmu));
+	plan->thread_time_ns = sample.task_clock_ns; /* the fault's virtual time (fault_sample.c) */
 	return true;
 }
 
@@ -256,6 +258,8 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
 	rec.seq = plan->seq;
+	rec.thread_time_ns = plan->thread_time_ns;
+	rec.reserved2 = 0;
 	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
 	/* the thread is woken only after its page's new state is published (below): it cannot
@@ -265,6 +269,8 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	FL_ASSERT((atomic_load(&rt->state[page]) & PG_WHERE) == PG_RESIDENT || rec.kind == FL_FAULT_CONCURRENT);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
+	/* served: what follows wakes the thread (the stack signal, or the wake below) */
+	rec.service_ns = fl_fault_service_ns(rt, plan->time_ns);
 	if (plan->want_stack && !plan->stack_taken) {
 		/* no sample: the thread takes its own stack in the stack signal's handler
 		 * (fault_context.c). A concurrent message's thread was already woken by the fault

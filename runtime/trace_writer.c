@@ -108,6 +108,10 @@ int fl_trace_open(struct fl_runtime *rt)
 	/* rewritten whole at shutdown with pwrite: not O_APPEND */
 	rt->sites_fd = open_binary_flags(rt, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), 0);
 	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
+	/* eviction events (evict_log.c): optional, a recording without them is still whole */
+	fl_stream_init(&rt->evict_log, FL_SF_EVICTIONS);
+	rt->side_fd[FL_SF_EVICTIONS] = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS,
+						   sizeof(struct fl_evict_record));
 	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
 	    (rt->alloc_log_full ? rt->allocs_zst_fd : rt->side_fd[FL_SF_ALLOCS]) < 0 || rt->sites_fd < 0 ||
 	    rt->maps_fd < 0)
@@ -124,6 +128,7 @@ int fl_trace_open(struct fl_runtime *rt)
 			}
 		}
 		h->nrecords = 0;
+		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
 	}
 	fl_trace_write_meta(rt);
 	return 0;
@@ -136,6 +141,10 @@ void fl_trace_flush(struct fl_handler *h)
 	 * reader of a recording in progress finds every reference defined */
 	fl_stream_flush(&h->stacks);
 	fl_stream_flush(&h->contexts);
+	fl_stream_flush(&h->evictions);
+	/* the evictor's eviction events, on the cadence of handler 0: it waits only at shutdown */
+	if (h->index == 0)
+		fl_evict_log_flush(rt, atomic_load_explicit(&rt->final_mode, memory_order_relaxed));
 	if (h->nrecords == 0)
 		return;
 	/* the handler waits for its write: that is the back-pressure, and it is counted */

@@ -23,6 +23,10 @@
  *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
  *               the latest snapshot taken before the time it symbolizes (or the last one)
  *   ranges.rap  the runtime's online RAP tree of every fault's page (inc/faultline/rap.h, rap_serialize)
+ *   evictions   eviction events (fl_evict_record): every page the eviction policy took out of
+ *               memory, on the same flush cadence as fault records. Each evicting thread (the
+ *               evictor, a fault handler evicting inline) appends its own chunks: readers sort
+ *               by time
  *
  * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
  * binary file starts with an fl_file_header; records follow back to back, each exactly
@@ -50,6 +54,7 @@ enum fl_file_kind {
 	FL_FILE_CONTEXTS = 4,
 	FL_FILE_SITES = 5,
 	FL_FILE_ALLOCS_ZSTD = 6, /* record_size = sizeof(fl_alloc_record) once decoded */
+	FL_FILE_EVICTIONS = 8,
 };
 
 struct fl_file_header {
@@ -86,8 +91,9 @@ enum fl_fault_kind {
 #define FL_FAULT_OBJECT       0x08 /* the runtime looked the address up in its live objects: the obj_*
                                     * fields are valid (obj_addr 0: in no live object) */
 
-/* One message delivered by the kernel for a page of the region. 56 bytes (32 before the object
- * fields: FL_FAULT_RECORD_SIZE_V1; a reader then joins faults to objects through the allocs log). */
+/* One message delivered by the kernel for a page of the region. 72 bytes; older recordings have
+ * 32 (FL_FAULT_RECORD_SIZE_V1: no object fields; a reader then joins faults to objects through
+ * the allocs log) or 56 (FL_FAULT_RECORD_SIZE_V2: no thread_time_ns, service_ns). */
 struct fl_fault_record {
 	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
 	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
@@ -104,8 +110,19 @@ struct fl_fault_record {
 	uint64_t obj_size;     /* its requested size, bytes */
 	uint32_t obj_alloc_id; /* its alloc_id: joins the allocs record when the object was logged */
 	uint32_t obj_stack_id; /* its allocation site's stack (as in the sites file); 0 = unknown */
+	/* The program's own time axis: the faulting thread's task-clock (CPU time, ns) at the fault,
+	 * from the fault's perf sample (no system call). 0 = unknown: the fault had no usable sample
+	 * (its thread's first fault, sampling off or `-s N`); its context may then hold task-clock
+	 * among its pmu values. */
+	uint64_t thread_time_ns;
+	uint32_t service_ns;   /* from the handler reading the message to the wake-up of the faulting
+	                        * thread being issued (or, for a stack taken by signal, the signal
+	                        * sent); saturates at UINT32_MAX. 0 = unknown */
+	uint32_t reserved2;    /* zero */
 };
 #define FL_FAULT_RECORD_SIZE_V1 32
+#define FL_FAULT_RECORD_SIZE_V2 56
+#define FL_FAULT_RECORD_SIZE_V3 72
 
 /* The context of one fault: its call stack and the faulting thread's counters at the fault.
  * Taken by the handler that served the fault, from the perf sample the fault left (registers
@@ -183,6 +200,33 @@ struct fl_site_record {
 	uint64_t faults;           /* faults on objects of this site */
 };
 
+/* Why the eviction policy took a page (runtime/evict.c). */
+enum fl_evict_decision {
+	FL_EVICT_CLOCK_TRIAL = 1, /* clock: the hand found the page unreferenced and unmapped it on trial
+	                           * into the soft pool (still local; a touch is a soft fault) */
+	FL_EVICT_CLOCK_SOFT = 2,  /* clock: the oldest soft page, evicted to the far store for room */
+	FL_EVICT_SOFT_CAP = 3,    /* clock: a soft page evicted to the far store because the soft pool's
+	                           * ring was full (its cap), not for room */
+	FL_EVICT_FIFO = 4,        /* fifo: the oldest page in fault-in order, to the far store */
+};
+
+/* Flags of an eviction record. */
+#define FL_EVICT_DIRTY  0x01 /* the page was written since its far copy was made: its content was
+                              * saved (written back); absent: clean, the far copy was valid */
+#define FL_EVICT_INLINE 0x02 /* evicted by a fault handler that found no free local page, not by
+                              * the evictor thread that keeps the reserve */
+
+/* One page taken out of local memory. 24 bytes. CLOCK_TRIAL records count as stats.json
+ * "soft_evictions", the others as "evictions" (DIRTY ones as "writebacks", clean ones as
+ * "evictions_clean"). */
+struct fl_evict_record {
+	uint64_t time_ns;   /* since fl_file_header.start_ns */
+	uint64_t addr;      /* the page's first byte */
+	uint8_t decision;   /* enum fl_evict_decision */
+	uint8_t flags;      /* FL_EVICT_* */
+	uint8_t reserved[6];
+};
+
 /* Full allocation log (allocs.zst). After the fl_file_header (kind FL_FILE_ALLOCS_ZSTD), the
  * file is a sequence of zstd frames, each written whole by one thread with one write(2). A frame
  * decompresses to one chunk: a 16-byte chunk header, then nevents encoded events of that thread
@@ -217,7 +261,8 @@ static inline uint32_t fl_probe_page_hash(uint64_t page)
 #define FL_STATIC_ASSERT _Static_assert
 #endif
 FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 56, "fault record is 56 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == FL_FAULT_RECORD_SIZE_V3, "fault record is 72 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_evict_record) == 24, "eviction record is 24 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 48, "fault context is 48 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
@@ -234,5 +279,6 @@ FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes")
 #define FL_FILE_NAME_SITES "sites"
 #define FL_FILE_NAME_MAPS "maps"
 #define FL_FILE_NAME_RAP "ranges.rap"
+#define FL_FILE_NAME_EVICTIONS "evictions"
 
 #endif

@@ -139,7 +139,7 @@ static void put_stack(struct synth *s, uint32_t id, uint16_t flags, unsigned n, 
 static void put_fault(struct synth *s, uint64_t time, uint64_t addr, uint32_t tid, uint32_t stack_id, uint8_t kind,
 		      uint8_t flags, uint64_t clock_step)
 {
-	struct fl_fault_record r = { time, addr, tid, s->nfaults, stack_id, kind, flags, 0, 0, 0, 0, 0, 0 };
+	struct fl_fault_record r = { time, addr, tid, s->nfaults, stack_id, kind, flags, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	buf_put(&s->bin[F_FAULTS], &r, sizeof(r));
 	s->kinds[kind]++;
 	if (stack_id) {

@@ -159,7 +159,7 @@ static void put_fault(struct synth_proc *p, uint64_t time, uint64_t addr, uint32
 {
 	/* version-1 records (32 bytes, no object fields): the reader's sweep joins them to objects;
 	 * test_record_extension covers the longer ones */
-	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0, 0, 0, 0, 0 };
+	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0, 0, 0, 0, 0, 0, 0, 0 };
 	buf_put(&p->files[F_FAULTS], &r, FL_FAULT_RECORD_SIZE_V1);
 }
 
@@ -1463,7 +1463,7 @@ static void test_record_extension(void)
 	for (uint32_t seq = 0; seq < 4; seq++) {
 		/* seqs 0, 1 in A; 2 in B; 3 in no object (the runtime looked and found none) */
 		struct fl_fault_record r = { 100 + seq, seq < 2 ? obj_a + seq * 0x1000 : seq == 2 ? obj_b + 0x10 : REGION + 0x20000,
-					     6000, seq, 0, FL_FAULT_FIRST_TOUCH, FL_FAULT_OBJECT, 0, 0, 0, 0, 0, 0 };
+					     6000, seq, 0, FL_FAULT_FIRST_TOUCH, FL_FAULT_OBJECT, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 		if (seq < 2)
 			r.obj_addr = obj_a, r.obj_size = 0x2000, r.obj_alloc_id = 7, r.obj_stack_id = 1;
 		else if (seq == 2)

@@ -229,11 +229,16 @@ static uint32_t row_for_loc(struct report *r, struct pass_maps *m, uint32_t loc)
 
 static bool kept(const struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
-	uint64_t t = fl_fault_time_ns(proc, f);
+	uint64_t t;
 	/* "all" is every fault of the program's memory traffic: access samples (record
 	 * --sample-accesses, --mrc) are only shown when asked for (--kind access) */
 	bool kind_ok = r->o->kind == 0 ? f->rec.kind != FL_FAULT_ACCESS_SAMPLE : f->rec.kind == r->o->kind;
-	return kind_ok && t >= r->o->from_ns && t < r->o->to_ns;
+	if (!kind_ok)
+		return false;
+	if (r->o->from_ns == 0 && r->o->to_ns == UINT64_MAX)
+		return true;
+	/* --from/--to on the --time axis; a fault without a virtual time is outside any window of it */
+	return fault_clock_time(&r->clock, proc, f, &t) && t >= r->o->from_ns && t < r->o->to_ns;
 }
 
 /* "<unallocated>" with the name of the mapping that holds the fault's address. */
