@@ -173,7 +173,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 struct fault_plan {
 	bool want_stack;
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
-	uint32_t seq;
+	uint64_t seq;
 	uint64_t time_ns;
 	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
@@ -255,6 +255,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
+	rec.reserved2 = 0;
 	rec.seq = plan->seq;
 	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
@@ -269,7 +270,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 		/* no sample: the thread takes its own stack in the stack signal's handler
 		 * (fault_context.c). A concurrent message's thread was already woken by the fault
 		 * that brought the page in: it has run on, so a stack taken now would be wrong */
-		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
+		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, (uint32_t)rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
 	}
 	if (rec.kind != FL_FAULT_CONCURRENT)

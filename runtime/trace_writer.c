@@ -60,7 +60,7 @@ static int open_binary_flags(struct fl_runtime *rt, const char *name, uint32_t k
 {
 	struct fl_file_header hdr;
 	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+	hdr.magic = FL_TRACE_MAGIC;
 	hdr.version = FL_TRACE_VERSION;
 	hdr.kind = kind;
 	hdr.header_size = sizeof(hdr);

@@ -33,6 +33,8 @@ struct fl_process_private {
 	uint32_t *fault_by_seq;     /* indexes into faults, sorted by rec.seq */
 	uint32_t *alloc_by_id;      /* indexes into allocs of MALLOC/MMAP records, sorted by alloc_id */
 	uint32_t fault_record_size; /* as the faults file declares it */
+	uint32_t fault_data_offset; /* its header_size: where its records start */
+	uint32_t fault_version;     /* its format version */
 	size_t nalloc_by_id;
 	unsigned char *stack_data;  /* the stacks file as read; fl_stack.frames point into it */
 };
@@ -111,6 +113,8 @@ struct loader {
 	size_t dangling;                /* references to missing records in the current file */
 	uint64_t first_dangling;        /* offset of the first one */
 	uint32_t record_size;           /* of the file being read (records may be longer than we know) */
+	uint32_t data_offset;           /* its header_size: where its records start */
+	uint32_t version;               /* its format version (1 or FL_TRACE_VERSION) */
 };
 
 static void add_warning(struct fl_recording *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -294,11 +298,44 @@ static void set_reference(struct loader *ld, const struct fl_file_header *hdr, s
 		ref->region_size = hdr->region_size, ld->known |= REF_REGION_SIZE;
 }
 
-/* Validates the header of the current binary file, of kind KIND with records of RECORD_SIZE
- * bytes. A file shorter than a header is accepted when what it holds is a valid beginning of one
- * (a crash between creating and writing it): *complete is set to false and a warning added. */
+/* The shortest record of KIND a file of format VERSION may declare (0: variable-sized records). */
+static uint32_t min_record_size(uint32_t kind, uint32_t version)
+{
+	switch (kind) {
+	case FL_FILE_FAULTS: return version == 1 ? FL_FAULT_RECORD_SIZE_V1 : sizeof(struct fl_fault_record);
+	case FL_FILE_CONTEXTS: return version == 1 ? FL_CONTEXT_SIZE_V1 : sizeof(struct fl_fault_context);
+	case FL_FILE_STACKS: return 0;
+	case FL_FILE_ALLOCS:
+	case FL_FILE_ALLOCS_ZSTD: return sizeof(struct fl_alloc_record);
+	case FL_FILE_SITES: return sizeof(struct fl_site_record);
+	default: return 0;
+	}
+}
+
+/* Checks the magic in the first HAVE bytes of the header (at most 8 of them). */
+static int check_magic(struct loader *ld, const struct fl_file_header *hdr, size_t have)
+{
+	uint64_t want = FL_TRACE_MAGIC;
+	const unsigned char *got = (const unsigned char *)&hdr->magic, *bytes = (const unsigned char *)&want;
+	size_t n = have < 8 ? have : 8;
+
+	if (n == 8 && hdr->magic == FL_TRACE_MAGIC_SWAPPED)
+		return fail_at(ld, 0, "written in the other byte order (big-endian): faultline reads little-endian "
+			       "recordings only");
+	if (memcmp(got, bytes, n) == 0)
+		return 0;
+	size_t at = 0;
+	while (at < n && got[at] == bytes[at])
+		at++;
+	return fail_at(ld, at, "bad magic: not a faultline trace file (want \"FLTRACE\\0\")");
+}
+
+/* Validates the header of the current binary file, of kind KIND. A file shorter than a header is
+ * accepted when what it holds is a valid beginning of one (a crash between creating and writing
+ * it): *complete is set to false and a warning added. A header longer than this reader knows
+ * (header_size > 64: fields of a later version) is accepted; its tail is skipped. */
 static int check_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind,
-			uint32_t record_size, struct fl_file_header *hdr, bool *complete)
+			struct fl_file_header *hdr, bool *complete)
 {
 	const struct fl_file_header *ref = &ld->faults_header;
 	const char *ref_name = kind == FL_FILE_FAULTS ? FL_FILE_NAME_META : "the faults header";
@@ -306,27 +343,31 @@ static int check_header(struct loader *ld, const unsigned char *data, size_t len
 
 	memset(hdr, 0, sizeof(*hdr));
 	memcpy(hdr, data, have);
-	*complete = len >= HEADER_SIZE;
-	if (memcmp(hdr->magic, FL_TRACE_MAGIC, have < 8 ? have : 8) != 0) {
-		size_t at = 0;
-		while (at < 7 && hdr->magic[at] == FL_TRACE_MAGIC[at])
-			at++;
-		return fail_at(ld, at, "bad magic: not a faultline trace file (want \"%s\")", FL_TRACE_MAGIC);
-	}
+	ld->version = FL_TRACE_VERSION;
+	ld->data_offset = HEADER_SIZE;
+	if (check_magic(ld, hdr, have) < 0)
+		return -1;
 	if (have >= 12) {
 		if (hdr->version == 0)
 			return fail_at(ld, offsetof(struct fl_file_header, version), "bad format version 0");
 		if (hdr->version > FL_TRACE_VERSION)
 			return fail_at(ld, offsetof(struct fl_file_header, version), "format version %u is newer than this faultline reads (%d): "
 				       "use a newer faultline", hdr->version, FL_TRACE_VERSION);
+		ld->version = hdr->version;
 	}
 	if (have >= 16 && hdr->kind != kind)
 		return fail_at(ld, offsetof(struct fl_file_header, kind), "file kind %u (%s), want %u (%s)", hdr->kind, file_kind_name(hdr->kind),
 			       kind, file_kind_name(kind));
-	if (have >= 20 && hdr->header_size != HEADER_SIZE)
-		return fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want %u", hdr->header_size, HEADER_SIZE);
+	/* A header may be longer than this reader knows (fields added at its end, trace.h). */
+	if (have >= 20 && (hdr->header_size < HEADER_SIZE || hdr->header_size > 65536 || hdr->header_size % 8 != 0))
+		return fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want a multiple of 8, at least %u",
+			       hdr->header_size, HEADER_SIZE);
+	if (have >= 20)
+		ld->data_offset = hdr->header_size;
+	*complete = len >= ld->data_offset;
 	/* A record may be longer than this reader knows (fields added at its end, trace.h): the known
 	 * prefix is read and the tail skipped. Shorter than the first version of the record is wrong. */
+	uint32_t record_size = min_record_size(kind, ld->version);
 	if (have >= 24 && (record_size == 0 ? hdr->record_size != 0
 					    : hdr->record_size < record_size || hdr->record_size > 65536 ||
 						      hdr->record_size % 8 != 0))
@@ -352,7 +393,7 @@ static int check_header(struct loader *ld, const unsigned char *data, size_t len
 	if (!*complete) {
 		ld->proc->maybe_cut = true;
 		add_warning(ld->rec, "%s: truncated at offset %zu, inside its %u-byte header (0 complete records)",
-			    ld->path, len, HEADER_SIZE);
+			    ld->path, len, ld->data_offset);
 	}
 	return 0;
 }
@@ -360,21 +401,21 @@ static int check_header(struct loader *ld, const unsigned char *data, size_t len
 /* For a file of fixed-size records: how many complete records it holds; warns about a cut tail. */
 static size_t count_records(struct loader *ld, size_t len, uint32_t record_size)
 {
-	if (len <= HEADER_SIZE)
+	if (len <= ld->data_offset)
 		return 0;
-	size_t body = len - HEADER_SIZE, n = body / record_size, rest = body % record_size;
+	size_t body = len - ld->data_offset, n = body / record_size, rest = body % record_size;
 	if (rest) {
 		ld->proc->maybe_cut = true;
 		add_warning(ld->rec, "%s: truncated at offset %zu (%zu complete records; %zu bytes of a "
-			    "partial record ignored)", ld->path, HEADER_SIZE + n * record_size, n, rest);
+			    "partial record ignored)", ld->path, ld->data_offset + n * record_size, n, rest);
 	}
 	return n;
 }
 
 /* Reads the current binary file and checks its header. Returns 1 with the data and the number of
  * complete fixed-size records (0 for stacks), 0 when the file is absent, -1 on error. */
-static int open_binary(struct loader *ld, const char *name, uint32_t kind, uint32_t record_size,
-		       unsigned char **data, size_t *len, size_t *nrecords)
+static int open_binary(struct loader *ld, const char *name, uint32_t kind, unsigned char **data, size_t *len,
+		       size_t *nrecords)
 {
 	struct fl_file_header hdr;
 	bool complete;
@@ -386,14 +427,14 @@ static int open_binary(struct loader *ld, const char *name, uint32_t kind, uint3
 	rc = read_whole(ld, data, len);
 	if (rc <= 0)
 		return rc;
-	if (check_header(ld, *data, *len, kind, record_size, &hdr, &complete) < 0) {
+	if (check_header(ld, *data, *len, kind, &hdr, &complete) < 0) {
 		free(*data);
 		*data = NULL;
 		return -1;
 	}
 	if (kind == FL_FILE_FAULTS)
 		set_reference(ld, &hdr, *len);
-	if (record_size && kind != FL_FILE_ALLOCS_ZSTD) /* zstd frames, not records */
+	if (kind != FL_FILE_STACKS && kind != FL_FILE_ALLOCS_ZSTD) /* variable-sized records, zstd frames */
 		*nrecords = count_records(ld, *len, ld->record_size);
 	return 1;
 }
@@ -507,25 +548,113 @@ static int compare_fault_time(const void *a, const void *b)
 static int compare_fault_seq(const void *a, const void *b, void *faults_arg)
 {
 	const struct fl_fault *faults = faults_arg;
-	uint32_t x = faults[*(const uint32_t *)a].rec.seq, y = faults[*(const uint32_t *)b].rec.seq;
+	uint64_t x = faults[*(const uint32_t *)a].rec.seq, y = faults[*(const uint32_t *)b].rec.seq;
 	return x < y ? -1 : x > y;
+}
+
+/* Where the fields of a fault record are, by format version (for decoding and for naming the
+ * offset of a bad field). */
+struct fault_layout {
+	size_t tid, seq, stack_id, kind, flags, handler;
+};
+static const struct fault_layout fault_layout_v1 = {
+	FL_FAULT_RECORD_V1_TID, FL_FAULT_RECORD_V1_SEQ, FL_FAULT_RECORD_V1_STACK_ID,
+	FL_FAULT_RECORD_V1_STACK_ID + 4, FL_FAULT_RECORD_V1_STACK_ID + 5, FL_FAULT_RECORD_V1_STACK_ID + 6,
+};
+static const struct fault_layout fault_layout_v2 = {
+	offsetof(struct fl_fault_record, tid), offsetof(struct fl_fault_record, seq),
+	offsetof(struct fl_fault_record, stack_id), offsetof(struct fl_fault_record, kind),
+	offsetof(struct fl_fault_record, flags), offsetof(struct fl_fault_record, handler),
+};
+
+static const struct fault_layout *fault_layout(uint32_t version)
+{
+	return version == 1 ? &fault_layout_v1 : &fault_layout_v2;
+}
+
+/* Decodes the fault record at P (RECORD_SIZE bytes, of format VERSION) into *out: the fields this
+ * reader knows; those a shorter (older) record lacks are zero. */
+static void decode_fault(const unsigned char *p, uint32_t version, uint32_t record_size, struct fl_fault_record *out)
+{
+	if (version >= 2) {
+		memcpy(out, p, record_size < sizeof(*out) ? record_size : sizeof(*out));
+		return;
+	}
+	uint32_t u32;
+	memset(out, 0, sizeof(*out));
+	memcpy(&out->time_ns, p + offsetof(struct fl_fault_record, time_ns), sizeof(out->time_ns));
+	memcpy(&out->addr, p + offsetof(struct fl_fault_record, addr), sizeof(out->addr));
+	memcpy(&out->tid, p + FL_FAULT_RECORD_V1_TID, sizeof(out->tid));
+	memcpy(&u32, p + FL_FAULT_RECORD_V1_SEQ, sizeof(u32));
+	out->seq = u32;
+	memcpy(&out->stack_id, p + FL_FAULT_RECORD_V1_STACK_ID, sizeof(out->stack_id));
+	memcpy(&out->kind, p + fault_layout_v1.kind, 4); /* kind, flags, handler, reserved */
+	if (record_size >= FL_FAULT_RECORD_V1_OBJ + 24)
+		memcpy(&out->obj_addr, p + FL_FAULT_RECORD_V1_OBJ, 24);
+	else
+		out->flags &= (uint8_t)~FL_FAULT_OBJECT; /* the record has no object fields */
+}
+
+/* Decodes the context record at P (of format VERSION) into *out. */
+static void decode_context(const unsigned char *p, uint32_t version, struct fl_fault_context *out)
+{
+	if (version >= 2) {
+		memcpy(out, p, sizeof(*out));
+		return;
+	}
+	uint32_t v1[4]; /* seq, stack_id, tid, npmu */
+	memcpy(v1, p, sizeof(v1));
+	memset(out, 0, sizeof(*out));
+	out->seq = v1[0];
+	out->stack_id = v1[1];
+	out->tid = v1[2];
+	out->npmu = v1[3];
+	memcpy(out->pmu, p + FL_CONTEXT_V1_PMU, sizeof(out->pmu));
+}
+
+/* Where the fields of a context record are, by format version. */
+static size_t context_field(uint32_t version, size_t v2_offset)
+{
+	if (version >= 2)
+		return v2_offset;
+	switch (v2_offset) {
+	case offsetof(struct fl_fault_context, stack_id): return 4;
+	case offsetof(struct fl_fault_context, tid): return 8;
+	case offsetof(struct fl_fault_context, npmu): return 12;
+	default: return 0;
+	}
+}
+
+/* A seq and the file index of its record, for finding two records with the same seq. */
+struct seq_index {
+	uint64_t seq;
+	size_t index;
+};
+
+static int compare_seq_index(const void *a, const void *b)
+{
+	const struct seq_index *x = a, *y = b;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* Checks one fault record (except its stack reference, checked once stacks are read). */
 static int check_fault(struct loader *ld, const struct fl_fault_record *r, uint64_t at, size_t i)
 {
 	const struct fl_file_header *h = &ld->faults_header;
+	const struct fault_layout *l = fault_layout(ld->version);
 
 	if (r->kind < FL_FAULT_FIRST_TOUCH || r->kind > FL_FAULT_CONCURRENT)
-		return fail_at(ld, at + offsetof(struct fl_fault_record, kind), "fault record %zu: kind %u is not a fault kind (1..4)", i, r->kind);
+		return fail_at(ld, at + l->kind, "fault record %zu: kind %u is not a fault kind (1..4)", i, r->kind);
 	if (r->flags & ~FAULT_FLAGS_KNOWN)
-		return fail_at(ld, at + offsetof(struct fl_fault_record, flags), "fault record %zu: unknown flag bits 0x%x", i, r->flags & ~FAULT_FLAGS_KNOWN);
+		return fail_at(ld, at + l->flags, "fault record %zu: unknown flag bits 0x%x", i, r->flags & ~FAULT_FLAGS_KNOWN);
 	if (r->addr < h->region_start || r->addr - h->region_start >= h->region_size)
 		return fail_at(ld, at + offsetof(struct fl_fault_record, addr), "fault record %zu: address 0x%llx outside the region [0x%llx, 0x%llx)",
 			       i, (unsigned long long)r->addr, (unsigned long long)h->region_start,
 			       (unsigned long long)(h->region_start + h->region_size));
 	if (ld->handlers && r->handler >= ld->handlers)
-		return fail_at(ld, at + offsetof(struct fl_fault_record, handler), "fault record %zu: handler %u, but meta.json says %llu handlers", i,
+		return fail_at(ld, at + l->handler, "fault record %zu: handler %u, but meta.json says %llu handlers", i,
 			       r->handler, (unsigned long long)ld->handlers);
 	return 0;
 }
@@ -541,16 +670,16 @@ static int check_unique(struct loader *ld, uint64_t *pairs, size_t n, const char
 		/* Name the later of the two records (in file order). */
 		size_t a = (uint32_t)pairs[i - 1], b = (uint32_t)pairs[i];
 		size_t later = a > b ? a : b, earlier = a > b ? b : a;
-		return fail_at(ld, HEADER_SIZE + (uint64_t)later * record_size, "%s %llu appears twice (records %zu and %zu)", what,
+		return fail_at(ld, ld->data_offset + (uint64_t)later * record_size, "%s %llu appears twice (records %zu and %zu)", what,
 			       (unsigned long long)(pairs[i] >> 32), earlier, later);
 	}
 	return 0;
 }
 
 /* File offsets of records, with the record sizes the files declare. */
-#define fault_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->proc->priv->fault_record_size)
-#define context_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->record_size)
-#define alloc_offset(i) (HEADER_SIZE + (uint64_t)(i) * ld->record_size)
+#define fault_offset(i) (ld->proc->priv->fault_data_offset + (uint64_t)(i) * ld->proc->priv->fault_record_size)
+#define context_offset(i) (ld->data_offset + (uint64_t)(i) * ld->record_size)
+#define alloc_offset(i) (ld->data_offset + (uint64_t)(i) * ld->record_size)
 
 /* Reads the faults file into proc->faults, in file order, and checks each record and the
  * uniqueness of seqs. The header values become the process's. */
@@ -559,7 +688,7 @@ static int load_faults(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, n;
-	int rc = open_binary(ld, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1, &data, &len, &n);
+	int rc = open_binary(ld, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, &data, &len, &n);
 
 	if (rc == 0)
 		return fail_file(ld, "missing: every process directory must have one");
@@ -571,12 +700,14 @@ static int load_faults(struct loader *ld)
 	proc->region_start = ld->faults_header.region_start;
 	proc->region_size = ld->faults_header.region_size;
 	proc->priv->fault_record_size = ld->record_size;
+	proc->priv->fault_data_offset = ld->data_offset;
+	proc->priv->fault_version = ld->version;
 	if (n > UINT32_MAX - 1) {
 		free(data);
 		return fail_file(ld, "%zu records: more than this reader indexes", n);
 	}
 	proc->faults = calloc(n ? n : 1, sizeof(*proc->faults));
-	uint64_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
+	struct seq_index *pairs = malloc((n ? n : 1) * sizeof(*pairs));
 	if (!proc->faults || !pairs) {
 		free(data);
 		free(pairs);
@@ -584,13 +715,10 @@ static int load_faults(struct loader *ld)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct fl_fault *f = &proc->faults[i];
-		/* the fields this reader knows; those a shorter (older) record lacks stay zero */
-		memcpy(&f->rec, data + fault_offset(i), ld->record_size < sizeof(f->rec) ? ld->record_size : sizeof(f->rec));
+		decode_fault(data + fault_offset(i), ld->version, ld->record_size, &f->rec);
 		f->context = FL_NONE;
 		f->alloc = FL_NONE;
-		pairs[i] = (uint64_t)f->rec.seq << 32 | i;
-		if (ld->record_size < sizeof(f->rec))
-			f->rec.flags &= (uint8_t)~FL_FAULT_OBJECT; /* the record has no object fields */
+		pairs[i] = (struct seq_index){ f->rec.seq, i };
 		proc->fault_objects |= (f->rec.flags & FL_FAULT_OBJECT) != 0;
 		if (check_fault(ld, &f->rec, fault_offset(i), i) < 0) {
 			free(data);
@@ -600,9 +728,17 @@ static int load_faults(struct loader *ld)
 	}
 	free(data);
 	proc->nfaults = n;
-	rc = check_unique(ld, pairs, n, "seq", ld->record_size);
+	qsort(pairs, n, sizeof(*pairs), compare_seq_index);
+	for (size_t i = 1; i < n; i++) {
+		if (pairs[i].seq == pairs[i - 1].seq) {
+			rc = fail_at(ld, fault_offset(pairs[i].index), "seq %llu appears twice (records %zu and %zu)",
+				     (unsigned long long)pairs[i].seq, pairs[i - 1].index, pairs[i].index);
+			free(pairs);
+			return rc;
+		}
+	}
 	free(pairs);
-	return rc;
+	return 0;
 }
 
 /* ======================================================================= stacks */
@@ -613,12 +749,12 @@ static int compare_stack_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Walks the stack records of DATA[HEADER_SIZE, len): with stacks NULL only counts them (and
+/* Walks the stack records of DATA[header_size, len): with stacks NULL only counts them (and
  * validates them: errors are reported on this pass); otherwise fills stacks. Returns the number
  * of complete records, or -1. A record cut short ends the walk with a truncation warning. */
 static long walk_stacks(struct loader *ld, const unsigned char *data, size_t len, struct fl_stack *stacks)
 {
-	size_t at = HEADER_SIZE, n = 0;
+	size_t at = ld->data_offset, n = 0;
 
 	while (at < len) {
 		struct fl_stack_record r;
@@ -665,7 +801,7 @@ static int load_stacks(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, unused;
-	int rc = open_binary(ld, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0, &data, &len, &unused);
+	int rc = open_binary(ld, FL_FILE_NAME_STACKS, FL_FILE_STACKS, &data, &len, &unused);
 
 	if (rc <= 0)
 		return rc;
@@ -711,7 +847,12 @@ static int check_fault_stacks(struct loader *ld)
 	if (set_path(ld, FL_FILE_NAME_FAULTS) < 0)
 		return -1;
 	for (size_t i = 0; i < proc->nfaults; i++) {
-		if (check_stack_ref(ld, &proc->faults[i].rec.stack_id, fault_offset(i) + offsetof(struct fl_fault_record, stack_id), "fault record", i) < 0)
+		struct fl_fault_record *r = &proc->faults[i].rec;
+		size_t obj_stack = proc->priv->fault_version == 1 ? FL_FAULT_RECORD_V1_OBJ + 20
+								 : offsetof(struct fl_fault_record, obj_stack_id);
+		if (check_stack_ref(ld, &r->stack_id, fault_offset(i) + fault_layout(proc->priv->fault_version)->stack_id, "fault record", i) < 0 ||
+		    ((r->flags & FL_FAULT_OBJECT) &&
+		     check_stack_ref(ld, &r->obj_stack_id, fault_offset(i) + obj_stack, "fault record", i) < 0))
 			return -1;
 	}
 	report_dangling(ld, "fault stack ids");
@@ -746,7 +887,7 @@ static int index_faults(struct loader *ld)
 static int compare_context_seq(const void *a, const void *b, void *ctx)
 {
 	const struct fl_fault_context *c = ctx;
-	uint32_t x = c[*(const uint32_t *)a].seq, y = c[*(const uint32_t *)b].seq;
+	uint64_t x = c[*(const uint32_t *)a].seq, y = c[*(const uint32_t *)b].seq;
 	return (x > y) - (x < y);
 }
 
@@ -784,8 +925,7 @@ static int load_contexts(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, n, kept = 0;
-	int rc = open_binary(ld, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context),
-			     &data, &len, &n);
+	int rc = open_binary(ld, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, &data, &len, &n);
 
 	if (rc <= 0)
 		return rc;
@@ -797,18 +937,19 @@ static int load_contexts(struct loader *ld)
 	for (size_t i = 0; i < n; i++) {
 		struct fl_fault_context c;
 		uint64_t at = context_offset(i);
-		memcpy(&c, data + at, sizeof(c));
+		decode_context(data + at, ld->version, &c);
 		if (c.npmu > FL_PMU_MAX) {
 			free(data);
-			return fail_at(ld, at + offsetof(struct fl_fault_context, npmu), "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
+			return fail_at(ld, at + context_field(ld->version, offsetof(struct fl_fault_context, npmu)), "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
 		}
-		if (check_stack_ref(ld, &c.stack_id, at + offsetof(struct fl_fault_context, stack_id), "context record", i) < 0) {
+		if (check_stack_ref(ld, &c.stack_id, at + context_field(ld->version, offsetof(struct fl_fault_context, stack_id)),
+				    "context record", i) < 0) {
 			free(data);
 			return -1;
 		}
 		const struct fl_fault *found = fl_process_fault_by_seq(proc, c.seq);
 		if (!found) {
-			if (dangling_ref(ld, at, "context record %zu: seq %u is not in %s/%s", i, c.seq, proc->dir,
+			if (dangling_ref(ld, at, "context record %zu: seq %llu is not in %s/%s", i, (unsigned long long)c.seq, proc->dir,
 					 FL_FILE_NAME_FAULTS) < 0) {
 				free(data);
 				return -1;
@@ -818,12 +959,14 @@ static int load_contexts(struct loader *ld)
 		struct fl_fault *f = &proc->faults[found - proc->faults];
 		if (f->context != FL_NONE) {
 			free(data);
-			return fail_at(ld, at, "context record %zu: a second context for seq %u", i, c.seq);
+			return fail_at(ld, at, "context record %zu: a second context for seq %llu", i,
+				       (unsigned long long)c.seq);
 		}
 		if (c.tid != f->rec.tid) {
 			free(data);
-			return fail_at(ld, at + offsetof(struct fl_fault_context, tid), "context record %zu: tid %u, but fault seq %u was taken by tid %u",
-				       i, c.tid, c.seq, f->rec.tid);
+			return fail_at(ld, at + context_field(ld->version, offsetof(struct fl_fault_context, tid)),
+				       "context record %zu: tid %u, but fault seq %llu was taken by tid %u", i, c.tid,
+				       (unsigned long long)c.seq, f->rec.tid);
 		}
 		f->context = (uint32_t)kept;
 		proc->contexts[kept++] = c;
@@ -1029,14 +1172,15 @@ static int load_allocs_zstd(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
 	unsigned char *data, *chunk = NULL;
-	size_t len, unused, n = 0, cap = 0, at = HEADER_SIZE, frames = 0;
+	size_t len, unused, n = 0, cap = 0, at, frames = 0;
 	struct fl_alloc_record *recs = NULL;
 	ZSTD_DCtx *dctx;
-	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record), &data,
+	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, &data,
 			     &len, &unused);
 
 	if (rc <= 0)
 		return rc;
+	at = ld->data_offset;
 	if (!(dctx = ZSTD_createDCtx())) {
 		free(data);
 		return fail_nomem(ld, "a zstd context");
@@ -1096,7 +1240,7 @@ static int load_allocs(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, n;
-	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record), &data, &len, &n);
+	int rc = open_binary(ld, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, &data, &len, &n);
 
 	if (rc == 0)
 		return load_allocs_zstd(ld);
@@ -1127,7 +1271,7 @@ static int load_sites(struct loader *ld)
 	struct fl_process *proc = ld->proc;
 	unsigned char *data;
 	size_t len, n;
-	int rc = open_binary(ld, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), &data, &len, &n);
+	int rc = open_binary(ld, FL_FILE_NAME_SITES, FL_FILE_SITES, &data, &len, &n);
 
 	if (rc <= 0)
 		return rc;
@@ -1138,7 +1282,7 @@ static int load_sites(struct loader *ld)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct fl_site_record *s = &proc->sites[i];
-		uint64_t at = HEADER_SIZE + (uint64_t)i * ld->record_size;
+		uint64_t at = ld->data_offset + (uint64_t)i * ld->record_size;
 		memcpy(s, data + at, sizeof(*s));
 		if (s->frees > s->allocs || s->objects_faulted > s->allocs || s->live_bytes > s->bytes ||
 		    s->live_peak_bytes > s->bytes) {
@@ -1719,14 +1863,14 @@ uint64_t fl_fault_time_ns(const struct fl_process *proc, const struct fl_fault *
 
 /* ======================================================================= joins */
 
-const struct fl_fault *fl_process_fault_by_seq(const struct fl_process *proc, uint32_t seq)
+const struct fl_fault *fl_process_fault_by_seq(const struct fl_process *proc, uint64_t seq)
 {
 	const uint32_t *index = proc->priv ? proc->priv->fault_by_seq : NULL;
 	size_t lo = 0, hi = index ? proc->nfaults : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint32_t s = proc->faults[index[mid]].rec.seq;
+		uint64_t s = proc->faults[index[mid]].rec.seq;
 		if (s == seq)
 			return &proc->faults[index[mid]];
 		if (s < seq)
@@ -1737,7 +1881,7 @@ const struct fl_fault *fl_process_fault_by_seq(const struct fl_process *proc, ui
 	return NULL;
 }
 
-const struct fl_fault_context *fl_process_context(const struct fl_process *proc, uint32_t seq)
+const struct fl_fault_context *fl_process_context(const struct fl_process *proc, uint64_t seq)
 {
 	const struct fl_fault *f = fl_process_fault_by_seq(proc, seq);
 	return f ? fl_fault_context(proc, f) : NULL;
