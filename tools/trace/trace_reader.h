@@ -35,9 +35,11 @@
  * CLOCK_MONOTONIC). The reader also gives a recording time: nanoseconds since the earliest
  * process start of the recording, so faults of several processes share one time axis.
  *
- * Memory. Every record is held once, in arrays: about 40 bytes per fault, 48 per context, 40 per
- * allocation event, the stacks file as read, plus the parsed maps snapshots. 10^6 faults take
- * about 45 MB (and another 32 MB transiently while the file is read).
+ * Memory. Binary files are mapped, not read: faults are validated in the mapping and held once, in
+ * time order (72 bytes each with their joins); contexts and stacks stay in their mappings when their
+ * layout allows (contexts are gathered once in seq order otherwise); allocation events are held
+ * once (40 bytes); plus the parsed maps snapshots. Loading is split by concern: trace_load*.c
+ * (open, map, validate), trace_query.c (the queries below), alloc_index.c (the allocation sweep).
  *
  * Everything returned points into the recording and stays valid until fl_recording_close. The
  * recording is read-only after open: several threads may query it at once. */
