@@ -173,7 +173,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 struct fault_plan {
 	bool want_stack;
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
-	uint32_t seq;
+	uint64_t seq;
 	uint64_t time_ns;
 	uint64_t thread_time_ns;             /* the thread's task-clock, from its sample; 0 = unknown */
 	struct fl_fault_context context;     /* written with the fault record, never before it */
@@ -257,9 +257,10 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
+	rec.reserved2 = 0;
 	rec.seq = plan->seq;
 	rec.thread_time_ns = plan->thread_time_ns;
-	rec.reserved2 = 0;
+	rec.reserved3 = 0;
 	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
 	/* the thread is woken only after its page's new state is published (below): it cannot
@@ -275,7 +276,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 		/* no sample: the thread takes its own stack in the stack signal's handler
 		 * (fault_context.c). A concurrent message's thread was already woken by the fault
 		 * that brought the page in: it has run on, so a stack taken now would be wrong */
-		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
+		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, (uint32_t)rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
 	}
 	if (rec.kind != FL_FAULT_CONCURRENT)

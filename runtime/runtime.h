@@ -168,7 +168,7 @@ struct fl_runtime {
 	/* handlers and trace */
 	struct fl_handler handlers[FL_MAX_HANDLERS];
 	uint64_t sample_counter[FL_MAX_HANDLERS];
-	_Atomic uint32_t next_seq;
+	_Atomic uint64_t next_seq;
 	int faults_fd;
 	_Atomic bool faults_failed;          /* a write failed: the file gets no more records */
 	struct fl_file_header file_header;

@@ -28,24 +28,33 @@
  *               evictor, a fault handler evicting inline) appends its own chunks: readers sort
  *               by time
  *
- * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
- * binary file starts with an fl_file_header; records follow back to back, each exactly
- * header.record_size bytes. Records are appended in chunks; a file cut short by a crash
+ * Integers are in the writer's byte order, which the header's 64-bit magic reveals: it reads as
+ * FL_TRACE_MAGIC in the same order and as FL_TRACE_MAGIC_SWAPPED in the other (faultline runs on
+ * x86-64: little-endian, and its reader refuses the other order by name). Every binary file
+ * starts with an fl_file_header; records follow back to back from offset header_size, each
+ * exactly header.record_size bytes. Records are appended in chunks; a file cut short by a crash
  * ends in a partial record, which a reader must report as a truncated tail, not as data.
  *
- * Extension rule: a record only grows at its end. A reader takes the fields it knows from the
- * first bytes of each record (record_size may be larger than the struct it knows: the unknown
- * tail is skipped; record sizes stay multiples of 8) and treats fields beyond a shorter
- * record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed). So a new
- * field is not a format break. Version-1 fault records (32 bytes) have no object fields: a
+ * Extension rule: the header and the records only grow at their end. A reader takes the fields
+ * it knows from the first bytes (header_size and record_size may be larger than the structs it
+ * knows: the unknown tail is skipped; sizes stay multiples of 8) and treats fields beyond a
+ * shorter record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed).
+ * So a new field is not a format break, as with perf.data's attr_size.
+ *
+ * Versions. 2 (this file): 64-bit seq in fault and context records. 1: the same files with a
+ * 32-bit seq (struct layouts: FL_FAULT_RECORD_V1_* and FL_CONTEXT_V1_* below), which wrapped at
+ * 2^32; the reader reads both. Version-1 fault records of 32 bytes have no object fields: a
  * reader then joins faults to objects through the allocation log. */
 #ifndef FAULTLINE_TRACE_H
 #define FAULTLINE_TRACE_H
 
 #include <stdint.h>
 
-#define FL_TRACE_MAGIC   "FLTRACE"   /* 7 characters + NUL = 8 bytes */
-#define FL_TRACE_VERSION 1
+/* The bytes "FLTRACE\0" as a little-endian 64-bit integer (version 1 wrote the same 8 bytes as a
+ * string): a reader of the other byte order sees FL_TRACE_MAGIC_SWAPPED. */
+#define FL_TRACE_MAGIC         0x0045434152544c46ull
+#define FL_TRACE_MAGIC_SWAPPED 0x464c545241434500ull
+#define FL_TRACE_VERSION 2
 
 enum fl_file_kind {
 	FL_FILE_FAULTS = 1,
@@ -58,10 +67,11 @@ enum fl_file_kind {
 };
 
 struct fl_file_header {
-	char magic[8];          /* FL_TRACE_MAGIC, NUL-terminated */
+	uint64_t magic;         /* FL_TRACE_MAGIC, in the writer's byte order */
 	uint32_t version;       /* FL_TRACE_VERSION */
 	uint32_t kind;          /* enum fl_file_kind */
-	uint32_t header_size;   /* sizeof(struct fl_file_header) = 64 */
+	uint32_t header_size;   /* where the records start: sizeof(struct fl_file_header) = 64, or
+	                         * more when a later version adds fields (a reader skips them) */
 	uint32_t record_size;   /* size of every record that follows */
 	uint32_t pid;           /* process that wrote the file */
 	uint32_t page_size;     /* page size of the region, bytes */
@@ -91,19 +101,20 @@ enum fl_fault_kind {
 #define FL_FAULT_OBJECT       0x08 /* the runtime looked the address up in its live objects: the obj_*
                                     * fields are valid (obj_addr 0: in no live object) */
 
-/* One message delivered by the kernel for a page of the region. 72 bytes; older recordings have
- * 32 (FL_FAULT_RECORD_SIZE_V1: no object fields; a reader then joins faults to objects through
- * the allocs log) or 56 (FL_FAULT_RECORD_SIZE_V2: no thread_time_ns, service_ns). */
+/* One message delivered by the kernel for a page of the region. 80 bytes; version-2 records of
+ * 64 bytes (FL_FAULT_RECORD_SIZE_V2) have no thread_time_ns and service_ns (a reader treats them
+ * as 0 = unknown). Version-1 records are decoded into this struct (see below). */
 struct fl_fault_record {
 	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
 	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
+	uint64_t seq;      /* per-process sequence number, 0, 1, 2, ... in the order served */
 	uint32_t tid;      /* faulting thread (UFFD_FEATURE_THREAD_ID) */
-	uint32_t seq;      /* per-process sequence number, 0, 1, 2, ... in the order served */
 	uint32_t stack_id; /* index into the stacks table; 0 = no stack */
 	uint8_t kind;      /* enum fl_fault_kind */
 	uint8_t flags;     /* FL_FAULT_* */
 	uint8_t handler;   /* index of the handler thread that served it */
 	uint8_t reserved;  /* zero */
+	uint32_t reserved2; /* zero */
 	/* The live object the address was in when the fault was served (runtime/live_objects.c):
 	 * malloc-family objects and anonymous mmaps of the region. obj_addr 0 = in no live object. */
 	uint64_t obj_addr;     /* the object's first byte */
@@ -118,11 +129,18 @@ struct fl_fault_record {
 	uint32_t service_ns;   /* from the handler reading the message to the wake-up of the faulting
 	                        * thread being issued (or, for a stack taken by signal, the signal
 	                        * sent); saturates at UINT32_MAX. 0 = unknown */
-	uint32_t reserved2;    /* zero */
+	uint32_t reserved3;    /* zero */
 };
+
+/* Version-1 fault records: 32 bytes (no object fields), or 56 with them. time_ns and addr as in
+ * version 2, the other fields at these offsets (the 24 bytes of object fields in version 2's
+ * order from FL_FAULT_RECORD_V1_OBJ). */
 #define FL_FAULT_RECORD_SIZE_V1 32
-#define FL_FAULT_RECORD_SIZE_V2 56
-#define FL_FAULT_RECORD_SIZE_V3 72
+#define FL_FAULT_RECORD_V1_TID 16      /* uint32_t */
+#define FL_FAULT_RECORD_V1_SEQ 20      /* uint32_t */
+#define FL_FAULT_RECORD_V1_STACK_ID 24 /* uint32_t; kind, flags, handler, reserved follow (u8) */
+#define FL_FAULT_RECORD_V1_OBJ 32      /* obj_addr, obj_size, obj_alloc_id, obj_stack_id */
+#define FL_FAULT_RECORD_SIZE_V2 64     /* version 2 without thread_time_ns and service_ns */
 
 /* The context of one fault: its call stack and the faulting thread's counters at the fault.
  * Taken by the handler that served the fault, from the perf sample the fault left (registers
@@ -134,12 +152,16 @@ struct fl_fault_record {
  * a thread's PMU values never decrease (readers order them so). */
 #define FL_PMU_MAX 4
 struct fl_fault_context {
-	uint32_t seq;            /* the fault record's seq */
+	uint64_t seq;            /* the fault record's seq */
 	uint32_t stack_id;       /* its call stack (frame 0 = faulting PC); 0 = none */
 	uint32_t tid;            /* faulting thread (same as the fault record's) */
 	uint32_t npmu;           /* how many pmu values are valid (meta.json names the events) */
+	uint32_t reserved;       /* zero */
 	uint64_t pmu[FL_PMU_MAX];/* the thread's counter values (cumulative, per thread) */
 };
+/* Version-1 contexts: 48 bytes, u32 seq, stack_id, tid, npmu, then pmu[] at 16. */
+#define FL_CONTEXT_SIZE_V1 48
+#define FL_CONTEXT_V1_PMU 16
 
 /* Stack flags. */
 #define FL_STACK_EXACT_PC  0x01 /* frame 0 is an exact PC (the faulting instruction), not a return address */
@@ -261,9 +283,9 @@ static inline uint32_t fl_probe_page_hash(uint64_t page)
 #define FL_STATIC_ASSERT _Static_assert
 #endif
 FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == FL_FAULT_RECORD_SIZE_V3, "fault record is 72 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 80, "fault record is 80 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_evict_record) == 24, "eviction record is 24 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 48, "fault context is 48 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 56, "fault context is 56 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes");

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 #define EVENT_NONE 0xff
 #define PROGRESS_STEP 65536
 
@@ -100,7 +102,7 @@ static int setup_events(struct report *r)
 	for (size_t p = 0; p < rec->nprocs; p++) {
 		char *const *names = NULL;
 		size_t n = 0;
-		if (stats_json_strings(&rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+		if (stats_json_strings(&rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			n = 0;
 		for (size_t j = 0; j < FL_PMU_MAX; j++)
 			r->event_of[p][j] = j < n && names[j][0] ? event_index(r, names[j]) : EVENT_NONE;

@@ -29,6 +29,8 @@
 
 #include <sqlite3.h>
 
+#include <faultline/record_schema.h>
+
 #include "callsite.h"
 #include "cli.h"
 #include "evictions.h"
@@ -335,8 +337,8 @@ static char *join_strings(const struct flat_json *json, const char *key, const c
 static int write_process(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 {
 	const struct fl_process *proc = &x->rec->procs[p];
-	char *cmdline = join_strings(&proc->meta, "cmdline", " ");
-	char *events = join_strings(&proc->meta, "pmu_events", ",");
+	char *cmdline = join_strings(&proc->meta, FL_META_CMDLINE, " ");
+	char *events = join_strings(&proc->meta, FL_META_PMU_EVENTS, ",");
 	int64_t dropped;
 
 	bind_int(stmt, 1, p);
@@ -350,12 +352,12 @@ static int write_process(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 	bind_int(stmt, 9, proc->region_start);
 	bind_int(stmt, 10, proc->region_size);
 	bind_int(stmt, 11, proc->page_size);
-	bind_json_int(stmt, 12, &proc->meta, "local_limit_bytes");
-	bind_json_int(stmt, 13, &proc->meta, "max_bytes");
+	bind_json_int(stmt, 12, &proc->meta, FL_META_LOCAL_LIMIT);
+	bind_json_int(stmt, 13, &proc->meta, FL_META_MAX_BYTES);
 	bind_text(stmt, 14, events);
-	bind_text(stmt, 15, stats_json_string(&proc->meta, "pmu_kind"));
-	bind_text(stmt, 16, proc->has_stats ? stats_json_string(&proc->stats, "exit") : NULL);
-	if (proc->has_stats && stats_json_int(&proc->stats, "records_dropped", &dropped) == 0)
+	bind_text(stmt, 15, stats_json_string(&proc->meta, FL_META_PMU_KIND));
+	bind_text(stmt, 16, proc->has_stats ? stats_json_string(&proc->stats, FL_STATS_EXIT) : NULL);
+	if (proc->has_stats && stats_json_int(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped) == 0)
 		sqlite3_bind_int64(stmt, 17, dropped);
 	bind_int(stmt, 18, !proc->maybe_cut);
 	free(cmdline);
@@ -373,7 +375,7 @@ static int write_processes(struct exporter *x)
 		char *const *names;
 		size_t n;
 		rc = write_process(x, stmt, p);
-		if (stats_json_strings(&x->rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+		if (stats_json_strings(&x->rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			n = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			bind_int(events, 1, p);

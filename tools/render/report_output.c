@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 #include "cli.h"
 #include "evictions.h"
 #include "text_out.h"
@@ -300,14 +302,14 @@ static void header_limits(const struct report *r, FILE *out)
 	const struct flat_json *meta = &r->rec->procs[0].meta;
 	uint64_t local, max;
 	char a[32], b[32];
-	const char *kind = stats_json_string(meta, "pmu_kind");
+	const char *kind = stats_json_string(meta, FL_META_PMU_KIND);
 
 	/* local_limit_bytes 0 is how meta.json says -L was not given */
 	fprintf(out, "# limits:          -L %s, -M %s\n",
-		stats_json_uint(meta, "local_limit_bytes", &local) != 0 ? "?"
+		stats_json_uint(meta, FL_META_LOCAL_LIMIT, &local) != 0 ? "?"
 		: local == 0					 ? "unlimited"
 								 : cli_format_size(local, a, sizeof(a)),
-		stats_json_uint(meta, "max_bytes", &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
+		stats_json_uint(meta, FL_META_MAX_BYTES, &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
 	fputs("# PMU events:      ", out);
 	for (size_t e = 0; e < r->nevents; e++) {
 		fputs(e ? ", " : "", out);
@@ -332,11 +334,11 @@ static void header_totals(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		const struct fl_process *proc = &r->rec->procs[i];
 		uint64_t end = proc->nfaults ? proc->offset_ns + proc->faults[proc->nfaults - 1].rec.time_ns : proc->offset_ns;
-		if (proc->has_stats && stats_json_uint(&proc->stats, "records_dropped", &value) == 0)
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &value) == 0)
 			dropped += value;
 		else
 			unknown++;
-		if (proc->has_stats && stats_json_uint(&proc->stats, "wall_ns", &value) == 0 && proc->offset_ns + value > end)
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_WALL_NS, &value) == 0 && proc->offset_ns + value > end)
 			end = proc->offset_ns + value;
 		if (end > end_ns)
 			end_ns = end;

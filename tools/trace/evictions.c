@@ -82,15 +82,18 @@ static int read_file(const char *path, unsigned char **data, size_t *len, char *
 static int check_header(const struct fl_process *proc, const char *path, const struct fl_file_header *h,
 			char *err, size_t errlen)
 {
-	if (memcmp(h->magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC)) != 0)
-		return fail(err, errlen, path, 0, "bad magic: not a faultline trace file (want \"%s\")", FL_TRACE_MAGIC);
-	if (h->version == 0 || h->version > FL_TRACE_VERSION)
-		return fail(err, errlen, path, 8, "format version %u, this faultline reads 1 to %d", h->version,
-			    FL_TRACE_VERSION);
+	if (h->magic == FL_TRACE_MAGIC_SWAPPED)
+		return fail(err, errlen, path, 0, "written on a machine of the other byte order");
+	if (h->magic != FL_TRACE_MAGIC)
+		return fail(err, errlen, path, 0, "bad magic: not a faultline trace file");
+	if (h->version < 2 || h->version > FL_TRACE_VERSION)
+		return fail(err, errlen, path, 8, "format version %u, this faultline reads evictions of version 2 to %d",
+			    h->version, FL_TRACE_VERSION);
 	if (h->kind != FL_FILE_EVICTIONS)
 		return fail(err, errlen, path, 12, "file kind %u, want %d (evictions)", h->kind, FL_FILE_EVICTIONS);
-	if (h->header_size != HEADER_SIZE)
-		return fail(err, errlen, path, 16, "header_size %u, want %u", h->header_size, HEADER_SIZE);
+	if (h->header_size < HEADER_SIZE || h->header_size % 8 || h->header_size > 65536)
+		return fail(err, errlen, path, 16, "header_size %u, want a multiple of 8, at least %u", h->header_size,
+			    HEADER_SIZE);
 	if (h->record_size < sizeof(struct fl_evict_record) || h->record_size % 8 || h->record_size > 65536)
 		return fail(err, errlen, path, 20, "record_size %u, want a multiple of 8, at least %zu", h->record_size,
 			    sizeof(struct fl_evict_record));
@@ -171,11 +174,16 @@ int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, c
 		free(data);
 		return -1;
 	}
-	size_t n = (len - HEADER_SIZE) / h.record_size, rest = (len - HEADER_SIZE) % h.record_size;
+	if (len < h.header_size) {
+		snprintf(out->warning, sizeof(out->warning), "%.200s: truncated at offset %zu, inside its header", path, len);
+		free(data);
+		return 0;
+	}
+	size_t n = (len - h.header_size) / h.record_size, rest = (len - h.header_size) % h.record_size;
 	if (rest)
 		snprintf(out->warning, sizeof(out->warning),
 			 "%.160s: truncated at offset %zu (%zu complete records; %zu bytes of a partial record ignored)", path,
-			 HEADER_SIZE + n * h.record_size, n, rest);
+			 h.header_size + n * h.record_size, n, rest);
 	out->recs = malloc((n ? n : 1) * sizeof(*out->recs));
 	if (!out->recs) {
 		free(data);
@@ -183,7 +191,7 @@ int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, c
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t at = HEADER_SIZE + (uint64_t)i * h.record_size;
+		uint64_t at = h.header_size + (uint64_t)i * h.record_size;
 		memcpy(&out->recs[i], data + at, sizeof(out->recs[i]));
 		if (check_record(proc, path, at, &out->recs[i], err, errlen) < 0) {
 			free(data);
