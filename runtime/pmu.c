@@ -102,3 +102,52 @@ void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr
 {
 	counter_attr(attr, rt->pmu_type[i], rt->pmu_config[i]);
 }
+
+/* ---- the timeline's per-thread counters (timeline.c) ----
+ * Opened by the sampler thread on another thread of this process (pid = its tid), read with one
+ * read(2) of the group leader. Software events always; hardware instructions and cycles where this
+ * machine counts them (probed as for --pmu). Where perf_event_paranoid refuses kernel counting to
+ * this user, the events count user space only. */
+static int open_thread_counter(int tid, uint32_t type, uint64_t config, int group_fd)
+{
+	struct perf_event_attr attr;
+	counter_attr(&attr, type, config);
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		attr.exclude_kernel = 1;
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
+}
+
+bool fl_pmu_hardware_present(void)
+{
+	int fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1);
+	if (fd < 0)
+		return false;
+	close(fd);
+	fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+unsigned fl_pmu_open_thread_counters(int tid, bool hardware, int *fds, unsigned max)
+{
+	static const struct { uint32_t type; uint64_t config; } events[] = {
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	};
+	unsigned n = 0, want = hardware ? 5 : 3;
+	for (unsigned i = 0; i < want && n < max; i++) {
+		int fd = open_thread_counter(tid, events[i].type, events[i].config, n ? fds[0] : -1);
+		if (fd < 0)
+			break; /* the group's members are in a fixed order: stop at the first missing */
+		fds[n++] = fd;
+	}
+	return n;
+}
