@@ -57,6 +57,7 @@ struct fl_timeline {
 	_Atomic uint64_t faults;     /* faults seen, for --timeline-every */
 	uint64_t last_flush_ns;
 	uint64_t retired[TL_PERF_MAX];  /* counters of ended threads, summed */
+	size_t high;                 /* slots [0, high) may be tracked */
 	int tids[TL_MAX_THREADS];    /* the sampler's scratch: tid per slot */
 	struct tl_thread threads[TL_MAX_THREADS];
 	struct fl_stream stream;     /* the sampler's records */
@@ -182,7 +183,9 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 	unsigned nsum = tl->hardware ? TL_PERF_MAX : 3;
 	size_t n = fl_threads_tids(tl->tids, TL_MAX_THREADS);
 	memcpy(sums, tl->retired, sizeof(sums));
-	for (size_t i = 0; i < TL_MAX_THREADS; i++) {
+	if (n > tl->high)
+		tl->high = n;
+	for (size_t i = 0; i < tl->high; i++) {
 		struct tl_thread *t = &tl->threads[i];
 		int tid = i < n ? tl->tids[i] : 0;
 		if (t->tid && t->tid != tid)
@@ -315,10 +318,11 @@ void fl_timeline_after_fork(struct fl_runtime *rt)
 	if (!tl)
 		return;
 	rt->side_fd[FL_SF_TIMELINE] = -1;
-	for (size_t i = 0; i < TL_MAX_THREADS; i++)
+	for (size_t i = 0; i < tl->high; i++)
 		if (tl->threads[i].tid)
 			close_thread(&tl->threads[i]);
 	memset(tl->retired, 0, sizeof(tl->retired));
+	tl->high = 0;
 	atomic_store(&tl->faults, 0);
 	atomic_store(&tl->busy, 0);
 	atomic_store(&tl->stop, false);

@@ -203,7 +203,8 @@ struct fl_site_record {
  * gauges FL_TL_RESIDENT_PAGES and FL_TL_SOFT_PAGES. Samples from different writers (the sampler,
  * the handlers) are not in file order: readers sort by time. Event-based samples hold only the
  * virtual counters (no system call is made on the fault path). The hardware counters are valid
- * only where this machine counts them. */
+ * only where this machine counts them. A thread's counters start when the sampler first sees it
+ * (within one period of its first allocation), so its first moments may be missing. */
 enum fl_timeline_counter {
 	FL_TL_TASK_CLOCK = 0,      /* ns of CPU time of the program's threads (the runtime's excluded) */
 	FL_TL_PAGE_FAULTS = 1,     /* perf page-faults (every fault of the threads, not only the region's) */
