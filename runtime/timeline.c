@@ -58,6 +58,7 @@ struct fl_timeline {
 	uint64_t last_flush_ns;
 	uint64_t retired[TL_PERF_MAX];  /* counters of ended threads, summed */
 	size_t high;                 /* slots [0, high) may be tracked */
+	unsigned counted;            /* counters the threads' groups hold (0: perf refused every one) */
 	int tids[TL_MAX_THREADS];    /* the sampler's scratch: tid per slot */
 	struct tl_thread threads[TL_MAX_THREADS];
 	struct fl_stream stream;     /* the sampler's records */
@@ -180,7 +181,6 @@ static void retire_thread(struct fl_runtime *rt, struct fl_timeline *tl, struct 
 static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t reason)
 {
 	uint64_t sums[TL_PERF_MAX];
-	unsigned nsum = tl->hardware ? TL_PERF_MAX : 3;
 	size_t n = fl_threads_tids(tl->tids, TL_MAX_THREADS);
 	memcpy(sums, tl->retired, sizeof(sums));
 	if (n > tl->high)
@@ -193,6 +193,8 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 		if (tid && !t->tid) {
 			t->nfds = fl_pmu_open_thread_counters(tid, tl->hardware, t->fds, TL_PERF_MAX);
 			t->tid = tid; /* tracked even without counters: tried once */
+			if (t->nfds > tl->counted)
+				tl->counted = t->nfds;
 		}
 		if (!t->tid || !t->nfds)
 			continue;
@@ -203,7 +205,7 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 	}
 	struct fl_timeline_record r;
 	record_init(rt, &r, 0, reason);
-	for (unsigned k = 0; k < nsum; k++) {
+	for (unsigned k = 0; k < tl->counted; k++) { /* the sums of the counters some thread has */
 		r.values[perf_slot[k]] = sums[k];
 		r.valid |= (uint16_t)(1u << perf_slot[k]);
 	}
@@ -323,6 +325,7 @@ void fl_timeline_after_fork(struct fl_runtime *rt)
 			close_thread(&tl->threads[i]);
 	memset(tl->retired, 0, sizeof(tl->retired));
 	tl->high = 0;
+	tl->counted = 0;
 	atomic_store(&tl->faults, 0);
 	atomic_store(&tl->busy, 0);
 	atomic_store(&tl->stop, false);
