@@ -178,6 +178,7 @@ struct fl_runtime {
 
 	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
 	struct fl_timeline *timeline;        /* timeline.c: the counter sampler; NULL = off */
+	struct fl_probe *probe;              /* probe.c: the access prober (--mrc, --sample-accesses); NULL = off */
 };
 
 /* Free range of the region, in pages. */
@@ -269,6 +270,15 @@ void fl_timeline_after_fork(struct fl_runtime *rt);      /* child: its own file,
 void fl_timeline_fault(struct fl_handler *h);            /* fault path: every N-th fault, no syscall */
 void fl_timeline_shutdown(struct fl_runtime *rt);        /* a final sample, everything written */
 void fl_timeline_json_meta(struct fl_runtime *rt, struct fl_buf *b);
+/* probe.c: pages unmapped on trial to see their re-touches (record --mrc, --sample-accesses) */
+int fl_probe_setup(struct fl_runtime *rt);                        /* reads the environment; 0 = ok or off */
+int fl_probe_start(struct fl_runtime *rt);                        /* the prober thread, after the handlers */
+void fl_probe_after_fork(struct fl_runtime *rt);
+bool fl_probe_claim(struct fl_runtime *rt, size_t page);          /* fault path, page locked: armed by the prober? */
+void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind); /* fault path: after a fault */
+void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b);
+void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b);
+bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* evict.c; under evict_lock */
 
 /* trace_writer.c */
 int fl_trace_open(struct fl_runtime *rt);

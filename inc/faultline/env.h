@@ -36,6 +36,13 @@
 #define FL_ENV_TIMELINE_MS  "FAULTLINE_TIMELINE_MS"  /* counter timeline period in ms; 0 = off (trace.h) */
 #define FL_ENV_TIMELINE_EVERY "FAULTLINE_TIMELINE_EVERY" /* also a sample every N faults; 0 = off */
 #define FL_ENV_VERBOSE      "FAULTLINE_VERBOSE"      /* 1 = diagnostics on stderr */
+#define FL_ENV_PROBE_MRC    "FAULTLINE_PROBE_MRC"    /* record --mrc N: sample 1 page in N (SHARDS) for
+                                                        reuse distances; 0 or unset = off */
+#define FL_ENV_PROBE_MRC_MAX "FAULTLINE_PROBE_MRC_MAX" /* most pages sampled at once (fixed-size
+                                                        SHARDS: the rate drops beyond); default 8192 */
+#define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: target access
+                                                        samples per second; 0 or unset = off */
+#define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */
 
 /* Exit status the runtime uses when it must stop the traced program (far store lost,
  * region registration failed after start). `record` passes it through. */

@@ -99,6 +99,16 @@ void record_usage(void)
 	      "                         write-backs and faults by kind\n"
 	      "      --timeline-every N also sample the runtime's counters every N faults\n"
 	      "                         (default 0 = off)\n"
+	      "      --mrc              sample reuse distances for `faultline mrc` (a miss-ratio\n"
+	      "                         curve from one run): 1 page in 8, chosen by a hash of its\n"
+	      "                         number, is unmapped on trial again after every touch; at\n"
+	      "                         most 4096 pages (then the rate drops: fixed-size SHARDS)\n"
+	      "      --mrc-rate N       --mrc, sampling 1 page in N (default 8)\n"
+	      "      --sample-accesses  sample accesses to resident memory at any -L: a rotating set\n"
+	      "                         of resident pages is unmapped on trial after every touch;\n"
+	      "                         each re-touch is a fault record of kind 'access' (report\n"
+	      "                         --kind access), never counted with the other faults\n"
+	      "      --sample-accesses-rate N  access samples per second aimed at (default 500)\n"
 	      "  -q, --quiet            no banner and no summary\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
@@ -323,8 +333,18 @@ static int apply_timeline_every(struct record_options *o, const char *v, char *e
 	return parse_unsigned(v, 0, 1000000000, &o->timeline_every, err, errlen);
 }
 
+static int apply_mrc_rate(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 1, 1u << 20, &o->mrc, err, errlen);
+}
+
+static int apply_sample_accesses_rate(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 1, 1000000, &o->sample_accesses, err, errlen);
+}
+
 /* The options, and what each does with its value. */
-enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE };
+enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_SAMPLE_ACCESSES };
 
 static const struct record_value_option {
 	const char *short_name, *long_name;
@@ -348,14 +368,18 @@ static const struct record_value_option {
 	{ NULL, "--prefetch", apply_prefetch },
 	{ NULL, "--timeline", apply_timeline },
 	{ NULL, "--timeline-every", apply_timeline_every },
+	{ NULL, "--mrc-rate", apply_mrc_rate },
+	{ NULL, "--sample-accesses-rate", apply_sample_accesses_rate },
 };
 #define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))
 
 /* The parser's table: the flags, then the valued options (id = index in record_value_options). */
-static struct cli_opt record_opts[3 + RECORD_NVALUED] = {
+static struct cli_opt record_opts[5 + RECORD_NVALUED] = {
 	{ "-h", "--help", CLI_FLAG, OPT_HELP },
 	{ "-q", "--quiet", CLI_FLAG, OPT_QUIET },
 	{ NULL, "--force", CLI_FLAG, OPT_FORCE },
+	{ NULL, "--mrc", CLI_FLAG, OPT_MRC },
+	{ NULL, "--sample-accesses", CLI_FLAG, OPT_SAMPLE_ACCESSES },
 };
 
 static int record_option(void *ctx, int id, const char *value, char *err, size_t errlen)
@@ -366,6 +390,8 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_HELP: o->help = true; return 1; /* stop: the usage is all that is wanted */
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
+	case OPT_MRC: if (!o->mrc) o->mrc = 8; return 0;
+	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);
 	}
 }
@@ -422,7 +448,7 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 	int i;
 
 	for (size_t k = 0; k < RECORD_NVALUED; k++)
-		record_opts[3 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
+		record_opts[5 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
 						       CLI_VALUE, (int)k };
 	record_defaults(o);
 	if (cli_parse_options(&verb, argc, argv, &i, err, errlen) != 0)
@@ -1019,6 +1045,8 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_PREFETCH, "%u", o->prefetch);
 	rc |= child_env_add(env, FL_ENV_TIMELINE_MS, "%u", o->timeline_ms);
 	rc |= child_env_add(env, FL_ENV_TIMELINE_EVERY, "%u", o->timeline_every);
+	rc |= child_env_add(env, FL_ENV_PROBE_MRC, "%u", o->mrc);
+	rc |= child_env_add(env, FL_ENV_PROBE_ACCESS, "%u", o->sample_accesses);
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);
 	else
