@@ -294,6 +294,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	case FL_FAULT_SOFT: atomic_fetch_add_explicit(&h->stats.soft, 1, memory_order_relaxed); break;
 	default: atomic_fetch_add_explicit(&h->stats.concurrent, 1, memory_order_relaxed); break;
 	}
+	fl_timeline_fault(h); /* event-based timeline samples (timeline.c) */
 	fl_trace_append(h, &rec);
 	if (plan->stack_taken) {
 		/* with its fault record, not when the stack was taken: a process that stops in the

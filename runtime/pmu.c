@@ -31,11 +31,17 @@ static void counter_attr(struct perf_event_attr *attr, uint32_t type, uint64_t c
 	attr->exclude_hv = 1;
 }
 
+/* The one perf_event_open of pmu.c: a counting event on thread tid (0: the calling thread). */
+static int open_counter_on(int tid, struct perf_event_attr *attr, int group_fd)
+{
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
 static int open_counter(uint32_t type, uint64_t config, int group_fd)
 {
 	struct perf_event_attr attr;
 	counter_attr(&attr, type, config);
-	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return open_counter_on(0, &attr, group_fd);
 }
 
 /* Adds the event if this machine can count it; returns false (and says why) if not. */
@@ -101,4 +107,53 @@ int fl_pmu_setup(struct fl_runtime *rt)
 void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr)
 {
 	counter_attr(attr, rt->pmu_type[i], rt->pmu_config[i]);
+}
+
+/* ---- the timeline's per-thread counters (timeline.c) ----
+ * Opened by the sampler thread on another thread of this process (pid = its tid), read with one
+ * read(2) of the group leader. Software events always; hardware instructions and cycles where this
+ * machine counts them (probed as for --pmu). Where perf_event_paranoid refuses kernel counting to
+ * this user, the events count user space only. */
+static int open_thread_counter(int tid, uint32_t type, uint64_t config, int group_fd)
+{
+	struct perf_event_attr attr;
+	counter_attr(&attr, type, config);
+	int fd = open_counter_on(tid, &attr, group_fd);
+	if (fd < 0 && errno == EACCES) {
+		attr.exclude_kernel = 1;
+		fd = open_counter_on(tid, &attr, group_fd);
+	}
+	return fd;
+}
+
+bool fl_pmu_hardware_present(void)
+{
+	int fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1);
+	if (fd < 0)
+		return false;
+	close(fd);
+	fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+unsigned fl_pmu_open_thread_counters(int tid, bool hardware, int *fds, unsigned max)
+{
+	static const struct { uint32_t type; uint64_t config; } events[] = {
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	};
+	unsigned n = 0, want = hardware ? 5 : 3;
+	for (unsigned i = 0; i < want && n < max; i++) {
+		int fd = open_thread_counter(tid, events[i].type, events[i].config, n ? fds[0] : -1);
+		if (fd < 0)
+			break; /* the group's members are in a fixed order: stop at the first missing */
+		fds[n++] = fd;
+	}
+	return n;
 }

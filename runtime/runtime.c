@@ -183,9 +183,9 @@ int fl_runtime_init(void)
 	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_objects_setup(rt) < 0 || fl_alloc_log_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
-	    fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
+	    fl_fault_context_setup(rt) < 0 || fl_timeline_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0 ||
-	    fl_probe_start(rt) < 0) {
+	    fl_probe_start(rt) < 0 || fl_timeline_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
 	}
@@ -258,6 +258,7 @@ void fl_runtime_shutdown(const char *why)
 		atomic_store(&rt->stopping, true);
 	atomic_store(&rt->final_mode, true);
 	fl_handlers_flush(rt);
+	fl_timeline_shutdown(rt); /* a last sample of every counter */
 	fl_threads_flush_all();
 	fl_sites_write(rt); /* per-site aggregates (live_objects.c) */
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
@@ -341,5 +342,6 @@ void fl_runtime_fork_child(void)
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
 	}
+	fl_timeline_after_fork(rt);
 	fl_maps_snapshot("start");
 }

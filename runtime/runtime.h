@@ -179,6 +179,7 @@ struct fl_runtime {
 	uint64_t state_mismatches;           /* FAULTLINE_CHECK_STATES=1: pages whose state is wrong */
 
 	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
+	struct fl_timeline *timeline;        /* timeline.c: the counter sampler; NULL = off */
 	struct fl_probe *probe;              /* probe.c: the access prober (--mrc, --sample-accesses); NULL = off */
 };
 
@@ -210,6 +211,7 @@ int fl_threads_setup(struct fl_runtime *rt);
 void fl_threads_flush_all(void);
 void fl_threads_flush_periodic(void);
 void fl_threads_after_fork(void);
+size_t fl_threads_tids(int *tids, size_t max);  /* tid per thread slot (0: free), for timeline.c */
 
 /* stacks.c */
 int fl_stacks_setup(struct fl_runtime *rt);
@@ -225,6 +227,11 @@ bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq)
 struct perf_event_attr;
 int fl_pmu_setup(struct fl_runtime *rt);
 void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr);
+/* The timeline's counters of one thread (any thread of this process), as one group read with
+ * read(2): task-clock (leader), page-faults, context-switches, and instructions, cycles when
+ * `hardware`. Returns how many were opened into fds (0: none; fds[0] leads). */
+unsigned fl_pmu_open_thread_counters(int tid, bool hardware, int *fds, unsigned max);
+bool fl_pmu_hardware_present(void);      /* this machine counts instructions and cycles */
 
 int fl_alloc_log_setup(struct fl_runtime *rt);
 struct fl_thread;
@@ -273,6 +280,13 @@ void fl_rap_online_after_fork(struct fl_runtime *rt);   /* child: trees start em
 void fl_rap_online_add(struct fl_handler *h, uint64_t addr);  /* fault path: no lock, no malloc */
 void fl_rap_online_write(struct fl_runtime *rt);        /* merge the trees, write ranges.rap */
 
+/* timeline.c: counters sampled over time (trace.h "Timeline") */
+int fl_timeline_setup(struct fl_runtime *rt);            /* before fl_trace_open: settings (meta.json) */
+int fl_timeline_start(struct fl_runtime *rt);            /* after the handlers: file and sampler thread */
+void fl_timeline_after_fork(struct fl_runtime *rt);      /* child: its own file, thread and counters */
+void fl_timeline_fault(struct fl_handler *h);            /* fault path: every N-th fault, no syscall */
+void fl_timeline_shutdown(struct fl_runtime *rt);        /* a final sample, everything written */
+void fl_timeline_json_meta(struct fl_runtime *rt, struct fl_buf *b);
 /* probe.c: pages unmapped on trial to see their re-touches (record --mrc, --sample-accesses) */
 int fl_probe_setup(struct fl_runtime *rt);                        /* reads the environment; 0 = ok or off */
 int fl_probe_start(struct fl_runtime *rt);                        /* the prober thread, after the handlers */
@@ -285,6 +299,7 @@ bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* evict.c; un
 
 /* trace_writer.c */
 int fl_trace_open(struct fl_runtime *rt);
+int fl_trace_open_file(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size);
 void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec);
 void fl_trace_flush(struct fl_handler *h);
 void fl_trace_write_meta(struct fl_runtime *rt);

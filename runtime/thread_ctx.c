@@ -143,6 +143,17 @@ void fl_threads_flush_periodic(void)
 	}
 }
 
+/* The tids of the thread slots [0, n), for the timeline's sampler: tids[i] is the thread that holds
+ * slot i now, 0 for a free slot. A slot keeps its thread until that thread ends, so a sampler
+ * that sees another tid in a slot knows the previous one ended. Returns n (at most max). */
+size_t fl_threads_tids(int *tids, size_t max)
+{
+	size_t high = atomic_load(&pool_high), n = high < max ? high : max;
+	for (size_t i = 0; i < n; i++)
+		tids[i] = atomic_load(&pool[i].in_use) ? pool[i].tid : 0;
+	return n;
+}
+
 /* In a forked child only the forking thread exists; what the others had buffered belongs to
  * the parent, which writes it itself. The counters were the parent's threads'. */
 void fl_threads_after_fork(void)

@@ -89,6 +89,12 @@ static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, u
 	return open_binary_flags(rt, name, kind, record_size, O_APPEND);
 }
 
+/* A binary file of another writer (timeline.c), opened like the others: created, O_APPEND. */
+int fl_trace_open_file(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
+{
+	return open_binary(rt, name, kind, record_size);
+}
+
 int fl_trace_open(struct fl_runtime *rt)
 {
 	if (!rt->top_dir[0] || make_process_dir(rt, rt->top_dir) < 0)
@@ -300,6 +306,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	fl_buf_str(&b, "]");
 	json_key_str(&b, FL_META_PMU_KIND, rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
 	fl_far_json_meta(rt, &b); /* far store settings (far_store.c) */
+	fl_timeline_json_meta(rt, &b); /* counter timeline settings (timeline.c) */
 	fl_probe_json_meta(rt, &b); /* access prober settings (probe.c) */
 	fl_buf_str(&b, "\n}\n");
 	write_json_file(rt, FL_FILE_NAME_META, &b);

@@ -1028,6 +1028,41 @@ table_alloc() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Row 11: counter timelines (issue 16): the same fill recorded with the timeline off (--timeline 0),
+# on at its default period (20 ms), and at its most costly (--timeline 1 --timeline-every 64: a
+# sample every millisecond and every 64 faults), interleaved per run.
+
+bench_timeline() {
+	local i who order
+	say "row 11: counter timelines ($RUNS runs; fill $FILL_MIB MiB at -L $FILL_L)"
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$RUNS"); do
+		budget_ok "row 11" "$sec_start" "$i" || break
+		order="off on dense"; [ $((i % 2)) = 0 ] && order="dense on off"
+		for who in $order; do
+			case $who in
+			off) rec tl -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" --timeline 0 -- "$FILL" "$FILL_MIB" ;;
+			on) rec tl -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$FILL" "$FILL_MIB" ;;
+			dense) rec tl -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" --timeline 1 --timeline-every 64 -- "$FILL" "$FILL_MIB" ;;
+			esac
+			if ok tl "tl_$who"; then
+				add "tl_$who" "$WALL_NS"
+				[ "$who" = off ] || add "tl_${who}_bytes" "$(trace_bytes tl timeline)"
+			fi
+			drop tl
+		done
+	done
+}
+
+table_timeline() {
+	local w="Counter timeline: build/tests/fill $FILL_MIB at -L ${FILL_L}M, wall"
+	row 11a "$w, record (default: --timeline 20) vs --timeline 0" "$(cell tl_off s 1e-9)" "$(cell tl_on s 1e-9)" \
+		"$(ratio tl_on tl_off)" "$(runs_of tl_on)" "timeline file $(cell tl_on_bytes kB 1e-3)"
+	row 11b "$w, --timeline 1 --timeline-every 64 vs --timeline 0" "$(cell tl_off s 1e-9)" "$(cell tl_dense s 1e-9)" \
+		"$(ratio tl_dense tl_off)" "$(runs_of tl_dense)" "timeline file $(cell tl_dense_bytes kB 1e-3)"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Main: measure in table order, then print.
 
 # Under heavy load the time budget cuts the last ones short: the tools' speed (5, 6) and the far
@@ -1040,6 +1075,7 @@ bench_evict
 bench_overhead
 bench_policy
 bench_alloc
+bench_timeline
 bench_later_rows
 # Rows P: the access prober (issues 15, 16), measured by their own script, rows appended as they are.
 say "rows P: access prober (scripts/bench_probe.sh)"
@@ -1058,6 +1094,7 @@ table_rap
 table_policy
 table_far
 table_alloc
+table_timeline
 cat "$PROBE_ROWS" >>"$TABLE"
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$(( $(us_since "$T_START") / 1000000 ))

@@ -27,6 +27,8 @@
  *               memory, on the same flush cadence as fault records. Each evicting thread (the
  *               evictor, a fault handler evicting inline) appends its own chunks: readers sort
  *               by time
+ *   timeline    counter samples over time (fl_timeline_record): per thread and per process, every
+ *               `record --timeline MS` and every `--timeline-every N` faults (see "Timeline" below)
  *
  * Integers are in the writer's byte order, which the header's 64-bit magic reveals: it reads as
  * FL_TRACE_MAGIC in the same order and as FL_TRACE_MAGIC_SWAPPED in the other (faultline runs on
@@ -63,6 +65,7 @@ enum fl_file_kind {
 	FL_FILE_CONTEXTS = 4,
 	FL_FILE_SITES = 5,
 	FL_FILE_ALLOCS_ZSTD = 6, /* record_size = sizeof(fl_alloc_record) once decoded */
+	FL_FILE_TIMELINE = 7,
 	FL_FILE_EVICTIONS = 8,
 };
 
@@ -261,6 +264,54 @@ struct fl_evict_record {
  * ends inside a frame: a reader keeps the complete frames and reports the cut tail. */
 #define FL_ALLOC_CHUNK_MAGIC 0x31435a46u /* "FZC1" */
 
+/* Timeline (the timeline file): counters sampled over time, PMCTrack-style, by the runtime's
+ * sampler thread every meta.json "timeline_ms" milliseconds (time-based) and, when
+ * "timeline_every" is not 0, by the fault handler that serves every N-th fault (event-based).
+ * A record is a thread's sample (tid != 0: its own perf counters, read by the sampler with
+ * read(2)) or its process's (tid 0: the sum of its application threads' counters, ended threads
+ * included, and the runtime's own virtual counters). `valid` says which values[] a record holds
+ * (bit i = values[i]); every value is cumulative since the process's runtime start except the
+ * gauges FL_TL_RESIDENT_PAGES and FL_TL_SOFT_PAGES. Samples from different writers (the sampler,
+ * the handlers) are not in file order: readers sort by time. Event-based samples hold only the
+ * virtual counters (no system call is made on the fault path). The hardware counters are valid
+ * only where this machine counts them. A thread's counters start when the sampler first sees it
+ * (within one period of its first allocation), so its first moments may be missing. */
+enum fl_timeline_counter {
+	FL_TL_TASK_CLOCK = 0,      /* ns of CPU time of the program's threads (the runtime's excluded) */
+	FL_TL_PAGE_FAULTS = 1,     /* perf page-faults (every fault of the threads, not only the region's) */
+	FL_TL_CONTEXT_SWITCHES = 2,
+	FL_TL_INSTRUCTIONS = 3,    /* hardware, where present */
+	FL_TL_CYCLES = 4,          /* hardware, where present */
+	FL_TL_RESIDENT_PAGES = 5,  /* gauge: pages of the region mapped now (local minus soft) */
+	FL_TL_SOFT_PAGES = 6,      /* gauge: pages unmapped on trial, kept locally */
+	FL_TL_FAR_READ_BYTES = 7,  /* bytes read from the far store (refaults and read-ahead) */
+	FL_TL_FAR_WRITE_BYTES = 8, /* bytes written to the far store (write-backs) */
+	FL_TL_EVICTIONS = 9,       /* pages that left local memory for the far store */
+	FL_TL_WRITEBACKS = 10,     /* of those, pages whose content was written */
+	FL_TL_FIRST_TOUCH = 11,    /* faults by kind (enum fl_fault_kind) */
+	FL_TL_REFAULTS = 12,
+	FL_TL_SOFT_FAULTS = 13,
+	FL_TL_CONCURRENT = 14,
+	FL_TL_COUNTERS = 15,       /* values[] slots in use; values[15] is zero */
+};
+
+/* Why a timeline record was written. */
+enum fl_timeline_reason {
+	FL_TL_PERIODIC = 1,        /* the sampler's period */
+	FL_TL_EVERY_N = 2,         /* the N-th fault (a handler) */
+	FL_TL_FINAL = 3,           /* the thread ended, or the process is shutting down */
+};
+
+/* One sample. 144 bytes. */
+struct fl_timeline_record {
+	uint64_t time_ns;          /* since fl_file_header.start_ns (CLOCK_MONOTONIC) */
+	uint32_t tid;              /* the thread sampled; 0 = the whole process */
+	uint8_t reason;            /* enum fl_timeline_reason */
+	uint8_t reserved;          /* zero */
+	uint16_t valid;            /* bit i: values[i] holds a value */
+	uint64_t values[16];       /* indexed by enum fl_timeline_counter */
+};
+
 /* Spatial sampling of pages (record --mrc, SHARDS-style): page number P of the region (address -
  * region_start, divided by the page size) is sampled when fl_probe_page_hash(P) is below the
  * threshold of stats.json "mrc_threshold" (meta.json "mrc_threshold" at start; the runtime lowers
@@ -289,6 +340,7 @@ FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 56, "fault context is 56 byt
 FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_timeline_record) == 144, "timeline record is 144 bytes");
 
 /* Names of the files in a process directory. */
 #define FL_FILE_NAME_META   "meta.json"
@@ -302,5 +354,6 @@ FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes")
 #define FL_FILE_NAME_MAPS "maps"
 #define FL_FILE_NAME_RAP "ranges.rap"
 #define FL_FILE_NAME_EVICTIONS "evictions"
+#define FL_FILE_NAME_TIMELINE "timeline"
 
 #endif

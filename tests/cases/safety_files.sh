@@ -191,7 +191,7 @@ echo "ok runtime: links planted at stats.json, ranges.rap.tmp, ranges.rap of a l
 if command -v unshare >/dev/null && unshare -fp --mount-proc true 2>/dev/null; then
 	N=$WORK/ns
 	mkdir -p "$N/1"
-	for f in meta.json stats.json faults contexts stacks allocs maps ranges.rap ranges.rap.tmp; do
+	for f in meta.json stats.json faults contexts stacks allocs maps ranges.rap ranges.rap.tmp timeline; do
 		ln -s "$VICTIM/file" "$N/1/$f"
 	done
 	ln -s "$VICTIM/dir" "$N/1.1"

@@ -39,10 +39,11 @@
 #include "report.h"
 #include "report_map.h"
 #include "report_progress.h"
+#include "timeline.h"
 #include "trace_reader.h"
 
-#define EXPORT_SCHEMA_VERSION 3 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
-                                 * evictions, meta time_axis (--time) */
+#define EXPORT_SCHEMA_VERSION 4 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
+                                 * evictions, meta time_axis (--time); 4: timeline */
 #define PROGRESS_STEP 65536
 
 static const char EXPORT_SCHEMA[] =
@@ -94,6 +95,12 @@ static const char EXPORT_SCHEMA[] =
 	"  stack_id INTEGER REFERENCES stacks(id), npmu INTEGER NOT NULL,\n"
 	"  pmu0 INTEGER, pmu1 INTEGER, pmu2 INTEGER, pmu3 INTEGER,\n"
 	"  delta0 INTEGER, delta1 INTEGER, delta2 INTEGER, delta3 INTEGER);\n"
+	"CREATE TABLE timeline(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), tid INTEGER NOT NULL, time_ns INTEGER NOT NULL,\n"
+	"  reason TEXT NOT NULL, task_clock_ns INTEGER, page_faults INTEGER, context_switches INTEGER,\n"
+	"  instructions INTEGER, cycles INTEGER, resident_pages INTEGER, soft_pages INTEGER,\n"
+	"  far_read_bytes INTEGER, far_write_bytes INTEGER, evictions INTEGER, writebacks INTEGER,\n"
+	"  first_touch INTEGER, refaults INTEGER, soft_faults INTEGER, concurrent INTEGER);\n"
 	"CREATE VIEW callsites AS\n"
 	"  SELECT s.id AS stack_id, f.function, f.file, f.line, f.binary, f.pc, f.inlined\n"
 	"  FROM stacks AS s JOIN frames AS f ON f.stack_id = s.id AND f.depth = s.callsite_depth;\n";
@@ -108,7 +115,8 @@ static const char EXPORT_INDEXES[] =
 	"CREATE INDEX allocations_stack ON allocations(stack_id);\n"
 	"CREATE INDEX alloc_events_time ON alloc_events(time_ns);\n"
 	"CREATE INDEX contexts_tid ON contexts(process_id, tid);\n"
-	"CREATE INDEX evictions_page ON evictions(page);\n";
+	"CREATE INDEX evictions_page ON evictions(page);\n"
+	"CREATE INDEX timeline_time ON timeline(process_id, tid, time_ns);\n";
 
 struct export_options {
 	const char *file;       /* --sqlite FILE */
@@ -770,6 +778,45 @@ static int write_evictions(struct exporter *x)
 
 /* ----------------------------------------------------------------- the run */
 
+/* The counter timelines (timeline.h): one row per sample, tid 0 = the process; a counter the
+ * sample does not hold is NULL. Times in recording time, as everywhere. */
+static int write_timeline_of(struct exporter *x, sqlite3_stmt *stmt, size_t p)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	struct fl_timeline tl;
+	int rc = 0;
+
+	if (fl_timeline_read(proc, &tl, x->err, sizeof(x->err)) < 0)
+		return -1;
+	if (tl.warning[0])
+		report_warn(&x->warnings, "%s", tl.warning);
+	for (size_t i = 0; i < tl.nrecs && rc == 0; i++) {
+		const struct fl_timeline_record *r = &tl.recs[i];
+		bind_int(stmt, 1, p);
+		bind_int(stmt, 2, r->tid);
+		bind_int(stmt, 3, proc->offset_ns + r->time_ns);
+		bind_text(stmt, 4, fl_timeline_reason_name(r->reason));
+		for (unsigned c = 0; c < FL_TL_COUNTERS; c++)
+			if (r->valid & (1u << c))
+				bind_int(stmt, 5 + (int)c, r->values[c]);
+		rc = sql_insert(x, stmt, "timeline");
+	}
+	fl_timeline_free(&tl);
+	return rc;
+}
+
+static int write_timeline(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO timeline VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	int rc = stmt ? 0 : -1;
+
+	report_progress_phase(&x->progress, "writing timelines", 0);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++)
+		rc = write_timeline_of(x, stmt, p);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 static int number_records(struct exporter *x)
 {
 	size_t n = x->rec->nprocs ? x->rec->nprocs : 1;
@@ -815,6 +862,8 @@ static int write_database(struct exporter *x, const char *path)
 		rc = write_contexts(x);
 	if (rc == 0)
 		rc = write_evictions(x);
+	if (rc == 0)
+		rc = write_timeline(x);
 	if (rc == 0) {
 		report_progress_phase(&x->progress, "building indexes", 0);
 		rc = sql_exec(x, EXPORT_INDEXES, "indexes");

@@ -17,6 +17,9 @@
  *   ranges.txt                                    the hot address ranges (RAP, ranges.h) of the
  *                                                 selected faults, with each process's tree
  *   heatmap.svg                                   address × time, the hot ranges marked
+ *   timeline.svg                                  the counter timelines (timeline_svg.h), one strip
+ *                                                 per counter on the heatmap's time axis (when the
+ *                                                 recording has timelines)
  * Their paths are printed on stdout, one per line; notes and warnings go to stderr. */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +36,8 @@
 #include "heatmap.h"
 #include "ranges.h"
 #include "symbolize.h"
+#include "timeline.h"
+#include "timeline_svg.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
 #include "visualize_frames.h"
@@ -82,6 +87,10 @@ struct viz {
 	bool has_ranges;
 	struct fault_clock clock;           /* the heatmap's time axis (--time) */
 	uint64_t untimed;                   /* selected faults without a time on it: not on the heatmap */
+	struct fl_timeline *timelines;      /* per process of rec (unselected ones empty) */
+	size_t ntimelines;                  /* processes with timeline samples */
+	uint64_t heatmap_end_ns;            /* the heatmap's time axis, for timeline.svg (wall time) */
+	unsigned heatmap_plot_width;
 };
 
 static void viz_usage(FILE *out)
@@ -115,16 +124,18 @@ static void viz_usage(FILE *out)
 	      "      --reverse          merge stacks from the faulting function down (who calls it)\n"
 	      "      --inverted         icicle graph: root at the top\n"
 	      "      --keep-runtime     keep faultline's own frames (libfaultline.so), normally skipped\n"
-	      "      --time AXIS        the heatmap's time axis: wall (default: since the recording\n"
-	      "                         started) or virtual (the program's own time, not dilated by\n"
-	      "                         recording: the CPU time, task-clock, its threads had used at the\n"
-	      "                         fault, per process; no allocation outlines; faults without a\n"
-	      "                         virtual time are left out and counted in the subtitle)\n"
+	      "      --time AXIS        the time axis of the heatmap and timeline.svg: wall (default:\n"
+	      "                         since the recording started) or virtual (the program's own time,\n"
+	      "                         not dilated by recording: the CPU time, task-clock, its threads\n"
+	      "                         had used; the heatmap then has no allocation outlines, and faults\n"
+	      "                         without a virtual time are left out and counted in its subtitle)\n"
 	      "  -v, --verbose          frames, sizes and times of each file on stderr\n"
 	      "  -h, --help             this help\n"
 	      "\n"
 	      "Files: flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
-	      "flamegraph-alloc.svg, heatmap.svg, ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
+	      "flamegraph-alloc.svg, heatmap.svg, timeline.svg (counters over time, one strip per\n"
+	      "counter on the heatmap's time axis, when the recording has timelines: record --timeline),\n"
+	      "ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
 	      "faults-refault.folded, faults-alloc.folded (soft, concurrent and access ones when present).\n"
 	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
 	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
@@ -688,7 +699,132 @@ static int add_hot_ranges(const struct viz *v)
 	return 0;
 }
 
-static int write_heatmap(const struct viz *v)
+/* ------------------------------------------------------------------ timelines */
+
+/* Reads the timelines of the selected processes. 0, or -1 (said why). */
+static int load_timelines(struct viz *v)
+{
+	char err[1024];
+	v->timelines = calloc(v->rec->nprocs ? v->rec->nprocs : 1, sizeof(*v->timelines));
+	if (!v->timelines) {
+		cli_error("visualize: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < v->rec->nprocs; i++) {
+		if (v->o->pid && v->rec->procs[i].pid != v->o->pid)
+			continue;
+		if (fl_timeline_read(&v->rec->procs[i], &v->timelines[i], err, sizeof(err)) < 0) {
+			cli_error("visualize: %s", err);
+			return -1;
+		}
+		if (v->timelines[i].warning[0])
+			cli_error("visualize: warning: %s", v->timelines[i].warning);
+		v->ntimelines += v->timelines[i].nrecs > 0;
+	}
+	return 0;
+}
+
+/* The last faults and timeline samples in recording time: the heatmap's axis is stretched to the
+ * last sample when the program ran on after its last fault (0: no need). */
+static uint64_t timeline_wall_end(const struct viz *v)
+{
+	uint64_t last_fault = 0, last_sample = 0;
+	for (size_t i = 0; i < v->rec->nprocs; i++) {
+		const struct fl_process *p = &v->rec->procs[i];
+		if (v->o->pid && p->pid != v->o->pid)
+			continue;
+		if (p->nfaults && fl_fault_time_ns(p, &p->faults[p->nfaults - 1]) > last_fault)
+			last_fault = fl_fault_time_ns(p, &p->faults[p->nfaults - 1]);
+		if (v->timelines && v->timelines[i].nrecs) {
+			uint64_t t = p->offset_ns + v->timelines[i].recs[v->timelines[i].nrecs - 1].time_ns;
+			if (t > last_sample)
+				last_sample = t;
+		}
+	}
+	return last_sample > last_fault && last_fault ? last_sample : 0;
+}
+
+/* Series of one process: its process samples (tid 0) placed on the axis. */
+static int timeline_series_of(const struct viz *v, size_t p, struct timeline_series *s, char *label, size_t cap)
+{
+	const struct fl_process *proc = &v->rec->procs[p];
+	const struct fl_timeline *tl = &v->timelines[p];
+	struct fl_timeline_record *recs = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*recs));
+	uint64_t *x = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*x));
+	size_t n = 0;
+	if (!recs || !x) {
+		free(recs);
+		free(x);
+		return -1;
+	}
+	for (size_t i = 0; i < tl->nrecs; i++) {
+		const struct fl_timeline_record *r = &tl->recs[i];
+		if (r->tid != 0)
+			continue;
+		recs[n] = *r;
+		if (v->o->time_axis != FL_TIME_VIRTUAL)
+			x[n] = proc->offset_ns + r->time_ns;
+		else
+			x[n] = (r->valid & (1u << FL_TL_TASK_CLOCK)) ? r->values[FL_TL_TASK_CLOCK] : UINT64_MAX;
+		n++;
+	}
+	snprintf(label, cap, "pid %s", proc->name);
+	*s = (struct timeline_series){ label, recs, x, n };
+	return 0;
+}
+
+static int write_timeline(const struct viz *v)
+{
+	struct timeline_series *series = calloc(v->rec->nprocs ? v->rec->nprocs : 1, sizeof(*series));
+	char (*labels)[48] = calloc(v->rec->nprocs ? v->rec->nprocs : 1, sizeof(*labels));
+	char path[4096], tmp[4096], subtitle[1024];
+	struct timeline_svg_options to = { 0 };
+	struct timeline_svg_stats st;
+	size_t n = 0;
+	int rc = -1;
+	FILE *f = NULL;
+
+	if (!series || !labels)
+		goto nomem;
+	for (size_t i = 0; i < v->rec->nprocs; i++)
+		if (v->timelines[i].nrecs && timeline_series_of(v, i, &series[n], labels[n], sizeof(labels[n])) == 0)
+			n++;
+		else if (v->timelines[i].nrecs)
+			goto nomem;
+	f = open_output(v->o->outdir, "timeline.svg", path, sizeof(path), tmp, sizeof(tmp));
+	if (!f)
+		goto out;
+	snprintf(subtitle, sizeof(subtitle), "%zu process%s of %s; %s time", n, n == 1 ? "" : "es", v->rec->dir,
+		 (v->o->time_axis == FL_TIME_VIRTUAL) ? "the program's own (task-clock)" : "wall");
+	to.title = "counters over time";
+	to.subtitle = subtitle;
+	to.plot_width = v->heatmap_plot_width;
+	to.end_ns = (v->o->time_axis == FL_TIME_VIRTUAL) ? 0 : v->heatmap_end_ns; /* the heatmap's axis (wall time) */
+	to.virtual_time = (v->o->time_axis == FL_TIME_VIRTUAL);
+	if (timeline_svg_write(series, n, &to, f, &st) < 0) {
+		fclose(f);
+		unlink(tmp);
+		goto nomem;
+	}
+	if (close_output(f, tmp, path) < 0)
+		goto out;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %u strips, %zu steps, axis %.3f s", path, st.strips, st.points, st.end_ns / 1e9);
+	rc = 0;
+	goto out;
+nomem:
+	cli_error("visualize: out of memory");
+out:
+	for (size_t i = 0; series && i < n; i++) {
+		free((void *)series[i].recs);
+		free((void *)series[i].x_ns);
+	}
+	free(series);
+	free(labels);
+	return rc;
+}
+
+static int write_heatmap(struct viz *v)
 {
 	struct heatmap_options ho;
 	struct heatmap_stats st;
@@ -711,6 +847,7 @@ static int write_heatmap(const struct viz *v)
 	if (v->o->time_axis == FL_TIME_VIRTUAL)
 		ho.time_label = fl_time_axis_label(FL_TIME_VIRTUAL);
 	ho.hot_phi = v->ranges_opts.phi;
+	ho.end_ns = timeline_wall_end(v); /* 0 unless the timeline goes on after the last fault */
 	rc = heatmap_write_svg(v->hm, &ho, f, &st);
 	if (rc < 0) {
 		cli_error("visualize: %s: out of memory", path);
@@ -718,6 +855,8 @@ static int write_heatmap(const struct viz *v)
 		unlink(tmp);
 		return -1;
 	}
+	v->heatmap_end_ns = st.ns_per_column * st.columns;
+	v->heatmap_plot_width = ho.plot_width;
 	if (close_output(f, tmp, path) < 0)
 		return -1;
 	if (v->o->verbose)
@@ -764,7 +903,10 @@ static int viz_write(struct viz *v)
 	if (write_folded(v, alloc, "faults-alloc.folded") < 0 ||
 	    write_flamegraph(v, alloc, "flamegraph-alloc.svg", "faults by allocation site") < 0)
 		goto out;
-	if (compute_ranges(v) < 0 || write_ranges(v) < 0 || add_hot_ranges(v) < 0 || write_heatmap(v) < 0)
+	if (compute_ranges(v) < 0 || write_ranges(v) < 0 || add_hot_ranges(v) < 0 || load_timelines(v) < 0 ||
+	    write_heatmap(v) < 0)
+		goto out;
+	if (v->ntimelines && write_timeline(v) < 0)
 		goto out;
 	rc = 0;
 	goto out;
@@ -852,6 +994,9 @@ out:
 	flame_free(v.alloc_tree);
 	heatmap_free(v.hm);
 	fault_clock_free(&v.clock);
+	for (size_t i = 0; v.timelines && i < rec->nprocs; i++)
+		fl_timeline_free(&v.timelines[i]);
+	free(v.timelines);
 	if (v.has_ranges)
 		ranges_result_free(&v.ranges);
 	free(v.frames);

@@ -47,6 +47,7 @@
 #define RECORD_MAX_SAMPLE 1000000000u
 #define RECORD_SCRIPT_DEPTH 4  /* #! interpreters followed, as the kernel does */
 #define RECORD_RUNTIME_LIB "libfaultline.so"
+#define RECORD_TIMELINE_MS 20  /* --timeline default: 50 samples a second */
 
 /* ---------------------------------------------------------------------------------------
  * 1. Options
@@ -92,6 +93,14 @@ void record_usage(void)
 	      "      --far-bandwidth MBPS emulated bandwidth of the far store (MB/s, 10^6 bytes)\n"
 	      "      --prefetch N       on a refault, read the next N evicted pages ahead into local\n"
 	      "                         memory (counted in -L) without mapping them (default 0)\n"
+	      "      --timeline MS      sample counters every MS milliseconds into the trace's\n"
+	      "                         timeline (default 20; 0 = off): per thread task-clock,\n"
+	      "                         page-faults, context-switches (and instructions, cycles\n"
+	      "                         where the machine counts them), per process the runtime's\n"
+	      "                         resident and soft pages, far reads and writes, evictions,\n"
+	      "                         write-backs and faults by kind\n"
+	      "      --timeline-every N also sample the runtime's counters every N faults\n"
+	      "                         (default 0 = off)\n"
 	      "      --mrc              sample reuse distances for `faultline mrc` (a miss-ratio\n"
 	      "                         curve from one run): 1 page in 8, chosen by a hash of its\n"
 	      "                         number, is unmapped on trial again after every touch; at\n"
@@ -124,6 +133,7 @@ static void record_defaults(struct record_options *o)
 	o->stack_depth = 64;
 	o->alloc_sample = 0;   /* 0 = follow -s */
 	o->far = "mem";
+	o->timeline_ms = RECORD_TIMELINE_MS;
 	snprintf(o->far_spec, sizeof(o->far_spec), "mem");
 }
 
@@ -315,6 +325,16 @@ static int apply_prefetch(struct record_options *o, const char *v, char *err, si
 	return parse_unsigned(v, 0, 64, &o->prefetch, err, errlen);
 }
 
+static int apply_timeline(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 0, 60000, &o->timeline_ms, err, errlen);
+}
+
+static int apply_timeline_every(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 0, 1000000000, &o->timeline_every, err, errlen);
+}
+
 static int apply_mrc_rate(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	return parse_unsigned(v, 1, 1u << 20, &o->mrc, err, errlen);
@@ -348,6 +368,8 @@ static const struct record_value_option {
 	{ NULL, "--far-latency", apply_far_latency },
 	{ NULL, "--far-bandwidth", apply_far_bandwidth },
 	{ NULL, "--prefetch", apply_prefetch },
+	{ NULL, "--timeline", apply_timeline },
+	{ NULL, "--timeline-every", apply_timeline_every },
 	{ NULL, "--mrc-rate", apply_mrc_rate },
 	{ NULL, "--sample-accesses-rate", apply_sample_accesses_rate },
 };
@@ -442,6 +464,10 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 	}
 	o->command = &argv[i];
 	o->command_argc = argc - i;
+	if (o->timeline_every && !o->timeline_ms) {
+		snprintf(err, errlen, "--timeline-every needs the timeline on (--timeline 0 turns it off)");
+		return -1;
+	}
 	return record_check_sizes(o, err, errlen);
 }
 
@@ -1019,6 +1045,8 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_FAR_LATENCY_NS, "%llu", (unsigned long long)o->far_latency_ns);
 	rc |= child_env_add(env, FL_ENV_FAR_BANDWIDTH, "%llu", (unsigned long long)o->far_bandwidth);
 	rc |= child_env_add(env, FL_ENV_PREFETCH, "%u", o->prefetch);
+	rc |= child_env_add(env, FL_ENV_TIMELINE_MS, "%u", o->timeline_ms);
+	rc |= child_env_add(env, FL_ENV_TIMELINE_EVERY, "%u", o->timeline_every);
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC, "%u", o->mrc);
 	rc |= child_env_add(env, FL_ENV_PROBE_ACCESS, "%u", o->sample_accesses);
 	if (o->pmu != NULL)

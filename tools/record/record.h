@@ -33,6 +33,8 @@ struct record_options {
 	uint64_t far_latency_ns; /* --far-latency USEC, in ns */
 	uint64_t far_bandwidth; /* --far-bandwidth MBPS, in bytes per second; 0 = unlimited */
 	unsigned prefetch;      /* --prefetch N pages */
+	unsigned timeline_ms;   /* --timeline MS: counter sampling period; 0 = off */
+	unsigned timeline_every; /* --timeline-every N faults; 0 = off */
 	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */
 	unsigned sample_accesses; /* --sample-accesses: target access samples per second; 0 = off */
 	bool quiet;             /* -q: no banner, no summary */
