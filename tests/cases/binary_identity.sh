@@ -6,7 +6,7 @@
 # (DIR/.build-id/xx/rest) and the report still gives the right lines after the rebuild.
 # The program fills then scans 64 MiB under -L 16: fill's line takes the first touches, scan's the
 # refaults. It is rebuilt with other code before them (-DVARIANT, -O0) and written over the same
-# file (same path, same inode, as a linker rewriting in place).
+# file (same path, same inode, as a linker rewriting in place). dump --symbolize is checked the same way.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_cmd gcc
@@ -101,3 +101,15 @@ report_csv damaged "$WORK/plain"
 grep -q "binaries: 1 damaged line skipped" "$WORK/damaged.err" || fail "damaged binaries line: $(cat "$WORK/damaged.err")"
 [ -z "$(lines_of damaged)" ] || fail "damaged binaries file: rows name prog.c"
 echo "ok a damaged line of DIR/binaries is skipped with a warning"
+
+# dump --symbolize goes through the same symbolizer: the archived recording names fill's line on
+# every first touch of the array, the plain one names no prog.c line after the rebuild.
+"$FAULTLINE" dump "$WORK/archived" --symbolize >"$WORK/dump.txt" 2>"$WORK/dump.err" || fail "dump --symbolize: $(cat "$WORK/dump.err")"
+n=$(grep -c " first-touch .* sym=\*fill [^ ]*prog.c:$fill_line " "$WORK/dump.txt")
+check_ge "dump --symbolize: first touches at fill prog.c:$fill_line" "$n" 16384
+check_eq "dump --symbolize: lines without sym=" "$(grep -v '^#' "$WORK/dump.txt" | grep -vc ' sym=')" 0
+"$FAULTLINE" dump "$WORK/plain" --symbolize >"$WORK/dump2.txt" 2>"$WORK/dump2.err" || fail "dump --symbolize (plain)"
+check_eq "dump --symbolize after the rebuild: lines naming prog.c" "$(grep -c 'prog\.c:' "$WORK/dump2.txt")" 0
+grep -q "rebuilt or replaced" "$WORK/dump2.err" || fail "dump --symbolize: no warning about the rebuilt program"
+"$FAULTLINE" dump --help | grep -q -- '--symbolize' || fail "dump --help lacks --symbolize"
+echo "ok dump --symbolize"
