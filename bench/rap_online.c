@@ -40,7 +40,7 @@ static uint64_t *load_faults(const char *dir, size_t *count, uint64_t *region_en
 	if (!f)
 		bench_die_errno("fopen %s", path);
 	struct fl_file_header h;
-	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, FL_TRACE_MAGIC, 8) != 0 ||
+	if (fread(&h, sizeof(h), 1, f) != 1 || h.magic != FL_TRACE_MAGIC ||
 	    h.record_size != sizeof(struct fl_fault_record))
 		bench_die("%s: not a faults file of this version", path);
 	*region_end = h.region_start + h.region_size;

@@ -184,6 +184,18 @@ static void check_attribution(const struct fl_process *proc)
 
 	if (proc->nallocs > MODEL_MAX_EVENTS || proc->nfaults > CHECK_MAX_FAULTS)
 		return;
+	if (proc->fault_objects) {
+		/* records that name their object are joined by it (trace_reader.h), not by the sweep */
+		for (size_t i = 0; i < proc->nfaults; i++) {
+			const struct fl_fault *f = &proc->faults[i];
+			const struct fl_alloc_record *a = fl_fault_alloc(proc, f);
+			CHECK(!a || ((f->rec.flags & FL_FAULT_OBJECT) && a->alloc_id == f->rec.obj_alloc_id &&
+				     a->addr == f->rec.obj_addr),
+			      "%s fault seq %llu joined to alloc_id %u, but its record names alloc_id %u", proc->name,
+			      (unsigned long long)f->rec.seq, a ? a->alloc_id : 0, f->rec.obj_alloc_id);
+		}
+		return;
+	}
 	for (size_t i = 0; i < proc->nfaults; i++) {
 		const struct fl_fault *f = &proc->faults[i];
 		while (next < proc->nallocs && proc->allocs[next].time_ns <= f->rec.time_ns) {
@@ -191,8 +203,8 @@ static void check_attribution(const struct fl_process *proc)
 			next++;
 		}
 		uint32_t want = model_find(&m, f->rec.addr);
-		CHECK(f->alloc == want, "%s fault seq %u at 0x%llx: reader says alloc index %d, model %d",
-		      proc->name, f->rec.seq, (unsigned long long)f->rec.addr, (int)f->alloc, (int)want);
+		CHECK(f->alloc == want, "%s fault seq %llu at 0x%llx: reader says alloc index %d, model %d",
+		      proc->name, (unsigned long long)f->rec.seq, (unsigned long long)f->rec.addr, (int)f->alloc, (int)want);
 	}
 	m.n = 0;
 	if (proc->nallocs > PROBE_MAX_EVENTS) {
@@ -285,7 +297,7 @@ static void check_process(const struct fl_recording *rec, const struct fl_proces
 		      proc->name, r->kind);
 		CHECK(r->addr >= proc->region_start && r->addr - proc->region_start < proc->region_size,
 		      "%s: fault at 0x%llx outside the region", proc->name, (unsigned long long)r->addr);
-		CHECK(fl_process_fault_by_seq(proc, r->seq) == f, "%s: seq %u not found by seq", proc->name, r->seq);
+		CHECK(fl_process_fault_by_seq(proc, r->seq) == f, "%s: seq %llu not found by seq", proc->name, (unsigned long long)r->seq);
 		frames_sum += strlen(fl_fault_kind_name(r->kind));
 
 		const struct fl_fault_context *c = fl_fault_context(proc, f);
@@ -293,10 +305,10 @@ static void check_process(const struct fl_recording *rec, const struct fl_proces
 		if (c) {
 			CHECK(f->context < proc->ncontexts, "%s: context index %u of %zu", proc->name, f->context,
 			      proc->ncontexts);
-			CHECK(c->seq == r->seq && c->tid == r->tid, "%s: context of seq %u is for seq %u tid %u",
-			      proc->name, r->seq, c->seq, c->tid);
+			CHECK(c->seq == r->seq && c->tid == r->tid, "%s: context of seq %llu is for seq %llu tid %u",
+			      proc->name, (unsigned long long)r->seq, (unsigned long long)c->seq, c->tid);
 			CHECK(c->npmu <= FL_PMU_MAX, "%s: npmu %u", proc->name, c->npmu);
-			CHECK(fl_process_context(proc, r->seq) == c, "%s: fl_process_context(%u)", proc->name, r->seq);
+			CHECK(fl_process_context(proc, r->seq) == c, "%s: fl_process_context(%llu)", proc->name, (unsigned long long)r->seq);
 			if (context_used) {
 				CHECK(!context_used[f->context], "%s: context %u joined twice", proc->name, f->context);
 				context_used[f->context] = 1;
@@ -314,7 +326,8 @@ static void check_process(const struct fl_recording *rec, const struct fl_proces
 			CHECK(a->kind == FL_ALLOC_MALLOC || a->kind == FL_ALLOC_MMAP, "%s: fault joined to a %s",
 			      proc->name, fl_alloc_kind_name(a->kind));
 			CHECK(a->addr <= r->addr && r->addr - a->addr < a->size && a->time_ns <= r->time_ns,
-			      "%s: fault seq %u joined to an allocation that does not hold it", proc->name, r->seq);
+			      "%s: fault seq %llu joined to an allocation that does not hold it", proc->name,
+			      (unsigned long long)r->seq);
 		}
 	}
 	if (context_used) {

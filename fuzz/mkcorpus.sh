@@ -16,7 +16,9 @@ trap 'rm -rf "$WORK"' EXIT
 [ -x "$FL" ] && [ -x "$P/fill" ] || { echo "mkcorpus.sh: build first (make)" >&2; exit 1; }
 
 mkdir -p "$OUT"/{trace_reader,record_args,cli,text}
-rm -f "$OUT"/*/seed-*
+# seed-v1-*: recordings of trace format version 1 (made by an older faultline), kept: the reader
+# still reads them
+find "$OUT" -name 'seed-*' ! -name 'seed-v1-*' -delete
 
 rec() { # NAME RECORD-ARGS... -- CMD...
 	local name=$1; shift

@@ -20,12 +20,32 @@ import sys
 
 FILES = ["meta.json", "stats.json", "faults", "contexts", "stacks", "allocs", "maps", "ranges.rap"]
 TAG_DIRNAME = 8
-HEADER = 64
-FAULT = struct.Struct("<QQIIIBBBB")      # 32 bytes
-CONTEXT = struct.Struct("<IIII4Q")       # 48 bytes
+HEADER = 64                              # the fl_file_header this packer knows (header_size may be more)
 STACK = struct.Struct("<IHHQ")           # 16 bytes + 8 per frame
-ALLOC = struct.Struct("<QQQIIIB3x")      # 40 bytes
+# Offsets of the fields the packer reads or clears, by format version (inc/faultline/trace.h).
+FAULT_FIELDS = {1: {"seq": ("<I", 20), "stack": ("<I", 24), "kind": ("<B", 28), "obj_stack": ("<I", 52)},
+                2: {"seq": ("<Q", 16), "stack": ("<I", 28), "kind": ("<B", 32), "obj_stack": ("<I", 60)}}
+CONTEXT_FIELDS = {1: {"seq": ("<I", 0), "stack": ("<I", 4)},
+                  2: {"seq": ("<Q", 0), "stack": ("<I", 8)}}
+ALLOC_FIELDS = {"stack": ("<I", 28)}
 KIND_NAMES = {1: "first_touch", 2: "refault", 3: "soft", 4: "concurrent"}
+
+
+def header(data):
+    """(version, header_size, record_size) of a binary trace file."""
+    version, _kind, hsize, rsize = struct.unpack_from("<4I", data, 8)
+    return version, hsize, rsize
+
+
+def records(data):
+    """The header bytes, the complete records and the record size of a fixed-size-record file."""
+    _version, hsize, rsize = header(data)
+    body = data[hsize:]
+    return data[:hsize], [body[i:i + rsize] for i in range(0, len(body) - rsize + 1, rsize)], rsize
+
+
+def field(rec, spec):
+    return struct.unpack_from(spec[0], rec, spec[1])[0]
 
 
 def is_process_dir(name):
@@ -46,42 +66,38 @@ def trim_process(pdir, args):
     faults = files["faults"]
     kept_faults, seqs, stack_ids, kinds = [], set(), set(), {}
     if faults is not None and len(faults) >= HEADER:
-        body = faults[HEADER:]
-        total = len(body) // FAULT.size
+        fields = FAULT_FIELDS[header(faults)[0]]
+        head, recs, _ = records(faults)
+        total = len(recs)
         n = min(total, args.max_faults)
         # Evenly spread over the file: first touches, refaults and later allocations alike.
         for i in (k * total // n for k in range(n)):
-            rec = body[i * FAULT.size:(i + 1) * FAULT.size]
+            rec = recs[i]
             kept_faults.append(rec)
-            fields = FAULT.unpack(rec)
-            seqs.add(fields[3])
-            if fields[4]:
-                stack_ids.add(fields[4])
-            kinds[fields[5]] = kinds.get(fields[5], 0) + 1
-        files["faults"] = faults[:HEADER] + b"".join(kept_faults)
+            seqs.add(field(rec, fields["seq"]))
+            if field(rec, fields["stack"]):
+                stack_ids.add(field(rec, fields["stack"]))
+            if len(rec) >= fields["obj_stack"][1] + 4 and field(rec, fields["obj_stack"]):
+                stack_ids.add(field(rec, fields["obj_stack"]))   # the object's allocation site
+            kind = field(rec, fields["kind"])
+            kinds[kind] = kinds.get(kind, 0) + 1
+        files["faults"] = head + b"".join(kept_faults)
     contexts = files["contexts"]
     if contexts is not None and len(contexts) >= HEADER:
-        body, kept = contexts[HEADER:], []
-        for i in range(len(body) // CONTEXT.size):
-            rec = body[i * CONTEXT.size:(i + 1) * CONTEXT.size]
-            fields = CONTEXT.unpack(rec)
-            if fields[0] in seqs:
-                kept.append(rec)
-                if fields[1]:
-                    stack_ids.add(fields[1])
-        files["contexts"] = contexts[:HEADER] + b"".join(kept)
+        fields = CONTEXT_FIELDS[header(contexts)[0]]
+        head, recs, _ = records(contexts)
+        kept = [rec for rec in recs if field(rec, fields["seq"]) in seqs]
+        stack_ids.update(field(rec, fields["stack"]) for rec in kept if field(rec, fields["stack"]))
+        files["contexts"] = head + b"".join(kept)
     allocs = files["allocs"]
     if allocs is not None and len(allocs) >= HEADER:
-        body = allocs[HEADER:]
-        n = min(len(body) // ALLOC.size, args.max_allocs)
-        kept = [body[i * ALLOC.size:(i + 1) * ALLOC.size] for i in range(n)]
-        for rec in kept:
-            if ALLOC.unpack(rec)[4]:
-                stack_ids.add(ALLOC.unpack(rec)[4])
-        files["allocs"] = allocs[:HEADER] + b"".join(kept)
+        head, recs, _ = records(allocs)
+        kept = recs[:args.max_allocs]
+        stack_ids.update(field(rec, ALLOC_FIELDS["stack"]) for rec in kept if field(rec, ALLOC_FIELDS["stack"]))
+        files["allocs"] = head + b"".join(kept)
     stacks = files["stacks"]
     if stacks is not None and len(stacks) >= HEADER:
-        at, kept = HEADER, []
+        at, kept = header(stacks)[1], []
         while at + STACK.size <= len(stacks):
             stack_id, nframes, _flags, _hash = STACK.unpack_from(stacks, at)
             size = STACK.size + 8 * nframes
@@ -90,7 +106,7 @@ def trim_process(pdir, args):
             if stack_id in stack_ids:
                 kept.append(stacks[at:at + size])
             at += size
-        files["stacks"] = stacks[:HEADER] + b"".join(kept)
+        files["stacks"] = stacks[:header(stacks)[1]] + b"".join(kept)
     maps = files["maps"]
     if maps is not None:
         out, snapshots, lines = [], 0, 0
@@ -131,15 +147,22 @@ def trim_process(pdir, args):
 
 def zero_stack_ids(files):
     """Without a stacks file, no record may name a stack (as with --stack-depth 0)."""
-    for name, size, offset in (("faults", FAULT.size, 24), ("contexts", CONTEXT.size, 4),
-                               ("allocs", ALLOC.size, 28)):
+    for name in ("faults", "contexts", "allocs"):
         data = files.get(name)
-        if data is None:
+        if data is None or len(data) < HEADER:
             continue
-        data = bytearray(data)
-        for at in range(HEADER, len(data) - size + 1, size):
-            data[at + offset:at + offset + 4] = bytes(4)
-        files[name] = bytes(data)
+        version = header(data)[0]
+        spec = {"faults": FAULT_FIELDS[version], "contexts": CONTEXT_FIELDS[version], "allocs": ALLOC_FIELDS}[name]["stack"]
+        head, recs, _ = records(data)
+        out = bytearray(head)
+        for rec in recs:
+            rec = bytearray(rec)
+            rec[spec[1]:spec[1] + 4] = bytes(4)
+            if name == "faults" and len(rec) >= FAULT_FIELDS[version]["obj_stack"][1] + 4:
+                at = FAULT_FIELDS[version]["obj_stack"][1]
+                rec[at:at + 4] = bytes(4)
+            out.extend(rec)
+        files[name] = bytes(out)
 
 
 def sections(slot, name, files):

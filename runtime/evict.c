@@ -149,7 +149,8 @@ int fl_evict_setup(struct fl_runtime *rt)
 /* SOFT -> FAR for pages this thread has locked, as one batch: the backend writes the dirty
  * ones together (far_store.c; for the in-memory store nothing moves, others then drop the
  * mirror pages), and only then are the pages published FAR. */
-static void finalize_locked(struct fl_runtime *rt, const size_t *pages, const uint8_t *old, size_t n)
+static void finalize_locked(struct fl_runtime *rt, const size_t *pages, const uint8_t *old, size_t n,
+			    uint8_t decision)
 {
 	if (n == 0)
 		return;
@@ -158,6 +159,7 @@ static void finalize_locked(struct fl_runtime *rt, const size_t *pages, const ui
 		fl_log_errno("far store: writing evicted pages", err);
 		fl_fatal_stop("a page of the program's memory cannot be written to the far store");
 	}
+	fl_evict_log(rt, pages, 0, old, n, decision); /* eviction events (evict_log.c) */
 	for (size_t i = 0; i < n; i++) {
 		atomic_fetch_add_explicit(&rt->evict.evictions, 1, memory_order_relaxed);
 		if (old[i] & PG_DIRTY)
@@ -170,8 +172,9 @@ static void finalize_locked(struct fl_runtime *rt, const size_t *pages, const ui
 	fl_local_sub(rt, n);
 }
 
-/* Pops the oldest soft pages and evicts them for real, in batches; returns how many. */
-static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want)
+/* Pops the oldest soft pages and evicts them for real, in batches; returns how many. DECISION
+ * says why, for the eviction events: room (FL_EVICT_CLOCK_SOFT) or the ring's cap. */
+static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want, uint8_t decision)
 {
 	size_t done = 0, page, batch[FL_EVICT_BATCH], n = 0;
 	uint8_t olds[FL_EVICT_BATCH];
@@ -187,11 +190,11 @@ static size_t finalize_oldest_soft(struct fl_runtime *rt, size_t want)
 		batch[n] = page, olds[n] = old;
 		n++, done++;
 		if (n == FL_EVICT_BATCH) {
-			finalize_locked(rt, batch, olds, n);
+			finalize_locked(rt, batch, olds, n, decision);
 			n = 0;
 		}
 	}
-	finalize_locked(rt, batch, olds, n);
+	finalize_locked(rt, batch, olds, n, decision);
 	return done;
 }
 
@@ -347,6 +350,8 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 	size_t fin_pages[FL_EVICT_RUN], nfin = 0;
 	uint8_t fin_old[FL_EVICT_RUN];
 	unmap_run(rt, first, n, old);
+	if (to_soft)
+		fl_evict_log(rt, NULL, first, old, n, FL_EVICT_CLOCK_TRIAL); /* eviction events (evict_log.c) */
 	for (size_t i = 0; i < n; i++) {
 		size_t page = first + i;
 		uint8_t dirty = rt->write_protect ? (old[i] & PG_DIRTY) : PG_DIRTY;
@@ -359,11 +364,11 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		}
 		atomic_fetch_add_explicit(&rt->evict.soft_evictions, 1, memory_order_relaxed);
 		if (ring_count(&rt->soft) == rt->soft.cap)
-			finalize_oldest_soft(rt, 1);
+			finalize_oldest_soft(rt, 1, FL_EVICT_SOFT_CAP);
 		ring_push_raw(&rt->soft, page, rt->epoch[page]);
 		fl_page_unlock(rt, page, soft);
 	}
-	finalize_locked(rt, fin_pages, fin_old, nfin);
+	finalize_locked(rt, fin_pages, fin_old, nfin, FL_EVICT_FIFO);
 }
 
 /* Collects victims into contiguous runs and evicts each run when it ends. */
@@ -478,7 +483,7 @@ static size_t evict_some(struct fl_runtime *rt, size_t excess)
 	size_t soft = atomic_load(&rt->soft_pages);
 	if (soft < rt->soft_target_pages + excess)
 		clock_sweep(rt, rt->soft_target_pages + excess - soft);
-	return finalize_oldest_soft(rt, excess);
+	return finalize_oldest_soft(rt, excess, FL_EVICT_CLOCK_SOFT);
 }
 
 /* Inline eviction: a fault found no free page (the evictor fell behind, or is off). */

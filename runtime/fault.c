@@ -173,8 +173,9 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 struct fault_plan {
 	bool want_stack;
 	bool stack_taken;                    /* from the fault's sample, while its thread slept */
-	uint32_t seq;
+	uint64_t seq;
 	uint64_t time_ns;
+	uint64_t thread_time_ns;             /* the thread's task-clock, from its sample; 0 = unknown */
 	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
 
@@ -208,6 +209,7 @@ static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, 
 	ctx->tid = sample.tid;
 	ctx->npmu = sample.npmu;
 	memcpy(ctx->pmu, sample.pmu, sizeof(ctx->pmu));
+	plan->thread_time_ns = sample.task_clock_ns; /* the fault's virtual time (fault_sample.c) */
 	return true;
 }
 
@@ -255,7 +257,10 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.flags = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? FL_FAULT_WRITE : 0;
 	rec.handler = (uint8_t)h->index;
 	rec.reserved = 0;
+	rec.reserved2 = 0;
 	rec.seq = plan->seq;
+	rec.thread_time_ns = plan->thread_time_ns;
+	rec.reserved3 = 0;
 	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
 	/* the thread is woken only after its page's new state is published (below): it cannot
@@ -265,11 +270,13 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	FL_ASSERT((atomic_load(&rt->state[page]) & PG_WHERE) == PG_RESIDENT || rec.kind == FL_FAULT_CONCURRENT);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
+	/* served: what follows wakes the thread (the stack signal, or the wake below) */
+	rec.service_ns = fl_fault_service_ns(rt, plan->time_ns);
 	if (plan->want_stack && !plan->stack_taken) {
 		/* no sample: the thread takes its own stack in the stack signal's handler
 		 * (fault_context.c). A concurrent message's thread was already woken by the fault
 		 * that brought the page in: it has run on, so a stack taken now would be wrong */
-		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, rec.seq))
+		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, (uint32_t)rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
 	}
 	if (rec.kind != FL_FAULT_CONCURRENT)

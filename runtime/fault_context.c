@@ -93,7 +93,10 @@ static void on_stack_signal(int sig, siginfo_t *si, void *ucv)
 			flags |= FL_STACK_TRUNCATED;
 	}
 	uint64_t value = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
-	ctx.seq = (uint32_t)value;
+	/* the signal carries the seq's low 32 bits: the fault is the latest one numbered with them
+	 * (it was served moments ago; a signal 2^32 faults late is long past FL_LATE_STACK_MS) */
+	uint64_t latest = atomic_load_explicit(&rt->next_seq, memory_order_relaxed);
+	ctx.seq = latest - (uint32_t)((uint32_t)latest - (uint32_t)value);
 	/* a signal taken long after it was sent, outside the shim's deferred system call window,
 	 * was blocked where the shim cannot see it (a raw rt_sigprocmask): its stack would be the
 	 * one of wherever the thread finally took it, so it gets none */

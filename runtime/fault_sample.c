@@ -19,7 +19,12 @@
  * excludes the kernel, a machine without perf). Its ring (FL_SAMPLE_RING_PAGES) is registered
  * in a table by tid, which handlers probe without locks; a handler owns a ring while it reads
  * it (`busy`), and the exiting thread waits for that before unmapping it. Page faults of the
- * thread outside the region also leave samples; they are skipped when the ring is read. */
+ * thread outside the region also leave samples; they are skipped when the ring is read.
+ *
+ * Virtual time: the group always counts the thread's task-clock (a --pmu event, or an extra
+ * member when the --pmu events lack it), so every sample says how much CPU time the thread had
+ * used at the fault: the fault record's thread_time_ns, the program's own time axis, at no cost
+ * per fault. */
 #include "runtime.h"
 #include "thread_ctx.h"
 #include "diag.h"
@@ -68,6 +73,41 @@ static uint64_t regs_mask(void)
 static int open_event(struct perf_event_attr *attr, int group_fd)
 {
 	return (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static bool is_task_clock(uint32_t type, uint64_t config)
+{
+	return type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_TASK_CLOCK;
+}
+
+/* Adds task-clock to a sampled group whose --pmu events lack it (its values come with every
+ * sample: the fault's virtual time). */
+static void add_task_clock(struct fl_runtime *rt, struct fl_sampler *s, unsigned opened)
+{
+	struct perf_event_attr attr;
+	s->task_clock_slot = -1;
+	s->extra_task_clock = false;
+	if (!s->sampled)
+		return;
+	for (unsigned i = 0; i < opened; i++)
+		if (is_task_clock(rt->pmu_type[i], rt->pmu_config[i])) {
+			s->task_clock_slot = (int)(1 + i);
+			return;
+		}
+	if (opened < rt->pmu_count)
+		return; /* a --pmu member failed: the group's layout is not what the readers expect */
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.read_format = PERF_FORMAT_GROUP;
+	attr.exclude_hv = 1;
+	int fd = open_event(&attr, s->leader_fd);
+	if (fd < 0)
+		return;
+	s->member_fds[s->nmembers++] = fd;
+	s->extra_task_clock = true;
+	s->task_clock_slot = (int)(1 + opened);
 }
 
 static void sampler_attr(struct perf_event_attr *attr, bool kernel)
@@ -171,6 +211,9 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 		}
 	}
 	s->leader_fd = leader;
+	s->task_clock_slot = -1;
+	s->extra_task_clock = false;
+	unsigned opened = 0;
 	for (unsigned i = 0; i < rt->pmu_count; i++) {
 		fl_pmu_attr(rt, i, &attr);
 		int fd = open_event(&attr, s->leader_fd >= 0 ? s->leader_fd : -1);
@@ -182,7 +225,9 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 		} else {
 			s->member_fds[s->nmembers++] = fd;
 		}
+		opened++;
 	}
+	add_task_clock(rt, s, opened);
 	if (s->ring && !registry_add(t)) {
 		fl_sys_munmap(s->ring, (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE);
 		s->ring = NULL;
@@ -210,6 +255,8 @@ static void close_group(struct fl_sampler *s, bool unmap)
 	s->nmembers = 0;
 	s->tried = false;
 	s->sampled = false;
+	s->task_clock_slot = -1;
+	s->extra_task_clock = false;
 }
 
 /* At thread exit: leave the table, wait until no handler reads the ring, release it. */
@@ -257,16 +304,17 @@ void fl_sample_registry_after_fork(void)
 unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values)
 {
 	struct fl_sampler *s = &t->sampler;
-	uint64_t buf[2 + FL_PMU_MAX];
+	uint64_t buf[3 + FL_PMU_MAX];
 	fl_sample_thread_start(t);
 	if (s->leader_fd < 0)
 		return 0;
 	ssize_t r = fl_sys_read(s->leader_fd, buf, sizeof(buf));
-	if (r < (ssize_t)sizeof(uint64_t) || buf[0] > 1 + FL_PMU_MAX)
+	if (r < (ssize_t)sizeof(uint64_t) || buf[0] > 2 + FL_PMU_MAX)
 		return 0;
 	unsigned first = s->sampled ? 1 : 0; /* the sampler's own count is not a --pmu event */
+	uint64_t end = buf[0] - (s->extra_task_clock ? 1 : 0); /* nor the extra task-clock */
 	unsigned n = 0;
-	for (uint64_t i = first; i < buf[0] && n < FL_PMU_MAX; i++)
+	for (uint64_t i = first; i < end && n < FL_PMU_MAX; i++)
 		values[n++] = buf[1 + i];
 	return n;
 }
@@ -282,8 +330,10 @@ static const void *ring_record(const char *data, size_t size, uint64_t at, size_
 	return scratch;
 }
 
-/* Parses one PERF_RECORD_SAMPLE (layout fixed by sampler_attr); false if it is not ours. */
-static bool parse_sample(const struct perf_event_header *hdr, struct fl_fault_sample *out)
+/* Parses one PERF_RECORD_SAMPLE (layout fixed by sampler_attr and the group of S); false if it
+ * is not ours. */
+static bool parse_sample(const struct perf_event_header *hdr, const struct fl_sampler *sampler,
+			 struct fl_fault_sample *out)
 {
 	const uint64_t *w = (const uint64_t *)(hdr + 1);
 	const uint64_t *end = (const uint64_t *)((const char *)hdr + hdr->size);
@@ -293,11 +343,15 @@ static bool parse_sample(const struct perf_event_header *hdr, struct fl_fault_sa
 	out->addr = w[1];
 	uint64_t nr = w[2];
 	w += 3;
-	if (nr > 1 + FL_PMU_MAX || w + nr + 1 > end)
+	if (nr > 2 + FL_PMU_MAX || w + nr + 1 > end)
 		return false;
-	out->npmu = nr > 0 ? (unsigned)(nr - 1) : 0; /* without the sampler's own count */
-	for (uint64_t i = 1; i < nr; i++)
-		out->pmu[i - 1] = w[i];
+	/* without the sampler's own count, and without the extra task-clock */
+	uint64_t npmu = nr > 0 ? nr - 1 - (sampler->extra_task_clock && nr > 1 ? 1 : 0) : 0;
+	out->npmu = npmu > FL_PMU_MAX ? FL_PMU_MAX : (unsigned)npmu;
+	for (uint64_t i = 0; i < out->npmu; i++)
+		out->pmu[i] = w[1 + i];
+	int slot = sampler->task_clock_slot;
+	out->task_clock_ns = slot > 0 && (uint64_t)slot < nr ? w[slot] : 0;
 	w += nr;
 	uint64_t abi = *w++;
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE || w + FL_SAMPLE_NREGS > end)
@@ -343,7 +397,7 @@ bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *ou
 			/* the fault's sample is the thread's last: it has slept in the fault since. A
 			 * match followed by other samples belongs to an earlier fault on the page (or
 			 * the thread has run on): none is taken */
-			found = parse_sample(rec, &s) && s.tid == tid && (s.addr & ~(FL_PAGE_SIZE - 1)) == page_addr;
+			found = parse_sample(rec, &t->sampler, &s) && s.tid == tid && (s.addr & ~(FL_PAGE_SIZE - 1)) == page_addr;
 			if (found)
 				*out = s;
 		}

@@ -43,6 +43,7 @@
 #include "diag.h"
 #include "uffd_compat.h"
 #include "faultline/env.h"
+#include "faultline/record_schema.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -516,7 +517,7 @@ void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_probe *p = rt->probe;
-	key_u64(b, "access_samples", p ? atomic_load(&p->samples) : 0);
+	key_u64(b, FL_STATS_ACCESS_SAMPLES, p ? atomic_load(&p->samples) : 0);
 	if (!p)
 		return;
 	if (p->mrc) {

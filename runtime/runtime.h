@@ -53,6 +53,7 @@ struct fl_handler {
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
+	struct fl_stream evictions;          /* eviction events of its inline evictions (evict_log.c) */
 	struct fl_fault_record *records;
 	unsigned nrecords;
 	_Atomic uint64_t flush_request, flush_done;
@@ -131,6 +132,7 @@ struct fl_runtime {
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
 	} evictor;
 	struct fl_evict_stats evict;
+	struct fl_stream evict_log;          /* evict_log.c: the evictor thread's eviction events */
 
 	/* virtual address allocator (region.c), taken by app threads only */
 	pthread_mutex_t va_lock;
@@ -166,7 +168,7 @@ struct fl_runtime {
 	/* handlers and trace */
 	struct fl_handler handlers[FL_MAX_HANDLERS];
 	uint64_t sample_counter[FL_MAX_HANDLERS];
-	_Atomic uint32_t next_seq;
+	_Atomic uint64_t next_seq;
 	int faults_fd;
 	_Atomic bool faults_failed;          /* a write failed: the file gets no more records */
 	struct fl_file_header file_header;
@@ -243,12 +245,27 @@ void fl_sites_write_periodic(struct fl_runtime *rt); /* handler 0, every ~100 ms
 /* fault.c */
 void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n);
 
+/* A fault's service time so far: now minus READ_NS (when its message was read, since start_ns),
+ * saturated to the record's 32 bits. */
+static inline uint32_t fl_fault_service_ns(const struct fl_runtime *rt, uint64_t read_ns)
+{
+	uint64_t d = fl_now_ns() - rt->start_ns - read_ns;
+	return d > UINT32_MAX ? UINT32_MAX : d == 0 ? 1 : (uint32_t)d;
+}
+
 /* evict.c */
 void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need);
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);
 void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
+
+/* evict_log.c: eviction events, to the evictions file (trace.h). Under evict_lock: one call per
+ * batch of evicted pages (PAGES, or the run [FIRST, FIRST + N) when PAGES is NULL; OLD their
+ * states before eviction, PG_DIRTY telling dirty from clean). No allocation, one clock read. */
+void fl_evict_log(struct fl_runtime *rt, const size_t *pages, size_t first, const uint8_t *old, size_t n,
+		  uint8_t decision);
+void fl_evict_log_flush(struct fl_runtime *rt, bool wait); /* the evictor's stream: handler 0's cadence */
 
 /* handler.c */
 int fl_handlers_start(struct fl_runtime *rt);

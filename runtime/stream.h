@@ -16,7 +16,7 @@
 
 #define FL_STREAM_BYTES 8192
 
-enum fl_stream_file { FL_SF_CONTEXTS = 0, FL_SF_STACKS, FL_SF_ALLOCS, FL_SF_COUNT };
+enum fl_stream_file { FL_SF_CONTEXTS = 0, FL_SF_STACKS, FL_SF_ALLOCS, FL_SF_EVICTIONS, FL_SF_COUNT };
 
 struct fl_stream {
 	_Atomic int lock;

@@ -9,8 +9,11 @@
 /* A thread's perf group (fault_sample.c): the sampled page-fault leader and the --pmu events. */
 struct fl_sampler {
 	int leader_fd;                     /* -1 = none */
-	int member_fds[FL_PMU_MAX];
+	int member_fds[FL_PMU_MAX + 1];    /* the --pmu events, then task-clock when they lack it */
 	unsigned nmembers;
+	int task_clock_slot;               /* task-clock's index in the group's values (the sampler's
+	                                    * own count first); -1 = not in the group */
+	bool extra_task_clock;             /* the last member is task-clock, not a --pmu event */
 	bool tried;                        /* opened (or failed to) on the first fault context */
 	bool sampled;                      /* the leader is the page-fault sampler with a ring */
 	struct perf_event_mmap_page *ring; /* registered by tid for the handlers; NULL = none */
@@ -28,6 +31,7 @@ struct fl_fault_sample {
 	uint64_t regs[FL_SAMPLE_NREGS];    /* user registers, perf's order */
 	unsigned npmu;
 	uint64_t pmu[FL_PMU_MAX];          /* --pmu values at the fault */
+	uint64_t task_clock_ns;            /* the thread's task-clock at the fault; 0 = unknown */
 	bool in_kernel;                    /* the fault happened inside a system call */
 };
 

@@ -10,6 +10,8 @@
 #include "pages.h"
 #include "diag.h"
 
+#include <faultline/record_schema.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,7 +62,7 @@ static int open_binary_flags(struct fl_runtime *rt, const char *name, uint32_t k
 {
 	struct fl_file_header hdr;
 	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+	hdr.magic = FL_TRACE_MAGIC;
 	hdr.version = FL_TRACE_VERSION;
 	hdr.kind = kind;
 	hdr.header_size = sizeof(hdr);
@@ -108,6 +110,10 @@ int fl_trace_open(struct fl_runtime *rt)
 	/* rewritten whole at shutdown with pwrite: not O_APPEND */
 	rt->sites_fd = open_binary_flags(rt, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), 0);
 	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
+	/* eviction events (evict_log.c): optional, a recording without them is still whole */
+	fl_stream_init(&rt->evict_log, FL_SF_EVICTIONS);
+	rt->side_fd[FL_SF_EVICTIONS] = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS,
+						   sizeof(struct fl_evict_record));
 	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
 	    (rt->alloc_log_full ? rt->allocs_zst_fd : rt->side_fd[FL_SF_ALLOCS]) < 0 || rt->sites_fd < 0 ||
 	    rt->maps_fd < 0)
@@ -124,6 +130,7 @@ int fl_trace_open(struct fl_runtime *rt)
 			}
 		}
 		h->nrecords = 0;
+		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
 	}
 	fl_trace_write_meta(rt);
 	return 0;
@@ -136,6 +143,10 @@ void fl_trace_flush(struct fl_handler *h)
 	 * reader of a recording in progress finds every reference defined */
 	fl_stream_flush(&h->stacks);
 	fl_stream_flush(&h->contexts);
+	fl_stream_flush(&h->evictions);
+	/* the evictor's eviction events, on the cadence of handler 0: it waits only at shutdown */
+	if (h->index == 0)
+		fl_evict_log_flush(rt, atomic_load_explicit(&rt->final_mode, memory_order_relaxed));
 	if (h->nrecords == 0)
 		return;
 	/* the handler waits for its write: that is the back-pressure, and it is counted */
@@ -244,36 +255,36 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	ssize_t elen = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[elen > 0 ? elen : 0] = '\0';
 
-	fl_buf_str(&b, "{\n  \"format_version\": ");
+	fl_buf_str(&b, "{\n  \"" FL_META_FORMAT_VERSION "\": ");
 	fl_buf_u64(&b, FL_TRACE_VERSION);
-	json_key_u64(&b, "pid", (uint64_t)getpid());
-	json_key_u64(&b, "ppid", (uint64_t)getppid());
-	json_key_str(&b, "exe", exe);
-	fl_buf_str(&b, ",\n  \"cmdline\": [");
+	json_key_u64(&b, FL_META_PID, (uint64_t)getpid());
+	json_key_u64(&b, FL_META_PPID, (uint64_t)getppid());
+	json_key_str(&b, FL_META_EXE, exe);
+	fl_buf_str(&b, ",\n  \"" FL_META_CMDLINE "\": [");
 	for (size_t off = 0; off < n; off += strlen(cmdline + off) + 1) {
 		if (off)
 			fl_buf_str(&b, ", ");
 		fl_buf_json_str(&b, cmdline + off);
 	}
 	fl_buf_str(&b, "]");
-	json_key_u64(&b, "local_limit_bytes", rt->local_limit_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, "max_bytes", rt->max_bytes);
-	json_key_u64(&b, "handlers", rt->nhandlers);
-	json_key_str(&b, "policy", rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
-	json_key_str(&b, "far", rt->far->name);
-	json_key_u64(&b, "page_size", FL_PAGE_SIZE);
-	json_key_u64(&b, "region_start", (uint64_t)(uintptr_t)rt->region);
-	json_key_u64(&b, "region_size", rt->region_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, "start_ns", rt->start_ns);
-	json_key_u64(&b, "uffd_features", rt->features);
-	json_key_u64(&b, "write_protect", rt->write_protect);
-	json_key_u64(&b, "stack_depth", rt->stack_depth);
-	json_key_u64(&b, "sample", rt->sample);
-	json_key_u64(&b, "alloc_sample", rt->alloc_sample);
-	json_key_str(&b, "alloc_log", rt->alloc_log_full ? "full" : "sampled");
-	json_key_u64(&b, "alloc_sample_bytes", rt->alloc_log_full ? 0 : rt->alloc_sample_bytes);
-	json_key_u64(&b, "stack_signal", (uint64_t)rt->stack_signal);
-	fl_buf_str(&b, ",\n  \"pmu_events\": [");
+	json_key_u64(&b, FL_META_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, FL_META_MAX_BYTES, rt->max_bytes);
+	json_key_u64(&b, FL_META_HANDLERS, rt->nhandlers);
+	json_key_str(&b, FL_META_POLICY, rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
+	json_key_str(&b, FL_META_FAR, rt->far->name);
+	json_key_u64(&b, FL_META_PAGE_SIZE, FL_PAGE_SIZE);
+	json_key_u64(&b, FL_META_REGION_START, (uint64_t)(uintptr_t)rt->region);
+	json_key_u64(&b, FL_META_REGION_SIZE, rt->region_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, FL_META_START_NS, rt->start_ns);
+	json_key_u64(&b, FL_META_UFFD_FEATURES, rt->features);
+	json_key_u64(&b, FL_META_WRITE_PROTECT, rt->write_protect);
+	json_key_u64(&b, FL_META_STACK_DEPTH, rt->stack_depth);
+	json_key_u64(&b, FL_META_SAMPLE, rt->sample);
+	json_key_u64(&b, FL_META_ALLOC_SAMPLE, rt->alloc_sample);
+	json_key_str(&b, FL_META_ALLOC_LOG, rt->alloc_log_full ? "full" : "sampled");
+	json_key_u64(&b, FL_META_ALLOC_SAMPLE_BYTES, rt->alloc_log_full ? 0 : rt->alloc_sample_bytes);
+	json_key_u64(&b, FL_META_STACK_SIGNAL, (uint64_t)rt->stack_signal);
+	fl_buf_str(&b, ",\n  \"" FL_META_PMU_EVENTS "\": [");
 	for (const char *p = rt->pmu_names; *p;) {
 		char name[64];
 		size_t n = 0;
@@ -287,7 +298,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 			fl_buf_str(&b, ", ");
 	}
 	fl_buf_str(&b, "]");
-	json_key_str(&b, "pmu_kind", rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
+	json_key_str(&b, FL_META_PMU_KIND, rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
 	fl_far_json_meta(rt, &b); /* far store settings (far_store.c) */
 	fl_probe_json_meta(rt, &b); /* access prober settings (probe.c) */
 	fl_buf_str(&b, "\n}\n");
@@ -320,53 +331,53 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
-	fl_buf_str(&b, "{\n  \"pid\": ");
+	fl_buf_str(&b, "{\n  \"" FL_STATS_PID "\": ");
 	fl_buf_u64(&b, (uint64_t)getpid());
-	json_key_u64(&b, "faults_total", total);
-	json_key_u64(&b, "faults_first_touch", first);
-	json_key_u64(&b, "faults_refault", refault);
-	json_key_u64(&b, "faults_soft", soft);
-	json_key_u64(&b, "faults_concurrent", conc);
-	json_key_u64(&b, "write_protect_faults", wp);
-	json_key_u64(&b, "evictions", atomic_load(&rt->evict.evictions));
-	json_key_u64(&b, "writebacks", atomic_load(&rt->evict.writebacks));
-	json_key_u64(&b, "evictions_clean", atomic_load(&rt->evict.evictions_clean));
-	json_key_u64(&b, "soft_evictions", atomic_load(&rt->evict.soft_evictions));
-	json_key_u64(&b, "eviction_rounds", atomic_load(&rt->evict.rounds));
-	json_key_u64(&b, "evict_moved", atomic_load(&rt->evict.moved));
-	json_key_u64(&b, "evict_copied", atomic_load(&rt->evict.copied));
-	json_key_u64(&b, "evict_dropped", atomic_load(&rt->evict.dropped));
-	json_key_u64(&b, "evictor_rounds", atomic_load(&rt->evict.evictor_rounds));
-	json_key_u64(&b, "evict_inline_rounds", atomic_load(&rt->evict.inline_rounds));
-	json_key_u64(&b, "busy_waits", waits);
-	json_key_u64(&b, "handler_wakeups", wakeups);
-	json_key_u64(&b, "handler_empty_wakeups", empty_wakeups);
-	json_key_u64(&b, "trace_write_wait_ns", write_wait);
-	json_key_u64(&b, "resident_bytes_at_exit", atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
-	json_key_u64(&b, "peak_resident_bytes", atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
-	json_key_u64(&b, "local_limit_bytes", rt->local_limit_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, "max_bytes", rt->max_bytes);
-	json_key_u64(&b, "heap_bytes_at_exit", atomic_load(&rt->heap_bytes));
-	json_key_u64(&b, "peak_heap_bytes", atomic_load(&rt->peak_heap_bytes));
-	json_key_u64(&b, "records_written", written);
-	json_key_u64(&b, "records_dropped", dropped);
+	json_key_u64(&b, FL_STATS_FAULTS_TOTAL, total);
+	json_key_u64(&b, FL_STATS_FAULTS_FIRST_TOUCH, first);
+	json_key_u64(&b, FL_STATS_FAULTS_REFAULT, refault);
+	json_key_u64(&b, FL_STATS_FAULTS_SOFT, soft);
+	json_key_u64(&b, FL_STATS_FAULTS_CONCURRENT, conc);
+	json_key_u64(&b, FL_STATS_WRITE_PROTECT_FAULTS, wp);
+	json_key_u64(&b, FL_STATS_EVICTIONS, atomic_load(&rt->evict.evictions));
+	json_key_u64(&b, FL_STATS_WRITEBACKS, atomic_load(&rt->evict.writebacks));
+	json_key_u64(&b, FL_STATS_EVICTIONS_CLEAN, atomic_load(&rt->evict.evictions_clean));
+	json_key_u64(&b, FL_STATS_SOFT_EVICTIONS, atomic_load(&rt->evict.soft_evictions));
+	json_key_u64(&b, FL_STATS_EVICTION_ROUNDS, atomic_load(&rt->evict.rounds));
+	json_key_u64(&b, FL_STATS_EVICT_MOVED, atomic_load(&rt->evict.moved));
+	json_key_u64(&b, FL_STATS_EVICT_COPIED, atomic_load(&rt->evict.copied));
+	json_key_u64(&b, FL_STATS_EVICT_DROPPED, atomic_load(&rt->evict.dropped));
+	json_key_u64(&b, FL_STATS_EVICTOR_ROUNDS, atomic_load(&rt->evict.evictor_rounds));
+	json_key_u64(&b, FL_STATS_EVICT_INLINE_ROUNDS, atomic_load(&rt->evict.inline_rounds));
+	json_key_u64(&b, FL_STATS_BUSY_WAITS, waits);
+	json_key_u64(&b, FL_STATS_HANDLER_WAKEUPS, wakeups);
+	json_key_u64(&b, FL_STATS_HANDLER_EMPTY_WAKEUPS, empty_wakeups);
+	json_key_u64(&b, FL_STATS_TRACE_WRITE_WAIT_NS, write_wait);
+	json_key_u64(&b, FL_STATS_RESIDENT_AT_EXIT, atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
+	json_key_u64(&b, FL_STATS_PEAK_RESIDENT, atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
+	json_key_u64(&b, FL_STATS_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
+	json_key_u64(&b, FL_STATS_MAX_BYTES, rt->max_bytes);
+	json_key_u64(&b, FL_STATS_HEAP_AT_EXIT, atomic_load(&rt->heap_bytes));
+	json_key_u64(&b, FL_STATS_PEAK_HEAP, atomic_load(&rt->peak_heap_bytes));
+	json_key_u64(&b, FL_STATS_RECORDS_WRITTEN, written);
+	json_key_u64(&b, FL_STATS_RECORDS_DROPPED, dropped);
 	int side_errno = atomic_load(&rt->side_write_errno);
 	if (!write_errno)
 		write_errno = side_errno;
-	json_key_str(&b, "records_dropped_reason", write_errno ? strerrordesc_np(write_errno) : "");
-	json_key_u64(&b, "side_bytes_dropped", atomic_load(&rt->side_bytes_dropped));
-	json_key_u64(&b, "contexts_written", atomic_load(&rt->contexts_written));
-	json_key_u64(&b, "stacks_from_samples", sampled);
-	json_key_u64(&b, "stack_signals_sent", atomic_load(&rt->stack_signals_sent));
-	json_key_u64(&b, "stack_signals_failed", atomic_load(&rt->stack_signals_failed));
-	json_key_u64(&b, "late_stacks_dropped", atomic_load(&rt->late_stacks));
-	json_key_u64(&b, "alloc_events", atomic_load(&rt->alloc_events));
+	json_key_str(&b, FL_STATS_RECORDS_DROPPED_REASON, write_errno ? strerrordesc_np(write_errno) : "");
+	json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED, atomic_load(&rt->side_bytes_dropped));
+	json_key_u64(&b, FL_STATS_CONTEXTS_WRITTEN, atomic_load(&rt->contexts_written));
+	json_key_u64(&b, FL_STATS_STACKS_FROM_SAMPLES, sampled);
+	json_key_u64(&b, FL_STATS_STACK_SIGNALS_SENT, atomic_load(&rt->stack_signals_sent));
+	json_key_u64(&b, FL_STATS_STACK_SIGNALS_FAILED, atomic_load(&rt->stack_signals_failed));
+	json_key_u64(&b, FL_STATS_LATE_STACKS_DROPPED, atomic_load(&rt->late_stacks));
+	json_key_u64(&b, FL_STATS_ALLOC_EVENTS, atomic_load(&rt->alloc_events));
 	if (rt->check_states)
-		json_key_u64(&b, "page_state_mismatches", rt->state_mismatches);
+		json_key_u64(&b, FL_STATS_PAGE_STATE_MISMATCHES, rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
 	fl_probe_json_stats(rt, &b); /* access samples, the --mrc sampling rate (probe.c) */
-	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
-	json_key_str(&b, "exit", exit_reason);
+	json_key_u64(&b, FL_STATS_WALL_NS, fl_now_ns() - rt->start_ns);
+	json_key_str(&b, FL_STATS_EXIT, exit_reason);
 	fl_buf_str(&b, "\n}\n");
 	write_stats_file(rt, &b);
 }

@@ -8,6 +8,9 @@
 #              BENCH_WORK  scratch directory (default build/bench-work; emptied at start, recordings
 #                          removed as soon as they are read; bench.log with every command stays)
 #              BENCH_RUNS  runs per measurement (default 5, quick 3; row 1 takes 2 more when > 3)
+#              FAULTLINE_OLD  another build's faultline (e.g. main's, built in a scratch checkout): row 5
+#                          then times its report and this one's side by side, run by run, on one
+#                          recording the old build made (its trace format, which both read)
 #
 # This machine is a noisy 2-vCPU VM: absolute times mean little, so every baseline is measured in the
 # same loop as faultline, run by run (the order alternates between runs), and each ratio is taken per
@@ -779,8 +782,27 @@ table_tracing() {
 # kept from row H or made here.
 report_input() {
 	[ -d "$REC/rin" ] && return 0
-	rec rin -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$FILL" "$FILL_MIB"
+	if [ -n "${FAULTLINE_OLD:-}" ]; then   # a recording both builds read: the old build's format
+		local new=$FAULTLINE
+		FAULTLINE=$FAULTLINE_OLD
+		rec rin -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$(dirname "$FAULTLINE_OLD")/tests/fill" "$FILL_MIB"
+		FAULTLINE=$new
+	else
+		rec rin -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$FILL" "$FILL_MIB"
+	fi
 	[ "$RC" -eq 0 ]
+}
+
+# time_verb BINARY VERB KEY ARGS...: one timed run of BINARY VERB on the report input, as records/s.
+time_verb() {
+	local bin=$1 verb=$2 key=$3; shift 3
+	log "\$ $bin $verb $REC/rin $*"
+	local t0=$EPOCHREALTIME t1
+	(cd "$WORK/verb-cwd" && timeout -k 5 "$TMO" "$bin" "$verb" "$REC/rin" "$@") >/dev/null 2>"$REC/verb.err" </dev/null
+	RC=$?; t1=$EPOCHREALTIME
+	ok verb "$key" || return 1
+	add "$key" "$(awk -v f="$faults" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print f / (us / 1e6) }')"
+	add "${key}_secs" "$(( ${t1/./} - ${t0/./} ))"
 }
 
 # bench_verb VERB KEY: time `faultline VERB DIR` per run, as trace records per second (visualize
@@ -795,13 +817,17 @@ bench_verb() {
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$RUNS"); do
 		budget_ok "row $row" "$sec_start" "$i" || break
-		log "\$ faultline $verb $REC/rin ${args[*]}"
-		local t0=$EPOCHREALTIME t1
-		(cd "$WORK/verb-cwd" && timeout -k 5 "$TMO" "$FAULTLINE" "$verb" "$REC/rin" "${args[@]}") >/dev/null 2>"$REC/verb.err" </dev/null
-		RC=$?; t1=$EPOCHREALTIME
-		ok verb "$key" || return
-		add "$key" "$(awk -v f="$faults" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print f / (us / 1e6) }')"
-		add "${key}_secs" "$(( ${t1/./} - ${t0/./} ))"
+		if [ "$verb" = report ] && [ -n "${FAULTLINE_OLD:-}" ]; then   # old and new, alternating
+			if [ $((i % 2)) = 1 ]; then
+				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "${args[@]}" || return
+				time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
+			else
+				time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
+				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "${args[@]}" || return
+			fi
+		else
+			time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
+		fi
 	done
 	add "${key}_records" "$faults"
 }
@@ -840,7 +866,12 @@ verb_row() {
 }
 
 table_later_rows() {
-	if [ "$HAS_REPORT" = 1 ]; then
+	if [ "$HAS_REPORT" = 1 ] && [ -s "$S/rep_speed_old" ]; then
+		row 5 "Report speed: faultline report DIR, trace records per second (old build vs this one)" \
+			"$(cell rep_speed_old "k records/s" 0.001)" "$(cell rep_speed "k records/s" 0.001)" \
+			"$(ratio rep_speed rep_speed_old)" "$(runs_of rep_speed)" \
+			"old: $FAULTLINE_OLD, side by side on one recording it made (fill $FILL_MIB at -L ${FILL_L}M, $(cell rep_speed_records records)); this build $(cell rep_speed_secs s 1e-6), old $(cell rep_speed_old_secs s 1e-6) per run; fltrace report: 310 k records/s (notes/fltrace.md §7)"
+	elif [ "$HAS_REPORT" = 1 ]; then
 		verb_row 5 "Report speed: faultline report DIR, trace records per second" rep_speed 310369 \
 			"baseline: fltrace report, 204,845 rows in 0.66 s (notes/fltrace.md §7, not side by side)"
 	else

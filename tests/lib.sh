@@ -192,7 +192,7 @@ check_first_touch() {
 #   (<pid>, or <pid>.N after an exec),
 #   records_dropped = 0, faults_total = first_touch + refault + soft + concurrent,
 #   records_written >= faults_total, writebacks <= evictions, evictions_clean <= evictions,
-#   meta.json exists, the faults file has a valid header (magic FLTRACE, version 1, kind 1, the pid)
+#   meta.json exists, the faults file has a valid header (magic FLTRACE, version 2, kind 1, the pid)
 #   and exactly faults_total records of header.record_size bytes;
 #   with --local: local_limit_bytes = BYTES and peak_resident_bytes <= BYTES;
 #   with --max:   max_bytes = BYTES and peak_heap_bytes <= BYTES;
@@ -260,7 +260,7 @@ for pid in pids:
     if len(data) < 64:
         bad("%s: faults file is %d bytes, shorter than its header" % (where, len(data))); continue
     magic, version, kind, hsize, rsize, fpid = struct.unpack_from("<8s5I", data)
-    if magic != b"FLTRACE\0" or version != 1 or kind != 1 or hsize != 64 or rsize < 32 or fpid != s["pid"]:
+    if magic != b"FLTRACE\0" or version != 2 or kind != 1 or hsize < 64 or rsize < 64 or fpid != s["pid"]:
         bad("%s: faults header magic=%r version=%d kind=%d header_size=%d record_size=%d pid=%d"
             % (where, magic, version, kind, hsize, rsize, fpid)); continue
     body = len(data) - hsize

@@ -23,25 +23,38 @@
  *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
  *               the latest snapshot taken before the time it symbolizes (or the last one)
  *   ranges.rap  the runtime's online RAP tree of every fault's page (inc/faultline/rap.h, rap_serialize)
+ *   evictions   eviction events (fl_evict_record): every page the eviction policy took out of
+ *               memory, on the same flush cadence as fault records. Each evicting thread (the
+ *               evictor, a fault handler evicting inline) appends its own chunks: readers sort
+ *               by time
  *
- * All integers are little-endian (the only byte order faultline runs on is x86-64). Every
- * binary file starts with an fl_file_header; records follow back to back, each exactly
- * header.record_size bytes. Records are appended in chunks; a file cut short by a crash
+ * Integers are in the writer's byte order, which the header's 64-bit magic reveals: it reads as
+ * FL_TRACE_MAGIC in the same order and as FL_TRACE_MAGIC_SWAPPED in the other (faultline runs on
+ * x86-64: little-endian, and its reader refuses the other order by name). Every binary file
+ * starts with an fl_file_header; records follow back to back from offset header_size, each
+ * exactly header.record_size bytes. Records are appended in chunks; a file cut short by a crash
  * ends in a partial record, which a reader must report as a truncated tail, not as data.
  *
- * Extension rule: a record only grows at its end. A reader takes the fields it knows from the
- * first bytes of each record (record_size may be larger than the struct it knows: the unknown
- * tail is skipped; record sizes stay multiples of 8) and treats fields beyond a shorter
- * record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed). So a new
- * field is not a format break. Version-1 fault records (32 bytes) have no object fields: a
+ * Extension rule: the header and the records only grow at their end. A reader takes the fields
+ * it knows from the first bytes (header_size and record_size may be larger than the structs it
+ * knows: the unknown tail is skipped; sizes stay multiples of 8) and treats fields beyond a
+ * shorter record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed).
+ * So a new field is not a format break, as with perf.data's attr_size.
+ *
+ * Versions. 2 (this file): 64-bit seq in fault and context records. 1: the same files with a
+ * 32-bit seq (struct layouts: FL_FAULT_RECORD_V1_* and FL_CONTEXT_V1_* below), which wrapped at
+ * 2^32; the reader reads both. Version-1 fault records of 32 bytes have no object fields: a
  * reader then joins faults to objects through the allocation log. */
 #ifndef FAULTLINE_TRACE_H
 #define FAULTLINE_TRACE_H
 
 #include <stdint.h>
 
-#define FL_TRACE_MAGIC   "FLTRACE"   /* 7 characters + NUL = 8 bytes */
-#define FL_TRACE_VERSION 1
+/* The bytes "FLTRACE\0" as a little-endian 64-bit integer (version 1 wrote the same 8 bytes as a
+ * string): a reader of the other byte order sees FL_TRACE_MAGIC_SWAPPED. */
+#define FL_TRACE_MAGIC         0x0045434152544c46ull
+#define FL_TRACE_MAGIC_SWAPPED 0x464c545241434500ull
+#define FL_TRACE_VERSION 2
 
 enum fl_file_kind {
 	FL_FILE_FAULTS = 1,
@@ -50,13 +63,15 @@ enum fl_file_kind {
 	FL_FILE_CONTEXTS = 4,
 	FL_FILE_SITES = 5,
 	FL_FILE_ALLOCS_ZSTD = 6, /* record_size = sizeof(fl_alloc_record) once decoded */
+	FL_FILE_EVICTIONS = 8,
 };
 
 struct fl_file_header {
-	char magic[8];          /* FL_TRACE_MAGIC, NUL-terminated */
+	uint64_t magic;         /* FL_TRACE_MAGIC, in the writer's byte order */
 	uint32_t version;       /* FL_TRACE_VERSION */
 	uint32_t kind;          /* enum fl_file_kind */
-	uint32_t header_size;   /* sizeof(struct fl_file_header) = 64 */
+	uint32_t header_size;   /* where the records start: sizeof(struct fl_file_header) = 64, or
+	                         * more when a later version adds fields (a reader skips them) */
 	uint32_t record_size;   /* size of every record that follows */
 	uint32_t pid;           /* process that wrote the file */
 	uint32_t page_size;     /* page size of the region, bytes */
@@ -86,26 +101,46 @@ enum fl_fault_kind {
 #define FL_FAULT_OBJECT       0x08 /* the runtime looked the address up in its live objects: the obj_*
                                     * fields are valid (obj_addr 0: in no live object) */
 
-/* One message delivered by the kernel for a page of the region. 56 bytes (32 before the object
- * fields: FL_FAULT_RECORD_SIZE_V1; a reader then joins faults to objects through the allocs log). */
+/* One message delivered by the kernel for a page of the region. 80 bytes; version-2 records of
+ * 64 bytes (FL_FAULT_RECORD_SIZE_V2) have no thread_time_ns and service_ns (a reader treats them
+ * as 0 = unknown). Version-1 records are decoded into this struct (see below). */
 struct fl_fault_record {
 	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
 	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
+	uint64_t seq;      /* per-process sequence number, 0, 1, 2, ... in the order served */
 	uint32_t tid;      /* faulting thread (UFFD_FEATURE_THREAD_ID) */
-	uint32_t seq;      /* per-process sequence number, 0, 1, 2, ... in the order served */
 	uint32_t stack_id; /* index into the stacks table; 0 = no stack */
 	uint8_t kind;      /* enum fl_fault_kind */
 	uint8_t flags;     /* FL_FAULT_* */
 	uint8_t handler;   /* index of the handler thread that served it */
 	uint8_t reserved;  /* zero */
+	uint32_t reserved2; /* zero */
 	/* The live object the address was in when the fault was served (runtime/live_objects.c):
 	 * malloc-family objects and anonymous mmaps of the region. obj_addr 0 = in no live object. */
 	uint64_t obj_addr;     /* the object's first byte */
 	uint64_t obj_size;     /* its requested size, bytes */
 	uint32_t obj_alloc_id; /* its alloc_id: joins the allocs record when the object was logged */
 	uint32_t obj_stack_id; /* its allocation site's stack (as in the sites file); 0 = unknown */
+	/* The program's own time axis: the faulting thread's task-clock (CPU time, ns) at the fault,
+	 * from the fault's perf sample (no system call). 0 = unknown: the fault had no usable sample
+	 * (its thread's first fault, sampling off or `-s N`); its context may then hold task-clock
+	 * among its pmu values. */
+	uint64_t thread_time_ns;
+	uint32_t service_ns;   /* from the handler reading the message to the wake-up of the faulting
+	                        * thread being issued (or, for a stack taken by signal, the signal
+	                        * sent); saturates at UINT32_MAX. 0 = unknown */
+	uint32_t reserved3;    /* zero */
 };
+
+/* Version-1 fault records: 32 bytes (no object fields), or 56 with them. time_ns and addr as in
+ * version 2, the other fields at these offsets (the 24 bytes of object fields in version 2's
+ * order from FL_FAULT_RECORD_V1_OBJ). */
 #define FL_FAULT_RECORD_SIZE_V1 32
+#define FL_FAULT_RECORD_V1_TID 16      /* uint32_t */
+#define FL_FAULT_RECORD_V1_SEQ 20      /* uint32_t */
+#define FL_FAULT_RECORD_V1_STACK_ID 24 /* uint32_t; kind, flags, handler, reserved follow (u8) */
+#define FL_FAULT_RECORD_V1_OBJ 32      /* obj_addr, obj_size, obj_alloc_id, obj_stack_id */
+#define FL_FAULT_RECORD_SIZE_V2 64     /* version 2 without thread_time_ns and service_ns */
 
 /* The context of one fault: its call stack and the faulting thread's counters at the fault.
  * Taken by the handler that served the fault, from the perf sample the fault left (registers
@@ -117,12 +152,16 @@ struct fl_fault_record {
  * a thread's PMU values never decrease (readers order them so). */
 #define FL_PMU_MAX 4
 struct fl_fault_context {
-	uint32_t seq;            /* the fault record's seq */
+	uint64_t seq;            /* the fault record's seq */
 	uint32_t stack_id;       /* its call stack (frame 0 = faulting PC); 0 = none */
 	uint32_t tid;            /* faulting thread (same as the fault record's) */
 	uint32_t npmu;           /* how many pmu values are valid (meta.json names the events) */
+	uint32_t reserved;       /* zero */
 	uint64_t pmu[FL_PMU_MAX];/* the thread's counter values (cumulative, per thread) */
 };
+/* Version-1 contexts: 48 bytes, u32 seq, stack_id, tid, npmu, then pmu[] at 16. */
+#define FL_CONTEXT_SIZE_V1 48
+#define FL_CONTEXT_V1_PMU 16
 
 /* Stack flags. */
 #define FL_STACK_EXACT_PC  0x01 /* frame 0 is an exact PC (the faulting instruction), not a return address */
@@ -183,6 +222,33 @@ struct fl_site_record {
 	uint64_t faults;           /* faults on objects of this site */
 };
 
+/* Why the eviction policy took a page (runtime/evict.c). */
+enum fl_evict_decision {
+	FL_EVICT_CLOCK_TRIAL = 1, /* clock: the hand found the page unreferenced and unmapped it on trial
+	                           * into the soft pool (still local; a touch is a soft fault) */
+	FL_EVICT_CLOCK_SOFT = 2,  /* clock: the oldest soft page, evicted to the far store for room */
+	FL_EVICT_SOFT_CAP = 3,    /* clock: a soft page evicted to the far store because the soft pool's
+	                           * ring was full (its cap), not for room */
+	FL_EVICT_FIFO = 4,        /* fifo: the oldest page in fault-in order, to the far store */
+};
+
+/* Flags of an eviction record. */
+#define FL_EVICT_DIRTY  0x01 /* the page was written since its far copy was made: its content was
+                              * saved (written back); absent: clean, the far copy was valid */
+#define FL_EVICT_INLINE 0x02 /* evicted by a fault handler that found no free local page, not by
+                              * the evictor thread that keeps the reserve */
+
+/* One page taken out of local memory. 24 bytes. CLOCK_TRIAL records count as stats.json
+ * "soft_evictions", the others as "evictions" (DIRTY ones as "writebacks", clean ones as
+ * "evictions_clean"). */
+struct fl_evict_record {
+	uint64_t time_ns;   /* since fl_file_header.start_ns */
+	uint64_t addr;      /* the page's first byte */
+	uint8_t decision;   /* enum fl_evict_decision */
+	uint8_t flags;      /* FL_EVICT_* */
+	uint8_t reserved[6];
+};
+
 /* Full allocation log (allocs.zst). After the fl_file_header (kind FL_FILE_ALLOCS_ZSTD), the
  * file is a sequence of zstd frames, each written whole by one thread with one write(2). A frame
  * decompresses to one chunk: a 16-byte chunk header, then nevents encoded events of that thread
@@ -217,8 +283,9 @@ static inline uint32_t fl_probe_page_hash(uint64_t page)
 #define FL_STATIC_ASSERT _Static_assert
 #endif
 FL_STATIC_ASSERT(sizeof(struct fl_file_header) == 64, "file header is 64 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 56, "fault record is 56 bytes");
-FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 48, "fault context is 48 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_record) == 80, "fault record is 80 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_evict_record) == 24, "eviction record is 24 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_fault_context) == 56, "fault context is 56 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 16 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes");
@@ -234,5 +301,6 @@ FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes")
 #define FL_FILE_NAME_SITES "sites"
 #define FL_FILE_NAME_MAPS "maps"
 #define FL_FILE_NAME_RAP "ranges.rap"
+#define FL_FILE_NAME_EVICTIONS "evictions"
 
 #endif

@@ -46,12 +46,12 @@ while off + 16 <= len(body):
 ctx_stack = {}
 body, rsize = records("contexts")
 for off in range(0, len(body) - rsize + 1, rsize):
-    seq, sid = struct.unpack_from("<II", body, off)
+    seq, sid = struct.unpack_from("<QI", body, off)     # trace.h: version 2
     ctx_stack[seq] = sid
 counts = {name: 0 for name, _, _ in ranges}
 body, rsize = records("faults")
 for off in range(0, len(body) - rsize + 1, rsize):
-    _, addr, _, seq = struct.unpack_from("<QQII", body, off)
+    _, addr, seq = struct.unpack_from("<QQQ", body, off)
     sid = ctx_stack.get(seq)
     if not sid or sid not in stacks or stacks[sid] & 1:
         continue

@@ -110,7 +110,7 @@ static void write_file(const char *dir, const char *name, const void *data, size
 static void header(struct fl_file_header *h, uint32_t kind, uint32_t record_size)
 {
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+	h->magic = FL_TRACE_MAGIC;
 	h->version = FL_TRACE_VERSION;
 	h->kind = kind;
 	h->header_size = sizeof(*h);
@@ -143,7 +143,7 @@ static void write_recording(const char *rec)
 	struct fl_fault_record *fr = (struct fl_fault_record *)(buf + sizeof(struct fl_file_header));
 	for (size_t i = 0; i < nfaults; i++)
 		fr[i] = (struct fl_fault_record){ .time_ns = 1000 + i, .addr = faults[i].addr, .tid = PID,
-						  .seq = (uint32_t)i, .kind = faults[i].kind };
+						  .seq = i, .kind = faults[i].kind };
 	write_file(dir, FL_FILE_NAME_FAULTS, buf, len);
 	free(buf);
 

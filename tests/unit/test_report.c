@@ -114,7 +114,7 @@ static void synth_init(struct synth *s, uint32_t pid, uint64_t start_ns)
 	for (int f = 0; f < NBIN; f++) {
 		struct fl_file_header h;
 		memset(&h, 0, sizeof(h));
-		memcpy(h.magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
+		h.magic = FL_TRACE_MAGIC;
 		h.version = FL_TRACE_VERSION;
 		h.kind = bin_kinds[f];
 		h.header_size = sizeof(h);
@@ -139,7 +139,8 @@ static void put_stack(struct synth *s, uint32_t id, uint16_t flags, unsigned n, 
 static void put_fault(struct synth *s, uint64_t time, uint64_t addr, uint32_t tid, uint32_t stack_id, uint8_t kind,
 		      uint8_t flags, uint64_t clock_step)
 {
-	struct fl_fault_record r = { time, addr, tid, s->nfaults, stack_id, kind, flags, 0, 0, 0, 0, 0, 0 };
+	struct fl_fault_record r = { .time_ns = time, .addr = addr, .seq = s->nfaults, .tid = tid, .stack_id = stack_id,
+				     .kind = kind, .flags = flags };
 	buf_put(&s->bin[F_FAULTS], &r, sizeof(r));
 	s->kinds[kind]++;
 	if (stack_id) {
@@ -147,7 +148,8 @@ static void put_fault(struct synth *s, uint64_t time, uint64_t addr, uint32_t ti
 		v[0] += clock_step;
 		v[1] += 1;
 		v[2] += (tid & 1) ? 0 : 2;
-		struct fl_fault_context c = { s->nfaults, stack_id, tid, 3, { v[0], v[1], v[2], 0 } };
+		struct fl_fault_context c = { .seq = s->nfaults, .stack_id = stack_id, .tid = tid, .npmu = 3,
+					      .pmu = { v[0], v[1], v[2], 0 } };
 		buf_put(&s->bin[F_CONTEXTS], &c, sizeof(c));
 	}
 	s->nfaults++;

@@ -508,7 +508,7 @@ static size_t check_stacks(const struct run *r, const char *what, const struct s
 			continue;
 		}
 		if (bad++ < EXAMPLES)
-			printf("# %s: fault seq %u addr %#" PRIx64 " %s tid %u: stack %s\n", r->name, f->rec.seq, f->rec.addr,
+			printf("# %s: fault seq %" PRIu64 " addr %#" PRIx64 " %s tid %u: stack %s\n", r->name, f->rec.seq, f->rec.addr,
 			       fl_fault_kind_name(f->rec.kind), f->rec.tid, describe_stack(p, f->rec.time_ns, s, desc, sizeof(desc)));
 	}
 	CHECK(bad == 0, "%s: %s: %zu of %zu faults have a stack other than %s%s", r->name, what, bad, count, expect,
@@ -544,7 +544,7 @@ static void check_pmu_monotonic(const struct run *r)
 		const struct fl_fault_context *c = &p->contexts[i];
 		if (c->npmu != nevents) {
 			if (bad_count++ < EXAMPLES)
-				printf("# %s: context of seq %u has %u PMU values, meta.json names %zu events\n", r->name, c->seq,
+				printf("# %s: context of seq %" PRIu64 " has %u PMU values, meta.json names %zu events\n", r->name, c->seq,
 				       c->npmu, nevents);
 			continue;
 		}
@@ -565,7 +565,7 @@ static void check_pmu_monotonic(const struct run *r)
 				else
 					clock_stalls++;
 				if (decreases + clock_stalls <= EXAMPLES)
-					printf("# %s: tid %u context %zu (seq %u): %s went from %" PRIu64 " to %" PRIu64 "\n",
+					printf("# %s: tid %u context %zu (seq %" PRIu64 "): %s went from %" PRIu64 " to %" PRIu64 "\n",
 					       r->name, c->tid, last[t].n, c->seq, events[k], last[t].pmu[k], c->pmu[k]);
 			}
 		}
@@ -973,7 +973,7 @@ static void test_threads(void)
 			flagged++;
 		if (!c) {
 			if (no_context++ < EXAMPLES)
-				printf("# threads: %s fault seq %u tid %u flags %#x has no context\n",
+				printf("# threads: %s fault seq %" PRIu64 " tid %u flags %#x has no context\n",
 				       fl_fault_kind_name(f->rec.kind), f->rec.seq, f->rec.tid, f->rec.flags);
 		} else if (!s || s->nframes == 0) {
 			no_stack++;
@@ -1059,7 +1059,7 @@ static void test_concurrent(void)
 		if (stack_is(p, f->rec.time_ns, s, want, 2, true))
 			continue;
 		if (wrong++ < EXAMPLES)
-			printf("# concurrent: fault seq %u tid %u: stack %s\n", f->rec.seq, f->rec.tid,
+			printf("# concurrent: fault seq %" PRIu64 " tid %u: stack %s\n", f->rec.seq, f->rec.tid,
 			       describe_stack(p, f->rec.time_ns, s, desc, sizeof(desc)));
 	}
 	CHECK(concurrent >= 10, "concurrent: the threads' faults on the shared pages include concurrent ones (%zu, want "

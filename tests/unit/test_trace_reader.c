@@ -113,14 +113,24 @@ struct synth_proc {
 	bool present[NFILES];
 };
 
+/* The format version the synthetic files are written in: 1 (32-bit seqs; the offsets of
+ * test_corruption are of its layouts) or 2 (FL_TRACE_VERSION). */
+static uint32_t synth_version = 1;
+/* Bytes of an unknown header extension (a later version's fields) after the 64 bytes this reader
+ * knows: header_size grows by as much. */
+static uint32_t synth_header_extra = 0;
+
+static uint32_t fault_size(void) { return synth_version == 1 ? FL_FAULT_RECORD_SIZE_V1 : sizeof(struct fl_fault_record); }
+static uint32_t context_size(void) { return synth_version == 1 ? FL_CONTEXT_SIZE_V1 : sizeof(struct fl_fault_context); }
+
 static void put_header(struct synth_proc *p, enum file_index f, uint32_t kind, uint32_t record_size)
 {
 	struct fl_file_header h;
 	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, FL_TRACE_MAGIC, sizeof(FL_TRACE_MAGIC));
-	h.version = FL_TRACE_VERSION;
+	h.magic = FL_TRACE_MAGIC;
+	h.version = synth_version;
 	h.kind = kind;
-	h.header_size = sizeof(h);
+	h.header_size = (uint32_t)sizeof(h) + synth_header_extra;
 	h.record_size = record_size;
 	h.pid = p->pid;
 	h.page_size = PAGE;
@@ -128,17 +138,19 @@ static void put_header(struct synth_proc *p, enum file_index f, uint32_t kind, u
 	h.region_start = REGION;
 	h.region_size = RSIZE;
 	buf_put(&p->files[f], &h, sizeof(h));
+	for (uint32_t i = 0; i < synth_header_extra; i++)
+		buf_put(&p->files[f], "\xdd", 1);
 	p->present[f] = true;
 }
 
 static void put_meta(struct synth_proc *p, bool with_stats, uint64_t faults_total, const uint64_t kinds[5])
 {
 	buf_printf(&p->files[F_META],
-		   "{\n  \"format_version\": 1,\n  \"pid\": %u,\n  \"ppid\": 1,\n  \"exe\": \"/bin/prog\",\n"
+		   "{\n  \"format_version\": %u,\n  \"pid\": %u,\n  \"ppid\": 1,\n  \"exe\": \"/bin/prog\",\n"
 		   "  \"cmdline\": [\"prog\", \"arg one\"],\n  \"handlers\": 2,\n  \"page_size\": %u,\n"
 		   "  \"region_start\": %llu,\n  \"region_size\": %llu,\n  \"start_ns\": %llu,\n"
 		   "  \"pmu_events\": [\"task-clock\", \"page-faults\", \"context-switches\"]\n}\n",
-		   p->pid, PAGE, (unsigned long long)REGION, (unsigned long long)RSIZE,
+		   synth_version, p->pid, PAGE, (unsigned long long)REGION, (unsigned long long)RSIZE,
 		   (unsigned long long)p->start_ns);
 	p->present[F_META] = true;
 	if (!with_stats)
@@ -154,19 +166,37 @@ static void put_meta(struct synth_proc *p, bool with_stats, uint64_t faults_tota
 	p->present[F_STATS] = true;
 }
 
-static void put_fault(struct synth_proc *p, uint64_t time, uint64_t addr, uint32_t tid, uint32_t seq,
+/* A fault record without object fields (the reader's sweep joins it to objects; test_record_extension
+ * covers records that name their object): version 1's 32 bytes, or version 2's record with
+ * FL_FAULT_OBJECT clear. */
+static void put_fault(struct synth_proc *p, uint64_t time, uint64_t addr, uint32_t tid, uint64_t seq,
 		      uint32_t stack_id, uint8_t kind, uint8_t flags, uint8_t handler)
 {
-	/* version-1 records (32 bytes, no object fields): the reader's sweep joins them to objects;
-	 * test_record_extension covers the longer ones */
-	struct fl_fault_record r = { time, addr, tid, seq, stack_id, kind, flags, handler, 0, 0, 0, 0, 0 };
-	buf_put(&p->files[F_FAULTS], &r, FL_FAULT_RECORD_SIZE_V1);
+	if (synth_version == 1) {
+		struct { uint64_t time, addr; uint32_t tid, seq, stack_id; uint8_t kind, flags, handler, reserved; } v1 = {
+			time, addr, tid, (uint32_t)seq, stack_id, kind, flags, handler, 0
+		};
+		_Static_assert(sizeof(v1) == FL_FAULT_RECORD_SIZE_V1, "version-1 fault record");
+		buf_put(&p->files[F_FAULTS], &v1, sizeof(v1));
+		return;
+	}
+	struct fl_fault_record r = { .time_ns = time, .addr = addr, .seq = seq, .tid = tid, .stack_id = stack_id,
+				     .kind = kind, .flags = flags, .handler = handler };
+	buf_put(&p->files[F_FAULTS], &r, sizeof(r));
 }
 
-static void put_context(struct synth_proc *p, uint32_t seq, uint32_t stack_id, uint32_t tid, uint32_t npmu,
+static void put_context(struct synth_proc *p, uint64_t seq, uint32_t stack_id, uint32_t tid, uint32_t npmu,
 			uint64_t v0, uint64_t v1, uint64_t v2)
 {
-	struct fl_fault_context c = { seq, stack_id, tid, npmu, { v0, v1, v2, 0 } };
+	if (synth_version == 1) {
+		struct { uint32_t seq, stack_id, tid, npmu; uint64_t pmu[4]; } c1 = {
+			(uint32_t)seq, stack_id, tid, npmu, { v0, v1, v2, 0 }
+		};
+		_Static_assert(sizeof(c1) == FL_CONTEXT_SIZE_V1, "version-1 context record");
+		buf_put(&p->files[F_CONTEXTS], &c1, sizeof(c1));
+		return;
+	}
+	struct fl_fault_context c = { .seq = seq, .stack_id = stack_id, .tid = tid, .npmu = npmu, .pmu = { v0, v1, v2, 0 } };
 	buf_put(&p->files[F_CONTEXTS], &c, sizeof(c));
 }
 
@@ -243,7 +273,7 @@ static void build_1000(struct synth_proc *p)
 		kinds[1 + i % 4]++;
 	put_meta(p, true, N1000, kinds);
 
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, fault_size());
 	for (size_t i = 0; i < N1000; i++) {
 		uint32_t seq = fault_file_seq(i);
 		const struct expect_fault *e = &expect_1000[seq];
@@ -251,7 +281,7 @@ static void build_1000(struct synth_proc *p)
 			  (seq & 1) ? FL_FAULT_WRITE : 0, (uint8_t)(seq & 1));
 	}
 
-	put_header(p, F_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
+	put_header(p, F_CONTEXTS, FL_FILE_CONTEXTS, context_size());
 	put_context(p, 6, 3, 1000, 3, 61, 62, 63);
 	put_context(p, 1, 1, 1000, 3, 11, 22, 33);
 	put_context(p, 16, 0, 1000, 1, 7, 0, 0);
@@ -298,7 +328,7 @@ static void build_small(struct synth_proc *p, const char *name, uint32_t pid, ui
 	p->pid = pid;
 	p->start_ns = start;
 	put_meta(p, stats, n, kinds);
-	put_header(p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
+	put_header(p, F_FAULTS, FL_FILE_FAULTS, fault_size());
 	for (size_t i = 0; i < n; i++)
 		put_fault(p, times[i], REGION + 0x10000 * (i + 1), pid, (uint32_t)i, 0, FL_FAULT_FIRST_TOUCH, 0, 0);
 }
@@ -504,7 +534,7 @@ static void test_good(void)
 		const struct fl_fault *f = &p->faults[i];
 		const struct expect_fault *e = &expect_1000[i];
 		CHECK(f->rec.seq == i && f->rec.time_ns == e->time && f->rec.addr == e->addr && f->rec.tid == e->tid,
-		      "fault %zu: seq %u time %llu", i, f->rec.seq, (unsigned long long)f->rec.time_ns);
+		      "fault %zu: seq %llu time %llu", i, (unsigned long long)f->rec.seq, (unsigned long long)f->rec.time_ns);
 		CHECK(fl_process_fault_by_seq(p, (uint32_t)i) == f, "fault_by_seq(%zu)", i);
 		const struct fl_alloc_record *a = fl_fault_alloc(p, f);
 		CHECK(e->alloc_id ? a && a->alloc_id == e->alloc_id : a == NULL,
@@ -687,7 +717,7 @@ static void test_cuts(void)
 	struct synth s;
 	char dir[PATH_MAX], where[64];
 	const enum file_index binary[] = { F_FAULTS, F_CONTEXTS, F_STACKS, F_ALLOCS };
-	const size_t record_sizes[] = { 32, 48, 0, 40 };
+	const size_t record_sizes[] = { fault_size(), context_size(), 0, 40 };
 	unsigned cuts = 0;
 
 	build_synth(&s);
@@ -766,7 +796,7 @@ static void test_cuts(void)
 	char path[PATH_MAX];
 	file_path(path, sizeof(path), dir, &s.procs[0], F_STATS);
 	unlink(path);
-	cut_file(&s, dir, F_FAULTS, 64 + 32 * 3);
+	cut_file(&s, dir, F_FAULTS, 64 + fault_size() * 3);
 	struct fl_recording *rec = EXPECT_OPEN(dir, "1000/contexts", "missing from the trace");
 	if (rec) {
 		const struct fl_process *p = fl_recording_find_pid(rec, 1000);
@@ -874,8 +904,8 @@ static void test_corruption(void)
 		poke8(&s, dir, f, 7, '!');  /* the NUL of the magic */
 		EXPECT_ERROR(dir, AT(7), "bad magic");
 		reset(&s, dir);
-		poke32(&s, dir, f, 8, 2);
-		EXPECT_ERROR(dir, AT(8), "format version 2 is newer than this faultline reads (1)");
+		poke32(&s, dir, f, 8, 3);
+		EXPECT_ERROR(dir, AT(8), "format version 3 is newer than this faultline reads (2)");
 		reset(&s, dir);
 		poke32(&s, dir, f, 8, 0);
 		EXPECT_ERROR(dir, AT(8), "bad format version 0");
@@ -1025,8 +1055,8 @@ static void test_corruption(void)
 	rewrite_json(&s, dir, F_META, "\"pid\": 1000", "\"pid\": 1003");
 	EXPECT_ERROR(dir, "1000/meta.json: pid 1003, but the process directory is 1000");
 	reset(&s, dir);
-	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 2");
-	EXPECT_ERROR(dir, "1000/meta.json: format version 2 is newer");
+	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 3");
+	EXPECT_ERROR(dir, "1000/meta.json: format version 3 is newer");
 	reset(&s, dir);
 	rewrite_json(&s, dir, F_META, "\"start_ns\": 1000000000", "\"start_ns\": 1000000001");
 	EXPECT_ERROR(dir, "1000/faults: offset 32:", "differs from meta.json");
@@ -1262,7 +1292,7 @@ static void test_model(void)
 		p.pid = 5000;
 		p.start_ns = START;
 		put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-		put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
+		put_header(&p, F_FAULTS, FL_FILE_FAULTS, fault_size());
 		for (size_t e = 0; e < nevents; e++) {
 			struct fl_alloc_record a;
 			memset(&a, 0, sizeof(a));
@@ -1319,7 +1349,7 @@ static void test_model(void)
 				compared++;
 				if (got != expect[f->rec.seq] && wrong++ < 5)
 					CHECK(0, "model seed %llu: fault seq %u at +0x%llx: alloc %u, model %u",
-					      (unsigned long long)seed, f->rec.seq,
+					      (unsigned long long)seed, (unsigned)f->rec.seq,
 					      (unsigned long long)(f->rec.addr - REGION), got, expect[f->rec.seq]);
 			}
 			CHECK(wrong == 0 && proc->nfaults == seq && rec->nwarnings == 0, "model seed %llu: %zu of %zu wrong",
@@ -1371,7 +1401,7 @@ static void test_large(void)
 	p.start_ns = START;
 	put_meta(&p, true, 2 * n, kinds);
 	put_header(&p, F_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
-	put_header(&p, F_FAULTS, FL_FILE_FAULTS, FL_FAULT_RECORD_SIZE_V1);
+	put_header(&p, F_FAULTS, FL_FILE_FAULTS, fault_size());
 	uint32_t seq = 0;
 	for (size_t k = 0; k < n; k++)
 		put_alloc(&p, k, FL_ALLOC_MALLOC, base + where[k] * slot, 0x100, (uint32_t)(k + 1), 0);
@@ -1415,7 +1445,7 @@ static void test_large(void)
 			const struct fl_alloc_record *a = fl_fault_alloc(proc, &proc->faults[i]);
 			uint32_t got = a ? a->alloc_id : 0;
 			if (got != expect[proc->faults[i].rec.seq] && wrong++ < 5)
-				CHECK(0, "large: fault seq %u: alloc %u, want %u", proc->faults[i].rec.seq, got,
+				CHECK(0, "large: fault seq %u: alloc %u, want %u", (unsigned)proc->faults[i].rec.seq, got,
 				      expect[proc->faults[i].rec.seq]);
 		}
 		CHECK(wrong == 0, "large: %zu faults attributed wrongly", wrong);
@@ -1432,14 +1462,17 @@ static void test_large(void)
 	free(expect);
 }
 
-/* Records longer than this reader knows (trace.h's extension rule): fault records of 64 bytes whose
- * last 8 are an unknown field, naming their objects (FL_FAULT_OBJECT) over a sampled allocation log
- * that holds only one of the two objects; site records of 80 bytes. The unknown tails are skipped,
+/* Headers and records longer than this reader knows (trace.h's extension rule), in format version 2:
+ * headers of 80 bytes (header_size 80; 16 unknown bytes), fault records of 72 bytes whose last 8
+ * are an unknown field, naming their objects (FL_FAULT_OBJECT) over a sampled allocation log that
+ * holds only one of the two objects; site records of 80 bytes. The unknown tails are skipped,
  * every fault is joined to its object by the record's own fields (never by the sweep), the object
  * the log lacks gets a reader-made record, and the site counts come through as written. */
 static void test_record_extension(void)
 {
 	const uint32_t fault_size = sizeof(struct fl_fault_record) + 8, site_size = sizeof(struct fl_site_record) + 8;
+	synth_version = 2;
+	synth_header_extra = 16;
 	const uint64_t obj_a = REGION + 0x1000, obj_b = REGION + 0x9000;
 	uint64_t kinds[5] = { 0, 4, 0, 0, 0 };
 	unsigned char tail[8];
@@ -1462,8 +1495,9 @@ static void test_record_extension(void)
 	put_header(&p, F_FAULTS, FL_FILE_FAULTS, fault_size);
 	for (uint32_t seq = 0; seq < 4; seq++) {
 		/* seqs 0, 1 in A; 2 in B; 3 in no object (the runtime looked and found none) */
-		struct fl_fault_record r = { 100 + seq, seq < 2 ? obj_a + seq * 0x1000 : seq == 2 ? obj_b + 0x10 : REGION + 0x20000,
-					     6000, seq, 0, FL_FAULT_FIRST_TOUCH, FL_FAULT_OBJECT, 0, 0, 0, 0, 0, 0 };
+		struct fl_fault_record r = { .time_ns = 100 + seq,
+					     .addr = seq < 2 ? obj_a + seq * 0x1000 : seq == 2 ? obj_b + 0x10 : REGION + 0x20000,
+					     .seq = seq, .tid = 6000, .kind = FL_FAULT_FIRST_TOUCH, .flags = FL_FAULT_OBJECT };
 		if (seq < 2)
 			r.obj_addr = obj_a, r.obj_size = 0x2000, r.obj_alloc_id = 7, r.obj_stack_id = 1;
 		else if (seq == 2)
@@ -1477,6 +1511,7 @@ static void test_record_extension(void)
 	h.kind = FL_FILE_SITES;
 	h.record_size = site_size;
 	buf_put(&sites, &h, sizeof(h));
+	buf_put(&sites, p.files[F_FAULTS].p + sizeof(h), synth_header_extra);
 	struct fl_site_record site = { 1, 0, 0x401005, 1000, 990, 64000, 6400, 640, 2, 3 };
 	buf_put(&sites, &site, sizeof(site));
 	buf_put(&sites, tail, sizeof(tail));
@@ -1515,6 +1550,110 @@ static void test_record_extension(void)
 	for (int f = 0; f < NFILES; f++)
 		free(p.files[f].p);
 	free(sites.p);
+	synth_version = 1;
+	synth_header_extra = 0;
+}
+
+/* Format version 2's 64-bit seqs: a process whose seqs cross 2^32 (version 1 wrapped there and the
+ * reader refused the duplicate), handlers' chunks interleaved, contexts out of seq order; and a
+ * process whose seqs are sparse (one near 2^40), which the reader indexes without a direct table.
+ * Every fault is found by its seq, joined to its context, and walked in (time, seq) order. */
+static void test_big_seqs(void)
+{
+	const uint64_t base = (1ull << 32) - 3;
+	const uint64_t sparse[] = { 5, 6, 1ull << 40, (1ull << 40) + 7 };
+	uint64_t kinds[5] = { 0, 12, 0, 0, 0 };
+	struct synth_proc p[2];
+	char dir[PATH_MAX], path[PATH_MAX];
+
+	synth_version = 2;
+	memset(p, 0, sizeof(p));
+	snprintf(p[0].name, sizeof(p[0].name), "7000");
+	p[0].pid = 7000;
+	p[0].start_ns = START;
+	put_meta(&p[0], true, 8, kinds);
+	put_header(&p[0], F_FAULTS, FL_FILE_FAULTS, fault_size());
+	/* handler 1's chunk (odd seqs) first, then handler 0's: time order is seq order */
+	for (int handler = 1; handler >= 0; handler--)
+		for (uint64_t k = (uint64_t)handler; k < 8; k += 2)
+			put_fault(&p[0], 100 + k, REGION + 0x1000 * k, 7000, base + k, 0, FL_FAULT_FIRST_TOUCH, 0,
+				  (uint8_t)handler);
+	put_header(&p[0], F_CONTEXTS, FL_FILE_CONTEXTS, context_size());
+	put_context(&p[0], base + 6, 0, 7000, 1, 60, 0, 0);
+	put_context(&p[0], base + 3, 0, 7000, 1, 30, 0, 0);   /* 2^32: version 1 would read seq 0 */
+	put_context(&p[0], base + 4, 0, 7000, 1, 40, 0, 0);
+	kinds[1] = 4;
+	snprintf(p[1].name, sizeof(p[1].name), "7001");
+	p[1].pid = 7001;
+	p[1].start_ns = START;
+	put_meta(&p[1], true, 4, kinds);
+	put_header(&p[1], F_FAULTS, FL_FILE_FAULTS, fault_size());
+	for (size_t k = 0; k < 4; k++)
+		put_fault(&p[1], 10 + k, REGION + 0x1000 * k, 7001, sparse[3 - k], 0, FL_FAULT_FIRST_TOUCH, 0, 0);
+
+	pathf(dir, sizeof(dir), "%s/bigseq", base_dir);
+	mkdir(dir, 0755);
+	for (int i = 0; i < 2; i++) {
+		pathf(path, sizeof(path), "%s/%s", dir, p[i].name);
+		mkdir(path, 0755);
+		for (int f = 0; f < NFILES; f++) {
+			pathf(path, sizeof(path), "%s/%s/%s", dir, p[i].name, file_names[f]);
+			if (p[i].present[f])
+				write_bytes(path, p[i].files[f].p, p[i].files[f].len);
+		}
+	}
+	struct fl_recording *rec = EXPECT_OPEN(dir, NULL, NULL);
+	if (rec) {
+		const struct fl_process *a = fl_recording_find_pid(rec, 7000), *b = fl_recording_find_pid(rec, 7001);
+		CHECK(a && a->nfaults == 8 && a->ncontexts == 3, "big seqs: %zu faults, %zu contexts", a ? a->nfaults : 0,
+		      a ? a->ncontexts : 0);
+		for (uint64_t k = 0; a && k < a->nfaults && k < 8; k++) {
+			const struct fl_fault *f = fl_process_fault_by_seq(a, base + k);
+			CHECK(f == &a->faults[k] && f->rec.seq == base + k && f->rec.addr == REGION + 0x1000 * k,
+			      "big seqs: seq 2^32%+lld found, in time order", (long long)(k - 3));
+			const struct fl_fault_context *c = fl_fault_context(a, &a->faults[k]);
+			bool want = k == 3 || k == 4 || k == 6;
+			CHECK(want ? c && c->seq == base + k && c->pmu[0] == 10 * k : c == NULL,
+			      "big seqs: context of seq 2^32%+lld", (long long)(k - 3));
+		}
+		CHECK(a && fl_process_fault_by_seq(a, 3) == NULL && fl_process_fault_by_seq(a, base + 8) == NULL,
+		      "big seqs: seqs not in the trace are not found (no wrap)");
+		for (size_t k = 1; a && k < a->ncontexts; k++)
+			CHECK(a->contexts[k - 1].seq < a->contexts[k].seq, "big seqs: contexts in seq order");
+		CHECK(b && b->nfaults == 4, "sparse seqs: %zu faults", b ? b->nfaults : 0);
+		for (size_t k = 0; b && k < 4 && k < b->nfaults; k++) {
+			const struct fl_fault *f = fl_process_fault_by_seq(b, sparse[k]);
+			CHECK(f && f->rec.seq == sparse[k] && f->rec.time_ns == 13 - k, "sparse seqs: seq %llu found",
+			      (unsigned long long)sparse[k]);
+		}
+		CHECK(b && fl_process_fault_by_seq(b, 7) == NULL, "sparse seqs: a missing seq is not found");
+	}
+	fl_recording_close(rec);
+
+	/* the same seq twice, 2^32 apart: two records, not a duplicate; the same seq twice: refused */
+	struct buf *faults = &p[1].files[F_FAULTS];
+	uint64_t seq = sparse[3] + (1ull << 32);
+	memcpy(faults->p + 64 + offsetof(struct fl_fault_record, seq), &seq, sizeof(seq));
+	pathf(path, sizeof(path), "%s/7001/%s", dir, FL_FILE_NAME_FAULTS);
+	write_bytes(path, faults->p, faults->len);
+	rec = EXPECT_OPEN(dir, NULL, NULL);
+	fl_recording_close(rec);
+	seq = sparse[2];
+	memcpy(faults->p + 64 + offsetof(struct fl_fault_record, seq), &seq, sizeof(seq));
+	write_bytes(path, faults->p, faults->len);
+	char want[128];
+	snprintf(want, sizeof(want), "7001/faults: offset %zu:", (size_t)64 + sizeof(struct fl_fault_record));
+	EXPECT_ERROR(dir, want, "appears twice (records 0 and 1)");
+
+	/* a file of the other byte order is refused by name */
+	uint64_t swapped = FL_TRACE_MAGIC_SWAPPED;
+	memcpy(faults->p, &swapped, sizeof(swapped));
+	write_bytes(path, faults->p, faults->len);
+	EXPECT_ERROR(dir, "7001/faults: offset 0:", "other byte order");
+	for (int i = 0; i < 2; i++)
+		for (int f = 0; f < NFILES; f++)
+			free(p[i].files[f].p);
+	synth_version = 1;
 }
 
 int main(void)
@@ -1525,14 +1664,20 @@ int main(void)
 		perror("mkdtemp");
 		return 2;
 	}
+	/* the API on version-1 recordings (read by decoding), then on version-2 ones */
 	test_good();
 	test_directories();
 	test_cuts();
-	test_corruption();
+	test_corruption();   /* its offsets are of version 1's layouts */
+	synth_version = 2;
+	test_good();
+	test_cuts();
 	test_flips();
-	test_model();
 	test_large();
+	synth_version = 1;
+	test_model();
 	test_record_extension();
+	test_big_seqs();
 	if (getenv("FAULTLINE_TEST_KEEP"))
 		printf("# kept %s\n", base_dir);
 	else

@@ -20,6 +20,7 @@
 #include <regex.h>
 
 #include "callsite.h"
+#include "fault_time.h"
 #include "locality.h"
 #include "ranges.h"
 #include "report_map.h"
@@ -39,7 +40,8 @@ struct report_options {
 	unsigned kind;            /* 0: every kind, else one enum fl_fault_kind */
 	uint64_t top;             /* rows shown; 0: all */
 	uint32_t pid;             /* 0: every process */
-	uint64_t from_ns, to_ns;  /* window in recording time: [from_ns, to_ns) */
+	uint64_t from_ns, to_ns;  /* window on the time axis: [from_ns, to_ns) */
+	enum fl_time_axis time_axis; /* --time: the axis of from_ns/to_ns (wall: recording time) */
 	enum report_format format;
 	bool locality;            /* spatial and temporal scores per row */
 	bool default_skip;        /* the default skip list applies (false with --no-skip) */
@@ -98,6 +100,17 @@ struct report_row {
 	struct locality_scores locality;
 };
 
+/* The fault service and eviction summary of the header (report_records.c). */
+struct report_records {
+	uint64_t service_n;       /* selected faults with a service time */
+	uint64_t service_p50, service_p90, service_p99, service_max; /* ns */
+	uint64_t virtual_n;       /* selected faults with a virtual time */
+	uint64_t virtual_max;     /* the latest of those virtual times (ns): the longest thread CPU time */
+	bool evictions_present;   /* some selected process has an evictions file */
+	uint64_t evictions[FL_EVICT_FIFO + 1][2]; /* by enum fl_evict_decision, [clean, dirty] */
+	uint64_t evictions_inline;  /* of all, taken by a fault handler (no free page) */
+};
+
 struct report_warnings {
 	char **lines;
 	size_t count, cap, suppressed;
@@ -129,6 +142,8 @@ struct report {
 	double total_seconds;     /* from the start of the verb until the report was ready */
 	struct report_ranges ranges;
 	struct report_map symbol_match;   /* --symbol: (process, stack) → 1 matches, 2 does not */
+	struct fault_clock clock; /* the --time axis */
+	struct report_records records;
 };
 
 /* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */
@@ -139,6 +154,11 @@ void report_warnings_free(struct report_warnings *w);
  * err (out of memory). */
 int report_build(struct report *r, char *err, size_t errlen);
 void report_build_free(struct report *r);
+
+/* report_records.c: fills r->records from the selected faults (after report_build) and the
+ * processes' eviction files (--pid, and --from/--to on the wall axis). 0, or -1 with a reason in err
+ * (out of memory, a corrupt evictions file). */
+int report_records_build(struct report *r, char *err, size_t errlen);
 
 /* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
  * the row has it. */

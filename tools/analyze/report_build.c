@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 #define EVENT_NONE 0xff
 #define PROGRESS_STEP 65536
 
@@ -100,7 +102,7 @@ static int setup_events(struct report *r)
 	for (size_t p = 0; p < rec->nprocs; p++) {
 		char *const *names = NULL;
 		size_t n = 0;
-		if (stats_json_strings(&rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+		if (stats_json_strings(&rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			n = 0;
 		for (size_t j = 0; j < FL_PMU_MAX; j++)
 			r->event_of[p][j] = j < n && names[j][0] ? event_index(r, names[j]) : EVENT_NONE;
@@ -251,11 +253,11 @@ static bool stack_matches(struct report *r, size_t p, const struct fl_stack *sta
 
 static bool kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
-	uint64_t t = fl_fault_time_ns(proc, f);
+	uint64_t t;
 	/* "all" is every fault of the program's memory traffic: access samples (record
 	 * --sample-accesses, --mrc) are only shown when asked for (--kind access) */
 	bool kind_ok = r->o->kind == 0 ? f->rec.kind != FL_FAULT_ACCESS_SAMPLE : f->rec.kind == r->o->kind;
-	if (!(kind_ok && t >= r->o->from_ns && t < r->o->to_ns))
+	if (!kind_ok)
 		return false;
 	if (r->o->ntids) {
 		size_t i = 0;
@@ -264,7 +266,12 @@ static bool kept(struct report *r, const struct fl_process *proc, const struct f
 		if (i == r->o->ntids)
 			return false;
 	}
-	return !r->o->symbol || stack_matches(r, (size_t)(proc - r->rec->procs), callsite_fault_stack(proc, f));
+	if (r->o->symbol && !stack_matches(r, (size_t)(proc - r->rec->procs), callsite_fault_stack(proc, f)))
+		return false;
+	if (r->o->from_ns == 0 && r->o->to_ns == UINT64_MAX)
+		return true;
+	/* --from/--to on the --time axis; a fault without a virtual time is outside any window of it */
+	return fault_clock_time(&r->clock, proc, f, &t) && t >= r->o->from_ns && t < r->o->to_ns;
 }
 
 /* "<unallocated>" with the name of the mapping that holds the fault's address. */

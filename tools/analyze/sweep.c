@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <faultline/record_schema.h>
+
 #include "cli.h"
 #include "stats_json.h"
 
@@ -115,13 +117,13 @@ static int add_process(struct sweep_point *p, const char *path, char *err, size_
 	}
 	if (stats_json_load(path, &stats, err, errlen) < 0)
 		return -1;
-	p->faults_total += stat_or_zero(&stats, "faults_total");
-	p->first_touch += stat_or_zero(&stats, "faults_first_touch");
-	p->refault += stat_or_zero(&stats, "faults_refault");
-	p->soft += stat_or_zero(&stats, "faults_soft");
-	p->far_read_bytes += stat_or_zero(&stats, "far_read_pages") * page_size;
-	p->far_write_bytes += stat_or_zero(&stats, "far_write_pages") * page_size;
-	uint64_t peak = stat_or_zero(&stats, "peak_resident_bytes");
+	p->faults_total += stat_or_zero(&stats, FL_STATS_FAULTS_TOTAL);
+	p->first_touch += stat_or_zero(&stats, FL_STATS_FAULTS_FIRST_TOUCH);
+	p->refault += stat_or_zero(&stats, FL_STATS_FAULTS_REFAULT);
+	p->soft += stat_or_zero(&stats, FL_STATS_FAULTS_SOFT);
+	p->far_read_bytes += stat_or_zero(&stats, FL_STATS_FAR_READ_PAGES) * page_size;
+	p->far_write_bytes += stat_or_zero(&stats, FL_STATS_FAR_WRITE_PAGES) * page_size;
+	uint64_t peak = stat_or_zero(&stats, FL_STATS_PEAK_RESIDENT);
 	if (peak > p->peak_resident_bytes)
 		p->peak_resident_bytes = peak;
 	stats_json_free(&stats);

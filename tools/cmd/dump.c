@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "callsite.h"
+#include <faultline/record_schema.h>
+
 #include "cli.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
@@ -108,7 +110,7 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 		"allocs %zu maps %zu", proc->pid, proc->name, proc->offset_ns / 1000000000,
 		proc->offset_ns % 1000000000, proc->nfaults, proc->ncontexts, proc->nstacks, proc->nallocs,
 		proc->nmaps);
-	if (stats_json_strings(&proc->meta, "pmu_events", &events, &nevents) == 0 && nevents > 0) {
+	if (stats_json_strings(&proc->meta, FL_META_PMU_EVENTS, &events, &nevents) == 0 && nevents > 0) {
 		fputs(" pmu_events ", out);
 		for (size_t i = 0; i < nevents; i++) {
 			put_printable(events[i], out);
@@ -117,7 +119,7 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 		}
 	}
 	if (proc->has_stats) {
-		const char *exit_reason = stats_json_string(&proc->stats, "exit");
+		const char *exit_reason = stats_json_string(&proc->stats, FL_STATS_EXIT);
 		fputs(" exit ", out);
 		put_printable(exit_reason && *exit_reason ? exit_reason : "?", out);
 	} else {

@@ -7,13 +7,15 @@
  * temporary file next to FILE (journal off, one transaction, indexes built after the rows); each table
  * is filled from the reader's arrays — processes, stacks with their symbolized source frames (the
  * callsite table of callsite.h: the same frames, skip list and callsite as `faultline report`),
- * allocations, allocation events, faults, PMU contexts; then the file is renamed to FILE, which is
+ * allocations, allocation events, faults, PMU contexts, eviction events (evictions.h); then the file is renamed to FILE, which is
  * never replaced unless --force (rename without replace, so a FILE that appeared meanwhile survives).
  *
  * Ids are stable functions of the recording: processes.id is the process's index in recording order;
  * stacks, allocations and faults number each process's records after those of the processes before
  * it (id = base of the process + index in its array + 1). Times are nanoseconds since the recording's
- * start (its earliest process), the time axis of `faultline report --from/--to`. */
+ * start (its earliest process), the time axis of `faultline report --from/--to`; with --time virtual,
+ * faults.time_ns is the program's CPU time instead (fault_time.h); faults.wall_ns always holds the
+ * wall time and faults.vtime_ns the faulting thread's own CPU time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,15 +29,20 @@
 
 #include <sqlite3.h>
 
+#include <faultline/record_schema.h>
+
 #include "callsite.h"
 #include "cli.h"
+#include "evictions.h"
+#include "fault_time.h"
 #include "pprof.h"
 #include "report.h"
 #include "report_map.h"
 #include "report_progress.h"
 #include "trace_reader.h"
 
-#define EXPORT_SCHEMA_VERSION 2 /* 2: allocations.source, alloc_sites */
+#define EXPORT_SCHEMA_VERSION 3 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
+                                 * evictions, meta time_axis (--time) */
 #define PROGRESS_STEP 65536
 
 static const char EXPORT_SCHEMA[] =
@@ -71,9 +78,14 @@ static const char EXPORT_SCHEMA[] =
 	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id));\n"
 	"CREATE TABLE faults(\n"
 	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id), seq INTEGER NOT NULL,\n"
-	"  time_ns INTEGER NOT NULL, addr INTEGER NOT NULL, page INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
+	"  time_ns INTEGER, addr INTEGER NOT NULL, page INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
 	"  kind TEXT NOT NULL, is_write INTEGER NOT NULL, flags INTEGER NOT NULL, handler INTEGER NOT NULL,\n"
-	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id));\n"
+	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id),\n"
+	"  wall_ns INTEGER NOT NULL, vtime_ns INTEGER, service_ns INTEGER);\n"
+	"CREATE TABLE evictions(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), time_ns INTEGER NOT NULL, addr INTEGER NOT NULL,\n"
+	"  page INTEGER NOT NULL, decision TEXT NOT NULL, to_far INTEGER NOT NULL, dirty INTEGER NOT NULL,\n"
+	"  inline INTEGER NOT NULL);\n"
 	"CREATE TABLE pmu_events(\n"
 	"  process_id INTEGER NOT NULL REFERENCES processes(id), idx INTEGER NOT NULL, name TEXT NOT NULL,\n"
 	"  PRIMARY KEY (process_id, idx));\n"
@@ -95,7 +107,8 @@ static const char EXPORT_INDEXES[] =
 	"CREATE INDEX allocations_time ON allocations(time_ns);\n"
 	"CREATE INDEX allocations_stack ON allocations(stack_id);\n"
 	"CREATE INDEX alloc_events_time ON alloc_events(time_ns);\n"
-	"CREATE INDEX contexts_tid ON contexts(process_id, tid);\n";
+	"CREATE INDEX contexts_tid ON contexts(process_id, tid);\n"
+	"CREATE INDEX evictions_page ON evictions(page);\n";
 
 struct export_options {
 	const char *file;       /* --sqlite FILE */
@@ -105,6 +118,7 @@ struct export_options {
 	bool default_skip;
 	char **skip;
 	size_t nskip;
+	enum fl_time_axis time_axis; /* --time: what faults.time_ns holds */
 };
 
 struct exporter {
@@ -115,6 +129,7 @@ struct exporter {
 	struct callsite_table *callsites;
 	struct report_progress progress;
 	struct report_warnings warnings;
+	struct fault_clock clock;   /* wall and virtual fault times */
 	uint64_t *stack_base, *alloc_base, *fault_base; /* per process: ids before its records */
 	char err[1024];
 };
@@ -123,12 +138,14 @@ struct exporter {
 
 static void export_usage(FILE *out)
 {
-	fputs("usage: faultline export (--sqlite FILE | --pprof FILE) [DIR] [--force] [--skip REGEX] [--no-skip]\n"
+	fputs("usage: faultline export (--sqlite FILE | --pprof FILE) [DIR] [--force] [--time wall|virtual]\n"
+	      "                        [--skip REGEX] [--no-skip]\n"
 	      "\n"
 	      "Writes a whole recording into one SQLite database: processes, faults, allocations and\n"
 	      "allocation events, stacks with their symbolized frames (inlined frames too, the callsite\n"
 	      "marked as `faultline report` picks it), PMU contexts with their deltas; indexes on time,\n"
-	      "address and stack. The schema and example queries: README.md, \"SQLite export\".\n"
+	      "address and stack; eviction events; each fault's service time and virtual time (its thread's\n"
+	      "CPU time). The schema and example queries: README.md, \"SQLite export\".\n"
 	      "\n"
 	      "      --sqlite FILE    the database to write (refused when it exists, unless --force)\n"
 	      "      --pprof FILE     also or instead: a gzipped pprof profile (go tool pprof FILE): sample types\n"
@@ -139,13 +156,18 @@ static void export_usage(FILE *out)
 	      "                       unless --force)\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
 	      "  -f, --force          replace FILE\n"
+	      "      --time AXIS      what faults.time_ns holds: wall (default: ns since the recording\n"
+	      "                       started) or virtual (the CPU time, task-clock ns, the process's\n"
+	      "                       threads had used at the fault; NULL when unknown). faults.wall_ns\n"
+	      "                       always holds the wall time, faults.vtime_ns the faulting thread's\n"
+	      "                       own CPU time; evictions are on the wall axis (the runtime's threads)\n"
 	      "      --skip REGEX     also skip frames whose binary path or function name matches when\n"
 	      "                       choosing callsites (repeatable)\n"
 	      "      --no-skip        drop the default skip list (" CALLSITE_DEFAULT_SKIP_NAMES ")\n"
 	      "  -h, --help           this help\n", out);
 }
 
-enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP, OPT_PPROF };
+enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP, OPT_PPROF, OPT_TIME };
 
 static int export_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -157,6 +179,7 @@ static int export_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_PPROF: o->pprof = value; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
+	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	default: /* OPT_SKIP */
 		if (!(grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown)))) {
 			snprintf(err, errlen, "out of memory");
@@ -177,6 +200,7 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 		{ "-f", "--force", CLI_FLAG, OPT_FORCE },
 		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
 		{ NULL, "--pprof", CLI_VALUE, OPT_PPROF },
+		{ NULL, "--time", CLI_VALUE, OPT_TIME },
 	};
 	struct cli_verb verb = { "export", export_usage, opts, sizeof(opts) / sizeof(opts[0]), export_option, NULL, &o->dir,
 				 o };
@@ -269,7 +293,8 @@ static int write_meta(struct exporter *x)
 		snprintf(skip, sizeof(skip), "%s", CALLSITE_DEFAULT_SKIP);
 	for (size_t i = 0; i < x->o->nskip; i++)
 		snprintf(skip + strlen(skip), sizeof(skip) - strlen(skip), "%s%s", skip[0] ? " | " : "", x->o->skip[i]);
-	const char *text[][2] = { { "recording", x->rec->dir }, { "skip", skip }, { "faultline", PACKAGE_VERSION } };
+	const char *text[][2] = { { "recording", x->rec->dir }, { "skip", skip }, { "faultline", PACKAGE_VERSION },
+				  { "time_axis", fl_time_axis_name(x->o->time_axis) } };
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && rc == 0; i++) {
 		bind_text(stmt, 1, text[i][0]);
 		bind_text(stmt, 2, text[i][1]);
@@ -312,8 +337,8 @@ static char *join_strings(const struct flat_json *json, const char *key, const c
 static int write_process(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 {
 	const struct fl_process *proc = &x->rec->procs[p];
-	char *cmdline = join_strings(&proc->meta, "cmdline", " ");
-	char *events = join_strings(&proc->meta, "pmu_events", ",");
+	char *cmdline = join_strings(&proc->meta, FL_META_CMDLINE, " ");
+	char *events = join_strings(&proc->meta, FL_META_PMU_EVENTS, ",");
 	int64_t dropped;
 
 	bind_int(stmt, 1, p);
@@ -327,12 +352,12 @@ static int write_process(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 	bind_int(stmt, 9, proc->region_start);
 	bind_int(stmt, 10, proc->region_size);
 	bind_int(stmt, 11, proc->page_size);
-	bind_json_int(stmt, 12, &proc->meta, "local_limit_bytes");
-	bind_json_int(stmt, 13, &proc->meta, "max_bytes");
+	bind_json_int(stmt, 12, &proc->meta, FL_META_LOCAL_LIMIT);
+	bind_json_int(stmt, 13, &proc->meta, FL_META_MAX_BYTES);
 	bind_text(stmt, 14, events);
-	bind_text(stmt, 15, stats_json_string(&proc->meta, "pmu_kind"));
-	bind_text(stmt, 16, proc->has_stats ? stats_json_string(&proc->stats, "exit") : NULL);
-	if (proc->has_stats && stats_json_int(&proc->stats, "records_dropped", &dropped) == 0)
+	bind_text(stmt, 15, stats_json_string(&proc->meta, FL_META_PMU_KIND));
+	bind_text(stmt, 16, proc->has_stats ? stats_json_string(&proc->stats, FL_STATS_EXIT) : NULL);
+	if (proc->has_stats && stats_json_int(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped) == 0)
 		sqlite3_bind_int64(stmt, 17, dropped);
 	bind_int(stmt, 18, !proc->maybe_cut);
 	free(cmdline);
@@ -350,7 +375,7 @@ static int write_processes(struct exporter *x)
 		char *const *names;
 		size_t n;
 		rc = write_process(x, stmt, p);
-		if (stats_json_strings(&x->rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+		if (stats_json_strings(&x->rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			n = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			bind_int(events, 1, p);
@@ -577,10 +602,14 @@ static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t 
 	const struct fl_fault *f = &proc->faults[i];
 	uint32_t page_size = proc->page_size ? proc->page_size : 4096;
 
+	uint64_t vtime, axis_time, wall = fl_fault_time_ns(proc, f);
+	bool has_vtime = fault_clock_virtual(&x->clock, proc, f, &vtime);
+
 	bind_int(stmt, 1, x->fault_base[p] + i + 1);
 	bind_int(stmt, 2, p);
 	bind_int(stmt, 3, f->rec.seq);
-	bind_int(stmt, 4, fl_fault_time_ns(proc, f));
+	if (fault_clock_time(&x->clock, proc, f, &axis_time)) /* wall, or the program's CPU time */
+		bind_int(stmt, 4, axis_time);
 	bind_int(stmt, 5, f->rec.addr);
 	bind_int(stmt, 6, f->rec.addr / page_size);
 	bind_int(stmt, 7, f->rec.tid);
@@ -591,12 +620,17 @@ static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t 
 	bind_stack(x, stmt, 12, p, callsite_fault_stack(proc, f));
 	if (f->alloc != FL_NONE)
 		bind_int(stmt, 13, x->alloc_base[p] + f->alloc + 1);
+	bind_int(stmt, 14, wall);
+	if (has_vtime)
+		bind_int(stmt, 15, vtime);
+	if (f->rec.service_ns)
+		bind_int(stmt, 16, f->rec.service_ns);
 	return sql_insert(x, stmt, "faults");
 }
 
 static int write_faults(struct exporter *x)
 {
-	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	uint64_t done = 0;
 	int rc = stmt ? 0 : -1;
 
@@ -699,6 +733,41 @@ static int write_contexts(struct exporter *x)
 	return rc;
 }
 
+/* Eviction events of every process, on the wall axis (recording time). */
+static int write_evictions(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO evictions VALUES (?,?,?,?,?,?,?,?)");
+	int rc = stmt ? 0 : -1;
+
+	report_progress_phase(&x->progress, "writing evictions", 0);
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		const struct fl_process *proc = &x->rec->procs[p];
+		uint32_t page_size = proc->page_size ? proc->page_size : 4096;
+		struct fl_evictions ev;
+		if (fl_evictions_load(proc, &ev, x->err, sizeof(x->err)) < 0) {
+			rc = -1;
+			break;
+		}
+		if (ev.warning[0])
+			report_warn(&x->warnings, "%s", ev.warning);
+		for (size_t i = 0; i < ev.n && rc == 0; i++) {
+			const struct fl_evict_record *e = &ev.recs[i];
+			bind_int(stmt, 1, p);
+			bind_int(stmt, 2, proc->offset_ns + e->time_ns);
+			bind_int(stmt, 3, e->addr);
+			bind_int(stmt, 4, e->addr / page_size);
+			bind_text(stmt, 5, fl_evict_decision_name(e->decision));
+			bind_int(stmt, 6, fl_evict_to_far(e->decision));
+			bind_int(stmt, 7, (e->flags & FL_EVICT_DIRTY) != 0);
+			bind_int(stmt, 8, (e->flags & FL_EVICT_INLINE) != 0);
+			rc = sql_insert(x, stmt, "evictions");
+		}
+		fl_evictions_free(&ev);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 /* ----------------------------------------------------------------- the run */
 
 static int number_records(struct exporter *x)
@@ -744,6 +813,8 @@ static int write_database(struct exporter *x, const char *path)
 		rc = write_faults(x);
 	if (rc == 0)
 		rc = write_contexts(x);
+	if (rc == 0)
+		rc = write_evictions(x);
 	if (rc == 0) {
 		report_progress_phase(&x->progress, "building indexes", 0);
 		rc = sql_exec(x, EXPORT_INDEXES, "indexes");
@@ -834,7 +905,7 @@ static int export_recording(struct exporter *x, const char *dir)
 	if (callsite_skip_init(&x->skip, x->o->default_skip, x->o->skip, x->o->nskip, x->err, sizeof(x->err)) < 0)
 		return CLI_EXIT_USAGE;
 	x->callsites = callsite_table_new(x->rec, &x->skip, collect_warning, &x->warnings);
-	if (!x->callsites || number_records(x) < 0) {
+	if (!x->callsites || number_records(x) < 0 || fault_clock_init(&x->clock, x->rec, x->o->time_axis) < 0) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return 1;
 	}
@@ -894,6 +965,7 @@ int cmd_export(int argc, char **argv)
 		cli_error("export: %s", x.err);
 	callsite_table_free(x.callsites);
 	callsite_skip_free(&x.skip);
+	fault_clock_free(&x.clock);
 	fl_recording_close(x.rec);
 	report_warnings_free(&x.warnings);
 	free(x.stack_base);

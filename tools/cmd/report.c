@@ -41,8 +41,12 @@ static void report_usage(FILE *out)
 	      "                       (re-touches of resident pages unmapped on trial; never in 'all')\n"
 	      "      --top N          rows shown (default 20; 0: every row)\n"
 	      "      --pid PID        only this process (every exec image of it)\n"
-	      "      --from SECONDS   only faults at or after this time since the recording started\n"
+	      "      --from SECONDS   only faults at or after this time on the --time axis\n"
 	      "      --to SECONDS     only faults before this time\n"
+	      "      --time AXIS      the axis of --from/--to: wall (default: since the recording started)\n"
+	      "                       or virtual (the program's own time, not dilated by recording: the\n"
+	      "                       CPU time, task-clock, its threads had used at the fault, per process;\n"
+	      "                       faults without a virtual time fall outside any window of it)\n"
 	      "      --format FMT     table (default), csv, json (JSON rows carry the full symbolized stack\n"
 	      "                       of the row's most common stack; by alloc the allocation's stack,\n"
 	      "                       and the most common faulting stack as fault_stack)\n"
@@ -61,6 +65,11 @@ static void report_usage(FILE *out)
 	      "                       regular expression: its function name (demangled), or its\n"
 	      "                       binary+0xOFFSET label when the function is unknown\n"
 	      "  -h, --help           this help\n"
+	      "\n"
+	      "The table's header also summarizes the selected faults' service times (from the handler\n"
+	      "reading the fault's message to the faulting thread's wake-up: percentiles), the latest\n"
+	      "virtual time, and the eviction events (by policy decision, clean or dirty; --pid, and\n"
+	      "--from/--to on the wall axis).\n"
 	      "\n"
 	      "Exit status 1 when the recording is missing or corrupt; warnings (a trace cut by a crash, a\n"
 	      "binary deleted or replaced since the recording: shown as binary+0xOFFSET) do not stop it.\n", out);
@@ -92,7 +101,7 @@ static const char *const format_names[] = { "table", "csv", "json" };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 enum { OPT_BY, OPT_KIND, OPT_TOP, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_SKIP, OPT_RANGES, OPT_LOCALITY,
-       OPT_NO_SKIP, OPT_TID, OPT_SYMBOL };
+       OPT_NO_SKIP, OPT_TIME, OPT_TID, OPT_SYMBOL };
 
 /* "TID[,TID...]" appended to o->tids. */
 static int parse_tids(const char *value, struct report_options *o, char *err, size_t errlen)
@@ -165,6 +174,7 @@ static int report_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_LOCALITY: o->locality = true; return 0;
 	case OPT_TID: return parse_tids(value, o, err, errlen);
 	case OPT_SYMBOL: o->symbol = value; return 0;
+	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
 	default: { /* OPT_SKIP */
 		char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
@@ -196,6 +206,7 @@ static int parse_args(int argc, char **argv, struct report_options *o)
 		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
 		{ NULL, "--tid", CLI_VALUE, OPT_TID },
 		{ NULL, "--symbol", CLI_VALUE, OPT_SYMBOL },
+		{ NULL, "--time", CLI_VALUE, OPT_TIME },
 	};
 	struct cli_verb verb = { "report", report_usage, opts, COUNT(opts), report_option, NULL, &o->dir, o };
 
@@ -271,9 +282,14 @@ static int report_prepare(struct report *r, const char *dir)
 		cli_error("report: %s: no process with pid %u in the recording", r->rec->dir, r->o->pid);
 		return 1;
 	}
+	if (fault_clock_init(&r->clock, r->rec, r->o->time_axis) < 0) {
+		report_progress_stop(&r->progress);
+		cli_error("report: out of memory");
+		return 1;
+	}
 	if (callsite_skip_init(&r->skip, r->o->default_skip, r->o->skip, r->o->nskip, err, sizeof(err)) < 0 ||
 	    !(r->callsites = callsite_table_new(r->rec, &r->skip, collect_warning, &r->warnings)) ||
-	    report_build(r, err, sizeof(err)) < 0) {
+	    report_build(r, err, sizeof(err)) < 0 || report_records_build(r, err, sizeof(err)) < 0) {
 		report_progress_stop(&r->progress);
 		cli_error("report: %s", r->callsites ? err : "out of memory");
 		return 1;
@@ -311,6 +327,7 @@ int report_run(const struct report_options *o, FILE *out)
 	report_ranges_free(&r);
 	callsite_table_free(r.callsites);
 	callsite_skip_free(&r.skip);
+	fault_clock_free(&r.clock);
 	fl_recording_close(r.rec);
 	report_warnings_free(&r.warnings);
 	return rc;

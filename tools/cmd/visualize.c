@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fault_time.h"
 #include "flamegraph.h"
 #include "heatmap.h"
 #include "ranges.h"
@@ -59,6 +60,7 @@ struct viz_options {
 	unsigned width;
 	uint64_t max_frames;
 	bool reverse, inverted, keep_runtime, verbose;
+	enum fl_time_axis time_axis; /* --time: the heatmap's time axis */
 };
 
 /* The trees being built: index 0 all selected faults, 1..4 per kind. */
@@ -78,6 +80,8 @@ struct viz {
 	struct ranges_options ranges_opts;  /* hot ranges: ranges.txt, marks on the heatmap */
 	struct ranges_result ranges;
 	bool has_ranges;
+	struct fault_clock clock;           /* the heatmap's time axis (--time) */
+	uint64_t untimed;                   /* selected faults without a time on it: not on the heatmap */
 };
 
 static void viz_usage(FILE *out)
@@ -111,6 +115,11 @@ static void viz_usage(FILE *out)
 	      "      --reverse          merge stacks from the faulting function down (who calls it)\n"
 	      "      --inverted         icicle graph: root at the top\n"
 	      "      --keep-runtime     keep faultline's own frames (libfaultline.so), normally skipped\n"
+	      "      --time AXIS        the heatmap's time axis: wall (default: since the recording\n"
+	      "                         started) or virtual (the program's own time, not dilated by\n"
+	      "                         recording: the CPU time, task-clock, its threads had used at the\n"
+	      "                         fault, per process; no allocation outlines; faults without a\n"
+	      "                         virtual time are left out and counted in the subtitle)\n"
 	      "  -v, --verbose          frames, sizes and times of each file on stderr\n"
 	      "  -h, --help             this help\n"
 	      "\n"
@@ -178,7 +187,7 @@ static int parse_min_width(const char *text, double *value, bool *percent, char 
 
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
 enum { OPT_OUTPUT, OPT_KIND, OPT_PID, OPT_TOP, OPT_TITLE, OPT_MINWIDTH, OPT_MAX_FRAMES, OPT_WIDTH, OPT_REVERSE,
-       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE };
+       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE, OPT_TIME };
 
 static int viz_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -192,6 +201,7 @@ static int viz_option(void *ctx, int id, const char *value, char *err, size_t er
 	case OPT_INVERTED: o->inverted = true; return 0;
 	case OPT_KEEP_RUNTIME: o->keep_runtime = true; return 0;
 	case OPT_VERBOSE: o->verbose = true; return 0;
+	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	case OPT_KIND:
 		o->kinds_given = true;
 		return parse_kinds(value, &o->kinds, err, errlen);
@@ -235,6 +245,7 @@ static int viz_parse(int argc, char **argv, struct viz_options *o)
 		{ NULL, "--inverted", CLI_FLAG, OPT_INVERTED },
 		{ NULL, "--keep-runtime", CLI_FLAG, OPT_KEEP_RUNTIME },
 		{ "-v", "--verbose", CLI_FLAG, OPT_VERBOSE },
+		{ NULL, "--time", CLI_VALUE, OPT_TIME },
 	};
 	struct cli_verb verb = { "visualize", viz_usage, opts, sizeof(opts) / sizeof(opts[0]), viz_option, NULL, &o->dir,
 				 o };
@@ -413,7 +424,10 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		s = fl_fault_stack(proc, f);
 		si = s ? (size_t)(s - proc->stacks) + 1 : 0;
 		counts[si * NKINDS + kind]++;
-		if (heatmap_add_fault(v->hm, fl_fault_time_ns(proc, f), f->rec.addr, kind) < 0)
+		uint64_t t;
+		if (!fault_clock_time(&v->clock, proc, f, &t))
+			v->untimed++;
+		else if (heatmap_add_fault(v->hm, t, f->rec.addr, kind) < 0)
 			goto out;
 		if (f->alloc != FL_NONE) {
 			const struct fl_alloc_record *a = &proc->allocs[f->alloc];
@@ -459,8 +473,9 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		if (sum && flame_add(v->alloc_tree, &f, 1, sum) < 0)
 			goto out;
 	}
-	/* Allocation lifetimes for the heatmap: the objects that took the most faults. */
-	if (proc->nallocs) {
+	/* Allocation lifetimes for the heatmap: the objects that took the most faults (wall time only:
+	 * an allocation has no virtual time of its own). */
+	if (proc->nallocs && v->o->time_axis == FL_TIME_WALL) {
 		size_t ntop = 0, max_top = 400;
 		if (!(ends = alloc_end_times(proc)) || !(top = malloc(max_top * sizeof(*top))))
 			goto out;
@@ -686,9 +701,15 @@ static int write_heatmap(const struct viz *v)
 		return -1;
 	heatmap_options_init(&ho);
 	ho.title = v->o->title ? v->o->title : "page faults by address and time";
-	snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s",
-		 cli_format_count(v->faults[0], count, sizeof(count)), v->nprocs, v->nprocs == 1 ? "" : "es", v->rec->dir);
+	int len = snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s",
+			   cli_format_count(v->faults[0], count, sizeof(count)), v->nprocs, v->nprocs == 1 ? "" : "es",
+			   v->rec->dir);
+	if (v->untimed && len > 0 && (size_t)len < sizeof(subtitle))
+		snprintf(subtitle + len, sizeof(subtitle) - (size_t)len, "; %s without a virtual time left out",
+			 cli_format_count(v->untimed, count, sizeof(count)));
 	ho.subtitle = subtitle;
+	if (v->o->time_axis == FL_TIME_VIRTUAL)
+		ho.time_label = fl_time_axis_label(FL_TIME_VIRTUAL);
 	ho.hot_phi = v->ranges_opts.phi;
 	rc = heatmap_write_svg(v->hm, &ho, f, &st);
 	if (rc < 0) {
@@ -792,6 +813,10 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	v.namer = v.callsites ? vf_namer_new(v.callsites, rec, &vo) : NULL;
 	v.hm = heatmap_new(page_size);
 	v.alloc_tree = flame_new();
+	if (fault_clock_init(&v.clock, rec, o->time_axis) < 0) {
+		cli_error("visualize: out of memory");
+		goto out;
+	}
 	for (unsigned k = 0; k < NKINDS; k++)
 		v.tree[k] = flame_new();
 	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
@@ -826,6 +851,7 @@ out:
 		flame_free(v.tree[k]);
 	flame_free(v.alloc_tree);
 	heatmap_free(v.hm);
+	fault_clock_free(&v.clock);
 	if (v.has_ranges)
 		ranges_result_free(&v.ranges);
 	free(v.frames);

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <faultline/record_schema.h>
+
 #include "stats_json.h"
 
 #define PROBE_TIMEOUT_MS 2000
@@ -220,13 +222,13 @@ int far_spec_check(const char *spec, char *out, size_t outlen, char *err, size_t
 
 void far_spec_describe(const struct flat_json *meta, char *out, size_t len)
 {
-	const char *spec = stats_json_string(meta, "far_spec"), *detail = stats_json_string(meta, "far_detail");
+	const char *spec = stats_json_string(meta, FL_META_FAR_SPEC), *detail = stats_json_string(meta, FL_META_FAR_DETAIL);
 	uint64_t latency = 0, bandwidth = 0, prefetch = 0;
 	size_t used;
 
-	stats_json_uint(meta, "far_latency_ns", &latency);
-	stats_json_uint(meta, "far_bandwidth_bytes_per_s", &bandwidth);
-	stats_json_uint(meta, "prefetch_pages", &prefetch);
+	stats_json_uint(meta, FL_META_FAR_LATENCY_NS, &latency);
+	stats_json_uint(meta, FL_META_FAR_BANDWIDTH, &bandwidth);
+	stats_json_uint(meta, FL_META_PREFETCH_PAGES, &prefetch);
 	used = (size_t)snprintf(out, len, "%s (%s)", spec ? spec : "mem", detail ? detail : "?");
 	if (used < len && (latency || bandwidth))
 		used += (size_t)snprintf(out + used, len - used, "; emulated %.1f µs per request%s", latency / 1000.0,

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <faultline/record_schema.h>
+
 #include "cli.h"
 #include "far_spec.h"
 #include "faultline/env.h"
@@ -1229,39 +1231,39 @@ static const struct stats_counter {
 	size_t offset;
 	int take_max;
 } stats_counters[] = {
-	STATS_SUM("faults_total", faults),
-	STATS_SUM("faults_first_touch", first_touch),
-	STATS_SUM("faults_refault", refault),
-	STATS_SUM("faults_soft", soft),
-	STATS_SUM("faults_concurrent", concurrent),
-	STATS_SUM("evictions", evictions),
-	STATS_SUM("writebacks", writebacks),
-	STATS_MAX("peak_resident_bytes", peak_resident),
-	STATS_MAX("peak_heap_bytes", peak_heap),
-	STATS_SUM("records_written", written),
-	STATS_SUM("records_dropped", dropped),
-	STATS_SUM("contexts_written", contexts),
-	STATS_SUM("late_stacks_dropped", late_stacks),
-	STATS_SUM("stacks_from_samples", sampled_stacks),
-	STATS_SUM("side_bytes_dropped", side_dropped),
-	STATS_SUM("alloc_events", alloc_events),
-	STATS_SUM("far_reads", far_reads),
-	STATS_SUM("far_read_pages", far_read_pages),
-	STATS_SUM("far_writes", far_writes),
-	STATS_SUM("far_write_pages", far_write_pages),
-	STATS_SUM("far_delay_ns", far_delay_ns),
-	STATS_SUM("prefetched_pages", prefetched),
-	STATS_SUM("prefetch_hits", prefetch_hits),
-	STATS_SUM("prefetch_unused", prefetch_unused),
+	STATS_SUM(FL_STATS_FAULTS_TOTAL, faults),
+	STATS_SUM(FL_STATS_FAULTS_FIRST_TOUCH, first_touch),
+	STATS_SUM(FL_STATS_FAULTS_REFAULT, refault),
+	STATS_SUM(FL_STATS_FAULTS_SOFT, soft),
+	STATS_SUM(FL_STATS_FAULTS_CONCURRENT, concurrent),
+	STATS_SUM(FL_STATS_EVICTIONS, evictions),
+	STATS_SUM(FL_STATS_WRITEBACKS, writebacks),
+	STATS_MAX(FL_STATS_PEAK_RESIDENT, peak_resident),
+	STATS_MAX(FL_STATS_PEAK_HEAP, peak_heap),
+	STATS_SUM(FL_STATS_RECORDS_WRITTEN, written),
+	STATS_SUM(FL_STATS_RECORDS_DROPPED, dropped),
+	STATS_SUM(FL_STATS_CONTEXTS_WRITTEN, contexts),
+	STATS_SUM(FL_STATS_LATE_STACKS_DROPPED, late_stacks),
+	STATS_SUM(FL_STATS_STACKS_FROM_SAMPLES, sampled_stacks),
+	STATS_SUM(FL_STATS_SIDE_BYTES_DROPPED, side_dropped),
+	STATS_SUM(FL_STATS_ALLOC_EVENTS, alloc_events),
+	STATS_SUM(FL_STATS_FAR_READS, far_reads),
+	STATS_SUM(FL_STATS_FAR_READ_PAGES, far_read_pages),
+	STATS_SUM(FL_STATS_FAR_WRITES, far_writes),
+	STATS_SUM(FL_STATS_FAR_WRITE_PAGES, far_write_pages),
+	STATS_SUM(FL_STATS_FAR_DELAY_NS, far_delay_ns),
+	STATS_SUM(FL_STATS_PREFETCHED_PAGES, prefetched),
+	STATS_SUM(FL_STATS_PREFETCH_HITS, prefetch_hits),
+	STATS_SUM(FL_STATS_PREFETCH_UNUSED, prefetch_unused),
 };
 
 /* Says why a process dropped records, when its runtime said so. */
 static void report_dropped_reason(const struct flat_json *stats, const char *pid)
 {
-	const char *reason = stats_json_string(stats, "records_dropped_reason");
+	const char *reason = stats_json_string(stats, FL_STATS_RECORDS_DROPPED_REASON);
 	uint64_t dropped;
 
-	if (stats_json_uint(stats, "records_dropped", &dropped) == 0 && dropped > 0 && reason != NULL &&
+	if (stats_json_uint(stats, FL_STATS_RECORDS_DROPPED, &dropped) == 0 && dropped > 0 && reason != NULL &&
 	    *reason != '\0')
 		cli_error("pid %s dropped records: %s", pid, reason);
 }
@@ -1278,8 +1280,8 @@ static void describe_pmu(struct record_totals *t, const char *dir, const char *p
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", dir, pid, FL_FILE_NAME_META) >= sizeof(path) ||
 	    stats_json_load(path, &meta, err, sizeof(err)) < 0)
 		return;
-	kind = stats_json_string(&meta, "pmu_kind");
-	stats_json_strings(&meta, "pmu_events", &events, &n);
+	kind = stats_json_string(&meta, FL_META_PMU_KIND);
+	stats_json_strings(&meta, FL_META_PMU_EVENTS, &events, &n);
 	if (kind != NULL && strcmp(kind, "software") == 0)
 		used = (size_t)snprintf(t->pmu, sizeof(t->pmu), "software events (no hardware counters here): ");
 	else if (kind != NULL && strcmp(kind, "hardware") == 0)

@@ -555,7 +555,7 @@ static void draw_hot(FILE *out, const struct heatmap *hm, const struct hm_range 
 }
 
 static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range *ranges, size_t nranges,
-		      double row_h, uint64_t ppr, unsigned plot_w, unsigned plot_h, uint64_t end_ns)
+		      double row_h, uint64_t ppr, unsigned plot_w, unsigned plot_h, uint64_t end_ns, const char *time_label)
 {
 	char b1[32], b2[32];
 	double last_label_y = -100, step, span = end_ns / 1e9;
@@ -600,8 +600,10 @@ static void draw_axes(FILE *out, const struct heatmap *hm, const struct hm_range
 		}
 	}
 	fputs("</g>\n", out);
-	fprintf(out, "<text x=\"%s\" y=\"%u\" text-anchor=\"middle\">time since the recording started (s)</text>\n",
+	fprintf(out, "<text id=\"time-axis\" x=\"%s\" y=\"%u\" text-anchor=\"middle\">",
 		svg_num(b1, LEFT + plot_w / 2.0, 1), TOP + plot_h + 36);
+	svg_escape(out, time_label ? time_label : "time since the recording started", (size_t)-1);
+	fputs(" (s)</text>\n", out);
 	fprintf(out, "<text transform=\"translate(14,%s) rotate(-90)\" text-anchor=\"middle\">"
 		"address (touched ranges only; dashed lines mark removed gaps)</text>\n", svg_num(b1, TOP + plot_h / 2.0, 1));
 }
@@ -795,7 +797,7 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 			free(row_faults);
 		}
 	}
-	draw_axes(out, hm, ranges, nranges, row_h, ppr, o.plot_width, o.plot_height, end_ns);
+	draw_axes(out, hm, ranges, nranges, row_h, ppr, o.plot_width, o.plot_height, end_ns, o.time_label);
 	draw_legend(out, hm, LEFT + o.plot_width + 20, TOP + o.plot_height + BOTTOM - 8, o.hot_phi, max, ppr,
 		    hm->page_size, ns_per_col);
 	svg_end(out);

@@ -67,6 +67,8 @@ struct heatmap_options {
 	size_t max_allocs;      /* outlines drawn at most (those with the most faults); 0: 400 */
 	uint64_t end_ns;        /* right end of the time axis; 0: the last fault or allocation event */
 	double hot_phi;         /* φ of the hot ranges, named in the legend; 0: not named */
+	const char *time_label; /* the time axis's title, before " (s)" (<text id="time-axis">); NULL:
+	                         * "time since the recording started" */
 };
 
 struct heatmap_stats {

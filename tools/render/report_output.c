@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 #include "cli.h"
+#include "evictions.h"
 #include "text_out.h"
 
 #define TABLE_FUNCTION_MAX 60
@@ -299,14 +302,14 @@ static void header_limits(const struct report *r, FILE *out)
 	const struct flat_json *meta = &r->rec->procs[0].meta;
 	uint64_t local, max;
 	char a[32], b[32];
-	const char *kind = stats_json_string(meta, "pmu_kind");
+	const char *kind = stats_json_string(meta, FL_META_PMU_KIND);
 
 	/* local_limit_bytes 0 is how meta.json says -L was not given */
 	fprintf(out, "# limits:          -L %s, -M %s\n",
-		stats_json_uint(meta, "local_limit_bytes", &local) != 0 ? "?"
+		stats_json_uint(meta, FL_META_LOCAL_LIMIT, &local) != 0 ? "?"
 		: local == 0					 ? "unlimited"
 								 : cli_format_size(local, a, sizeof(a)),
-		stats_json_uint(meta, "max_bytes", &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
+		stats_json_uint(meta, FL_META_MAX_BYTES, &max) == 0 ? cli_format_size(max, b, sizeof(b)) : "?");
 	fputs("# PMU events:      ", out);
 	for (size_t e = 0; e < r->nevents; e++) {
 		fputs(e ? ", " : "", out);
@@ -331,11 +334,11 @@ static void header_totals(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		const struct fl_process *proc = &r->rec->procs[i];
 		uint64_t end = proc->nfaults ? proc->offset_ns + proc->faults[proc->nfaults - 1].rec.time_ns : proc->offset_ns;
-		if (proc->has_stats && stats_json_uint(&proc->stats, "records_dropped", &value) == 0)
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &value) == 0)
 			dropped += value;
 		else
 			unknown++;
-		if (proc->has_stats && stats_json_uint(&proc->stats, "wall_ns", &value) == 0 && proc->offset_ns + value > end)
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_WALL_NS, &value) == 0 && proc->offset_ns + value > end)
 			end = proc->offset_ns + value;
 		if (end > end_ns)
 			end_ns = end;
@@ -365,6 +368,59 @@ static void header_totals(const struct report *r, FILE *out)
 			"%zu faulted object%s not in the sample (allocation time unknown)\n", made, made == 1 ? "" : "s");
 }
 
+/* A duration in ns as "12.3 us" / "4.56 ms" / "1.23 s". */
+static const char *format_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+/* Service times, virtual time and eviction events (report_records.c). */
+static void header_records(const struct report *r, FILE *out)
+{
+	const struct report_records *rr = &r->records;
+	char a[32], b[32], c[32], d[32], e[32];
+
+	if (rr->service_n)
+		fprintf(out, "# service time:    p50 %s, p90 %s, p99 %s, max %s (%s faults; message read to wake-up)\n",
+			format_ns(rr->service_p50, a, sizeof(a)), format_ns(rr->service_p90, b, sizeof(b)),
+			format_ns(rr->service_p99, c, sizeof(c)), format_ns(rr->service_max, d, sizeof(d)),
+			cli_format_count(rr->service_n, e, sizeof(e)));
+	if (rr->virtual_n)
+		fprintf(out, "# virtual time:    up to %.3f s of thread CPU time (task-clock) at the last fault; "
+			"%s of %s faults have one\n", (double)rr->virtual_max / 1e9, cli_format_count(rr->virtual_n, a, sizeof(a)),
+			cli_format_count(r->selected, b, sizeof(b)));
+	if (!rr->evictions_present)
+		return;
+	uint64_t far[2] = { 0, 0 }, all = 0;
+	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_FIFO; d++)
+		for (unsigned k = 0; k < 2; k++)
+			far[k] += rr->evictions[d][k];
+	fprintf(out, "# evictions:       %s to the far store (clean %s, dirty %s)", cli_format_count(far[0] + far[1], a, sizeof(a)),
+		cli_format_count(far[0], b, sizeof(b)), cli_format_count(far[1], c, sizeof(c)));
+	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_FIFO; d++) {
+		uint64_t n = rr->evictions[d][0] + rr->evictions[d][1];
+		if (n)
+			fprintf(out, "; %s %s", fl_evict_decision_name(d), cli_format_count(n, a, sizeof(a)));
+	}
+	uint64_t trial = rr->evictions[FL_EVICT_CLOCK_TRIAL][0] + rr->evictions[FL_EVICT_CLOCK_TRIAL][1];
+	if (trial)
+		fprintf(out, "; %s unmapped on trial (clock-trial: clean %s, dirty %s)", cli_format_count(trial, a, sizeof(a)),
+			cli_format_count(rr->evictions[FL_EVICT_CLOCK_TRIAL][0], b, sizeof(b)),
+			cli_format_count(rr->evictions[FL_EVICT_CLOCK_TRIAL][1], c, sizeof(c)));
+	all = far[0] + far[1] + trial;
+	if (all)
+		fprintf(out, "; %.0f%% by fault handlers (inline)", 100.0 * (double)rr->evictions_inline / (double)all);
+	if (r->o->time_axis == FL_TIME_VIRTUAL && (r->o->from_ns || r->o->to_ns != UINT64_MAX))
+		fputs(" (whole run: evictions have no virtual time)", out);
+	putc('\n', out);
+}
+
 static const char *by_name(enum report_by by)
 {
 	static const char *const names[] = { "callsite", "function", "allocation site", "thread", "process" };
@@ -387,6 +443,7 @@ static void header_selection(const struct report *r, FILE *out)
 		fprintf(out, " from %.3f s", (double)o->from_ns / 1e9);
 		if (o->to_ns != UINT64_MAX)
 			fprintf(out, " to %.3f s", (double)o->to_ns / 1e9);
+		fprintf(out, " of %s time", fl_time_axis_name(o->time_axis));
 	}
 	fputs("\n# skipped frames:  ", out);
 	if (o->default_skip)
@@ -418,6 +475,7 @@ static void print_header(const struct report *r, FILE *out)
 	header_command(r, out);
 	header_limits(r, out);
 	header_totals(r, out);
+	header_records(r, out);
 	header_selection(r, out);
 	for (size_t i = 0; i < r->warnings.count; i++) {
 		fputs("# warning: ", out);

@@ -9,12 +9,14 @@
  *   faults      required    contexts, stacks, allocs (or allocs.zst), sites  optional binary files
  *   maps        optional text
  *
- * Records longer than this reader knows (trace.h's extension rule) are read by their known prefix;
- * fault records of the first version (32 bytes, no object fields) are joined to objects by a sweep
- * over the allocation log, newer ones by the object they name.
+ * Headers and records longer than this reader knows (trace.h's extension rule) are read by their
+ * known prefix. Both format versions are read: version 1 (32-bit seq) is decoded into the version-2
+ * structs. Fault records of 32 bytes (no object fields) are joined to objects by a sweep over the
+ * allocation log, longer ones by the object they name.
  *
- * Validation. fl_recording_open checks everything it reads — magic, version (a newer one is
- * refused by name), kind, header_size, record_size (exact; 0 for stacks), pid against the
+ * Validation. fl_recording_open checks everything it reads — magic (the other byte order is
+ * refused by name), version (a newer one is refused by name), kind, header_size and record_size
+ * (at least what the version defines, multiples of 8; 0 for stacks), pid against the
  * directory name and meta.json, the clock origin and region against meta.json, enum values and
  * flag bits, fault addresses inside the region, unique seqs / stack ids / alloc ids, stack sizes
  * (at most FL_STACK_MAX_FRAMES frames), and every reference between files (a fault's or context's
@@ -33,9 +35,11 @@
  * CLOCK_MONOTONIC). The reader also gives a recording time: nanoseconds since the earliest
  * process start of the recording, so faults of several processes share one time axis.
  *
- * Memory. Every record is held once, in arrays: about 40 bytes per fault, 48 per context, 40 per
- * allocation event, the stacks file as read, plus the parsed maps snapshots. 10^6 faults take
- * about 45 MB (and another 32 MB transiently while the file is read).
+ * Memory. Binary files are mapped, not read: faults are validated in the mapping and held once, in
+ * time order (72 bytes each with their joins); contexts and stacks stay in their mappings when their
+ * layout allows (contexts are gathered once in seq order otherwise); allocation events are held
+ * once (40 bytes); plus the parsed maps snapshots. Loading is split by concern: trace_load*.c
+ * (open, map, validate), trace_query.c (the queries below), alloc_index.c (the allocation sweep).
  *
  * Everything returned points into the recording and stays valid until fl_recording_close. The
  * recording is read-only after open: several threads may query it at once. */
@@ -197,10 +201,10 @@ uint64_t fl_fault_time_ns(const struct fl_process *proc, const struct fl_fault *
 /* ----------------------------------------------------------------- joins */
 
 /* The fault with this seq, or NULL. O(log n). */
-const struct fl_fault *fl_process_fault_by_seq(const struct fl_process *proc, uint32_t seq);
+const struct fl_fault *fl_process_fault_by_seq(const struct fl_process *proc, uint64_t seq);
 
 /* The context of the fault with this seq, or NULL when it has none. O(log n). */
-const struct fl_fault_context *fl_process_context(const struct fl_process *proc, uint32_t seq);
+const struct fl_fault_context *fl_process_context(const struct fl_process *proc, uint64_t seq);
 
 /* The context of a fault of proc, or NULL. O(1). */
 const struct fl_fault_context *fl_fault_context(const struct fl_process *proc, const struct fl_fault *fault);

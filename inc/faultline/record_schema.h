@@ -1,0 +1,92 @@
+/* record_schema.h: the keys of a process directory's meta.json and stats.json (trace.h), defined
+ * once: the runtime writes them (runtime/trace_writer.c, far_store.c) and the tools read them by
+ * these names. Both files are one flat JSON object; values are integers unless marked.
+ *
+ * A reader treats a missing key as unknown (older recordings lack newer keys) and ignores keys it
+ * does not know. A key is never renamed or given another meaning: a new meaning is a new key. */
+#ifndef FAULTLINE_RECORD_SCHEMA_H
+#define FAULTLINE_RECORD_SCHEMA_H
+
+/* ---------------------------------------------------------------- meta.json (written at start) */
+#define FL_META_FORMAT_VERSION   "format_version"   /* FL_TRACE_VERSION of the binary files */
+#define FL_META_PID              "pid"
+#define FL_META_PPID             "ppid"
+#define FL_META_EXE              "exe"              /* string: /proc/self/exe */
+#define FL_META_CMDLINE          "cmdline"          /* array of strings */
+#define FL_META_LOCAL_LIMIT      "local_limit_bytes" /* -L (0: unlimited) */
+#define FL_META_MAX_BYTES        "max_bytes"        /* -M */
+#define FL_META_HANDLERS         "handlers"         /* handler threads */
+#define FL_META_POLICY           "policy"           /* string: "clock" or "fifo" */
+#define FL_META_FAR              "far"              /* string: the far store's name */
+#define FL_META_PAGE_SIZE        "page_size"
+#define FL_META_REGION_START     "region_start"
+#define FL_META_REGION_SIZE      "region_size"
+#define FL_META_START_NS         "start_ns"         /* CLOCK_MONOTONIC at runtime start */
+#define FL_META_UFFD_FEATURES    "uffd_features"
+#define FL_META_WRITE_PROTECT    "write_protect"
+#define FL_META_STACK_DEPTH      "stack_depth"
+#define FL_META_SAMPLE           "sample"           /* a stack for 1 fault in N */
+#define FL_META_ALLOC_SAMPLE     "alloc_sample"
+#define FL_META_ALLOC_LOG        "alloc_log"        /* string: "sampled" or "full" */
+#define FL_META_ALLOC_SAMPLE_BYTES "alloc_sample_bytes"
+#define FL_META_STACK_SIGNAL     "stack_signal"
+#define FL_META_PMU_EVENTS       "pmu_events"       /* array of strings, in counter order */
+#define FL_META_PMU_KIND         "pmu_kind"         /* string: "none", "hardware", "software" */
+#define FL_META_FAR_SPEC         "far_spec"         /* string: --far as given */
+#define FL_META_FAR_DETAIL       "far_detail"       /* string */
+#define FL_META_FAR_LATENCY_NS   "far_latency_ns"
+#define FL_META_FAR_BANDWIDTH    "far_bandwidth_bytes_per_s"
+#define FL_META_PREFETCH_PAGES   "prefetch_pages"
+
+/* ---------------------------------------------------------------- stats.json (written at exit) */
+#define FL_STATS_PID                  "pid"
+#define FL_STATS_FAULTS_TOTAL         "faults_total"
+#define FL_STATS_FAULTS_FIRST_TOUCH   "faults_first_touch"
+#define FL_STATS_FAULTS_REFAULT       "faults_refault"
+#define FL_STATS_FAULTS_SOFT          "faults_soft"
+#define FL_STATS_FAULTS_CONCURRENT    "faults_concurrent"
+#define FL_STATS_ACCESS_SAMPLES       "access_samples" /* records, not faults: re-touches of pages the prober unmapped (probe.c) */
+#define FL_STATS_WRITE_PROTECT_FAULTS "write_protect_faults"
+#define FL_STATS_EVICTIONS            "evictions"
+#define FL_STATS_WRITEBACKS           "writebacks"
+#define FL_STATS_EVICTIONS_CLEAN      "evictions_clean"
+#define FL_STATS_SOFT_EVICTIONS       "soft_evictions"
+#define FL_STATS_EVICTION_ROUNDS      "eviction_rounds"
+#define FL_STATS_EVICT_MOVED          "evict_moved"
+#define FL_STATS_EVICT_COPIED         "evict_copied"
+#define FL_STATS_EVICT_DROPPED        "evict_dropped"
+#define FL_STATS_EVICTOR_ROUNDS       "evictor_rounds"
+#define FL_STATS_EVICT_INLINE_ROUNDS  "evict_inline_rounds"
+#define FL_STATS_BUSY_WAITS           "busy_waits"
+#define FL_STATS_HANDLER_WAKEUPS      "handler_wakeups"
+#define FL_STATS_HANDLER_EMPTY_WAKEUPS "handler_empty_wakeups"
+#define FL_STATS_TRACE_WRITE_WAIT_NS  "trace_write_wait_ns"
+#define FL_STATS_RESIDENT_AT_EXIT     "resident_bytes_at_exit"
+#define FL_STATS_PEAK_RESIDENT        "peak_resident_bytes"
+#define FL_STATS_LOCAL_LIMIT          "local_limit_bytes"
+#define FL_STATS_MAX_BYTES            "max_bytes"
+#define FL_STATS_HEAP_AT_EXIT         "heap_bytes_at_exit"
+#define FL_STATS_PEAK_HEAP            "peak_heap_bytes"
+#define FL_STATS_RECORDS_WRITTEN      "records_written"
+#define FL_STATS_RECORDS_DROPPED      "records_dropped"
+#define FL_STATS_RECORDS_DROPPED_REASON "records_dropped_reason" /* string; "" when none */
+#define FL_STATS_SIDE_BYTES_DROPPED   "side_bytes_dropped"
+#define FL_STATS_CONTEXTS_WRITTEN     "contexts_written"
+#define FL_STATS_STACKS_FROM_SAMPLES  "stacks_from_samples"
+#define FL_STATS_STACK_SIGNALS_SENT   "stack_signals_sent"
+#define FL_STATS_STACK_SIGNALS_FAILED "stack_signals_failed"
+#define FL_STATS_LATE_STACKS_DROPPED  "late_stacks_dropped"
+#define FL_STATS_ALLOC_EVENTS         "alloc_events"
+#define FL_STATS_PAGE_STATE_MISMATCHES "page_state_mismatches" /* only with the state checker */
+#define FL_STATS_FAR_READS            "far_reads"
+#define FL_STATS_FAR_READ_PAGES       "far_read_pages"
+#define FL_STATS_FAR_WRITES           "far_writes"
+#define FL_STATS_FAR_WRITE_PAGES      "far_write_pages"
+#define FL_STATS_FAR_DELAY_NS         "far_delay_ns"
+#define FL_STATS_PREFETCHED_PAGES     "prefetched_pages"
+#define FL_STATS_PREFETCH_HITS        "prefetch_hits"
+#define FL_STATS_PREFETCH_UNUSED      "prefetch_unused"
+#define FL_STATS_WALL_NS              "wall_ns"
+#define FL_STATS_EXIT                 "exit"         /* string: how the process ended */
+
+#endif

@@ -1,0 +1,40 @@
+/* evictions.h: a process's eviction events (the `evictions` file, inc/faultline/trace.h), read and
+ * validated on demand by the verbs that show them (report's summary, export).
+ *
+ * Kept apart from trace_reader.c: a recording opens without them (older recordings have no such
+ * file), and only the verbs that show evictions pay for reading them. Validation as the reader's:
+ * magic, version, kind, header size, record_size (at least 24, a multiple of 8: longer records are
+ * read by their known prefix), pid, start_ns and region against the faults header, decision values
+ * and flag bits, addresses inside the region and page-aligned. A file cut inside a record (SIGKILL)
+ * keeps its complete records and says so in `warning`. */
+#ifndef FAULTLINE_TOOLS_EVICTIONS_H
+#define FAULTLINE_TOOLS_EVICTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "trace_reader.h"
+
+struct fl_evictions {
+	struct fl_evict_record *recs; /* in time order (ties keep file order: the order evicted) */
+	size_t n;
+	bool present;                 /* the process has an evictions file */
+	char warning[320];            /* "" or one line: the file was cut */
+};
+
+/* Reads PROC's evictions file into *out (absent: 0 with present false). Returns 0, or -1 with one
+ * line "PATH: offset N: what is wrong" in err (*out is then empty). */
+int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, char *err, size_t errlen);
+
+void fl_evictions_free(struct fl_evictions *ev);
+
+/* "clock-trial", "clock-soft", "soft-cap", "fifo", or "?" outside enum fl_evict_decision. */
+const char *fl_evict_decision_name(unsigned decision);
+
+/* Whether an eviction took the page to the far store (every decision but CLOCK_TRIAL). */
+static inline bool fl_evict_to_far(unsigned decision)
+{
+	return decision != FL_EVICT_CLOCK_TRIAL;
+}
+
+#endif

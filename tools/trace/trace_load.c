@@ -1,0 +1,712 @@
+/* trace_load.c: opens a recording — its process directories, each process's meta.json and
+ * stats.json, and the order a process's files are loaded in (load_process) — and the machinery
+ * every file's loader shares: error and warning lines that name the file and byte offset, and
+ * binary files mapped read-only with their headers checked (magic and byte order, version, kind,
+ * header_size, record_size, and the fields every header of a process must agree on).
+ *
+ * Nothing is read into memory whole: binary files are mapped and their records validated and
+ * decoded where they lie (trace_load_faults.c, trace_load_allocs.c). The contract is in
+ * trace_reader.h, the format in inc/faultline/trace.h. */
+#include "trace_load.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <faultline/record_schema.h>
+
+#define PID_MAX_VALUE 0x7fffffffu
+
+static const char *file_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case FL_FILE_FAULTS: return FL_FILE_NAME_FAULTS;
+	case FL_FILE_STACKS: return FL_FILE_NAME_STACKS;
+	case FL_FILE_ALLOCS: return FL_FILE_NAME_ALLOCS;
+	case FL_FILE_CONTEXTS: return FL_FILE_NAME_CONTEXTS;
+	case FL_FILE_SITES: return FL_FILE_NAME_SITES;
+	case FL_FILE_ALLOCS_ZSTD: return FL_FILE_NAME_ALLOCS_ZSTD;
+	default: return "unknown";
+	}
+}
+
+/* ======================================================================= errors and warnings */
+
+/* Appends one warning line to rec (counted as suppressed beyond FL_MAX_WARNINGS or without memory). */
+void fl_load_warning(struct fl_recording *rec, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (rec->nwarnings >= FL_MAX_WARNINGS) {
+		rec->warnings_suppressed++;
+		return;
+	}
+	char **grown = realloc(rec->warnings, (rec->nwarnings + 1) * sizeof(*grown));
+	char *copy = strdup(line);
+	if (grown)
+		rec->warnings = grown;
+	if (!grown || !copy) {
+		free(copy);
+		rec->warnings_suppressed++;
+		return;
+	}
+	rec->warnings[rec->nwarnings++] = copy;
+}
+
+/* Writes "PATH: offset N: reason" into the error buffer; returns -1. */
+int fl_load_fail_at(struct loader *ld, uint64_t offset, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	snprintf(ld->err, ld->errlen, "%s: offset %llu: %s", ld->path, (unsigned long long)offset, reason);
+	return -1;
+}
+
+/* Writes "PATH: reason" into the error buffer; returns -1. */
+int fl_load_fail(struct loader *ld, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	snprintf(ld->err, ld->errlen, "%s: %s", ld->path, reason);
+	return -1;
+}
+
+int fl_load_nomem(struct loader *ld, const char *what)
+{
+	return fl_load_fail(ld, "out of memory for %s", what);
+}
+
+/* Sets ld->path to the process directory's file NAME. */
+int fl_load_set_path(struct loader *ld, const char *name)
+{
+	int n = snprintf(ld->path, sizeof(ld->path), "%s/%s", ld->proc->dir, name);
+	if (n < 0 || (size_t)n >= sizeof(ld->path)) {
+		snprintf(ld->err, ld->errlen, "%s/%s: path too long", ld->proc->dir, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* A reference to a record that is not in the trace, at OFFSET of the current file: corruption in
+ * a complete trace; in a trace that may be cut, counted for one warning per file and ignored
+ * (returns 0, and the caller drops the reference). */
+int fl_load_dangling(struct loader *ld, uint64_t offset, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (!ld->proc->maybe_cut)
+		return fl_load_fail_at(ld, offset, "%s", reason);
+	if (ld->dangling++ == 0 || offset < ld->first_dangling)
+		ld->first_dangling = offset; /* the first in file order, whichever order they are met in */
+	return 0;
+}
+
+/* Ends the dangling-reference count of the current file with its warning. */
+void fl_load_report_dangling(struct loader *ld, const char *what)
+{
+	if (ld->dangling)
+		fl_load_warning(ld->rec, "%s: %zu %s missing from the trace (first at offset %llu); ignored: the "
+			    "process's trace may be cut", ld->path, ld->dangling, what,
+			    (unsigned long long)ld->first_dangling);
+	ld->dangling = 0;
+}
+
+/* ======================================================================= file headers */
+
+/* One header field to check against the reference: skipped when the file was cut before its end
+ * (END is the field's end offset) or the reference does not know it (BIT not in ld->known). */
+static int check_field(struct loader *ld, size_t len, size_t offset, size_t end, unsigned bit, uint64_t got,
+		       uint64_t want, const char *name, const char *source)
+{
+	if (len < end || !(ld->known & bit))
+		return 0;
+	if (got != want)
+		return fl_load_fail_at(ld, offset, "header %s %llu differs from %s (%llu)", name,
+			       (unsigned long long)got, source, (unsigned long long)want);
+	return 0;
+}
+
+/* Makes the faults header (its fields present in LEN bytes) the reference for the other files. */
+static void set_reference(struct loader *ld, const struct fl_file_header *hdr, size_t len)
+{
+	struct fl_file_header *ref = &ld->faults_header;
+	if (len >= 32)
+		ref->page_size = hdr->page_size, ld->known |= REF_PAGE_SIZE;
+	if (len >= 40)
+		ref->start_ns = hdr->start_ns, ld->known |= REF_START_NS;
+	if (len >= 48)
+		ref->region_start = hdr->region_start, ld->known |= REF_REGION_START;
+	if (len >= 56)
+		ref->region_size = hdr->region_size, ld->known |= REF_REGION_SIZE;
+}
+
+/* The shortest record of KIND a file of format VERSION may declare (0: variable-sized records). */
+static uint32_t min_record_size(uint32_t kind, uint32_t version)
+{
+	switch (kind) {
+	case FL_FILE_FAULTS: return version == 1 ? FL_FAULT_RECORD_SIZE_V1 : FL_FAULT_RECORD_SIZE_V2;
+	case FL_FILE_CONTEXTS: return version == 1 ? FL_CONTEXT_SIZE_V1 : sizeof(struct fl_fault_context);
+	case FL_FILE_STACKS: return 0;
+	case FL_FILE_ALLOCS:
+	case FL_FILE_ALLOCS_ZSTD: return sizeof(struct fl_alloc_record);
+	case FL_FILE_SITES: return sizeof(struct fl_site_record);
+	default: return 0;
+	}
+}
+
+/* Checks the magic in the first HAVE bytes of the header (at most 8 of them). */
+static int check_magic(struct loader *ld, const struct fl_file_header *hdr, size_t have)
+{
+	uint64_t want = FL_TRACE_MAGIC;
+	const unsigned char *got = (const unsigned char *)&hdr->magic, *bytes = (const unsigned char *)&want;
+	size_t n = have < 8 ? have : 8;
+
+	if (n == 8 && hdr->magic == FL_TRACE_MAGIC_SWAPPED)
+		return fl_load_fail_at(ld, 0, "written in the other byte order (big-endian): faultline reads little-endian "
+			       "recordings only");
+	if (memcmp(got, bytes, n) == 0)
+		return 0;
+	size_t at = 0;
+	while (at < n && got[at] == bytes[at])
+		at++;
+	return fl_load_fail_at(ld, at, "bad magic: not a faultline trace file (want \"FLTRACE\\0\")");
+}
+
+/* Validates the header of the current binary file, of kind KIND. A file shorter than a header is
+ * accepted when what it holds is a valid beginning of one (a crash between creating and writing
+ * it): *complete is set to false and a warning added. A header longer than this reader knows
+ * (header_size > 64: fields of a later version) is accepted; its tail is skipped. */
+static int check_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind,
+			struct fl_file_header *hdr, bool *complete)
+{
+	const struct fl_file_header *ref = &ld->faults_header;
+	const char *ref_name = kind == FL_FILE_FAULTS ? FL_FILE_NAME_META : "the faults header";
+	size_t have = len < FL_HEADER_SIZE ? len : FL_HEADER_SIZE;
+
+	memset(hdr, 0, sizeof(*hdr));
+	if (have)
+		memcpy(hdr, data, have);
+	ld->version = FL_TRACE_VERSION;
+	ld->data_offset = FL_HEADER_SIZE;
+	if (check_magic(ld, hdr, have) < 0)
+		return -1;
+	if (have >= 12) {
+		if (hdr->version == 0)
+			return fl_load_fail_at(ld, offsetof(struct fl_file_header, version), "bad format version 0");
+		if (hdr->version > FL_TRACE_VERSION)
+			return fl_load_fail_at(ld, offsetof(struct fl_file_header, version), "format version %u is newer than this faultline reads (%d): "
+				       "use a newer faultline", hdr->version, FL_TRACE_VERSION);
+		ld->version = hdr->version;
+	}
+	if (have >= 16 && hdr->kind != kind)
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, kind), "file kind %u (%s), want %u (%s)", hdr->kind, file_kind_name(hdr->kind),
+			       kind, file_kind_name(kind));
+	/* A header may be longer than this reader knows (fields added at its end, trace.h). */
+	if (have >= 20 && (hdr->header_size < FL_HEADER_SIZE || hdr->header_size > 65536 || hdr->header_size % 8 != 0))
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want a multiple of 8, at least %u",
+			       hdr->header_size, FL_HEADER_SIZE);
+	if (have >= 20)
+		ld->data_offset = hdr->header_size;
+	*complete = len >= ld->data_offset;
+	/* A record may be longer than this reader knows (fields added at its end, trace.h): the known
+	 * prefix is read and the tail skipped. Shorter than the first version of the record is wrong. */
+	uint32_t record_size = min_record_size(kind, ld->version);
+	if (have >= 24 && (record_size == 0 ? hdr->record_size != 0
+					    : hdr->record_size < record_size || hdr->record_size > 65536 ||
+						      hdr->record_size % 8 != 0))
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, record_size), "record_size %u, want %s%u for a %s file",
+			       hdr->record_size, record_size ? "a multiple of 8, at least " : "", record_size,
+			       file_kind_name(kind));
+	ld->record_size = have >= 24 ? hdr->record_size : record_size;
+	if (have >= 28 && hdr->pid != ld->proc->pid)
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, pid), "pid %u, but the process directory is %s", hdr->pid, ld->proc->name);
+	if (have >= 32 && (hdr->page_size == 0 || (hdr->page_size & (hdr->page_size - 1)) != 0))
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, page_size), "page_size %u is not a power of two", hdr->page_size);
+	if (have >= 56 && hdr->region_start + hdr->region_size < hdr->region_start)
+		return fl_load_fail_at(ld, offsetof(struct fl_file_header, region_size), "region [0x%llx, +%llu) wraps around the address space",
+			       (unsigned long long)hdr->region_start, (unsigned long long)hdr->region_size);
+	/* The faults header agrees with meta.json; every other header with the faults header. */
+	if (check_field(ld, len, 28, 32, REF_PAGE_SIZE, hdr->page_size, ref->page_size, "page_size", ref_name) < 0 ||
+	    check_field(ld, len, 32, 40, REF_START_NS, hdr->start_ns, ref->start_ns, "start_ns", ref_name) < 0 ||
+	    check_field(ld, len, 40, 48, REF_REGION_START, hdr->region_start, ref->region_start, "region_start",
+			ref_name) < 0 ||
+	    check_field(ld, len, 48, 56, REF_REGION_SIZE, hdr->region_size, ref->region_size, "region_size",
+			ref_name) < 0)
+		return -1;
+	if (!*complete) {
+		ld->proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s: truncated at offset %zu, inside its %u-byte header (0 complete records)",
+			    ld->path, len, ld->data_offset);
+	}
+	return 0;
+}
+
+/* For a file of fixed-size records: how many complete records it holds; warns about a cut tail. */
+static size_t count_records(struct loader *ld, size_t len, uint32_t record_size)
+{
+	if (len <= ld->data_offset)
+		return 0;
+	size_t body = len - ld->data_offset, n = body / record_size, rest = body % record_size;
+	if (rest) {
+		ld->proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s: truncated at offset %zu (%zu complete records; %zu bytes of a "
+			    "partial record ignored)", ld->path, ld->data_offset + n * record_size, n, rest);
+	}
+	return n;
+}
+
+/* Reads the current binary file and checks its header. Returns 1 with the data and the number of
+ * complete fixed-size records (0 for stacks), 0 when the file is absent, -1 on error. */
+int fl_load_map(struct loader *ld, struct mapped_file *out)
+{
+	struct stat st;
+	/* O_NONBLOCK: opening a FIFO planted in a recording must not wait for a writer (the
+	 * file is refused below as not regular; reads of a regular file ignore the flag) */
+	int fd = open(ld->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	out->data = NULL;
+	out->len = 0;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return fl_load_fail(ld, "open: %s", strerror(errno));
+	}
+	if (fstat(fd, &st) < 0) {
+		int saved = errno;
+		close(fd);
+		return fl_load_fail(ld, "fstat: %s", strerror(saved));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fl_load_fail(ld, "not a regular file");
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return 1;
+	}
+	/* MAP_POPULATE: the whole file is read (it is validated record by record), so map it at once
+	 * rather than page by page. Private and writable: a loader may clear a dangling reference in
+	 * place (copy on write; the file is never written) */
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	int saved = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return fl_load_fail(ld, "mmap of %lld bytes: %s", (long long)st.st_size, strerror(saved));
+	out->data = p;
+	out->len = (size_t)st.st_size;
+	return 1;
+}
+
+void fl_load_unmap(struct mapped_file *file)
+{
+	if (file->data)
+		munmap((void *)file->data, file->len);
+	file->data = NULL;
+	file->len = 0;
+}
+
+int fl_load_binary(struct loader *ld, const char *name, uint32_t kind, struct mapped_file *file, size_t *nrecords)
+{
+	struct fl_file_header hdr;
+	bool complete;
+	int rc;
+
+	*nrecords = 0;
+	if (fl_load_set_path(ld, name) < 0)
+		return -1;
+	rc = fl_load_map(ld, file);
+	if (rc <= 0)
+		return rc;
+	if (check_header(ld, file->data, file->len, kind, &hdr, &complete) < 0) {
+		fl_load_unmap(file);
+		return -1;
+	}
+	if (kind == FL_FILE_FAULTS)
+		set_reference(ld, &hdr, file->len);
+	if (kind != FL_FILE_STACKS && kind != FL_FILE_ALLOCS_ZSTD) /* variable-sized records, zstd frames */
+		*nrecords = count_records(ld, file->len, ld->record_size);
+	return 1;
+}
+
+/* ======================================================================= meta.json, stats.json */
+
+static int load_meta(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	char reason[768];
+	uint64_t v;
+
+	if (fl_load_set_path(ld, FL_FILE_NAME_META) < 0)
+		return -1;
+	if (access(ld->path, F_OK) < 0)
+		return fl_load_fail(ld, "missing: every process directory must have one (%s)", strerror(errno));
+	if (stats_json_load(ld->path, &proc->meta, reason, sizeof(reason)) < 0) {
+		snprintf(ld->err, ld->errlen, "%s", reason);
+		return -1;
+	}
+	if (stats_json_uint(&proc->meta, FL_META_PID, &v) < 0)
+		return fl_load_fail(ld, "no integer \"pid\"");
+	if (v != proc->pid)
+		return fl_load_fail(ld, "pid %llu, but the process directory is %s", (unsigned long long)v, proc->name);
+	if (stats_json_uint(&proc->meta, FL_META_FORMAT_VERSION, &v) == 0 && v > FL_TRACE_VERSION)
+		return fl_load_fail(ld, "format version %llu is newer than this faultline reads (%d): use a newer "
+				 "faultline", (unsigned long long)v, FL_TRACE_VERSION);
+	proc->exe = stats_json_string(&proc->meta, FL_META_EXE);
+	if (!proc->exe)
+		proc->exe = "";
+	if (stats_json_strings(&proc->meta, FL_META_CMDLINE, &proc->cmdline, &proc->ncmdline) < 0) {
+		proc->cmdline = NULL;
+		proc->ncmdline = 0;
+	}
+	if (stats_json_uint(&proc->meta, FL_META_HANDLERS, &v) == 0)
+		ld->handlers = v;
+	/* The values the faults header must repeat (when meta.json has them). */
+	memset(&ld->faults_header, 0, sizeof(ld->faults_header));
+	ld->known = 0;
+	if (stats_json_uint(&proc->meta, FL_META_PAGE_SIZE, &v) == 0 && v <= UINT32_MAX)
+		ld->faults_header.page_size = (uint32_t)v, ld->known |= REF_PAGE_SIZE;
+	if (stats_json_uint(&proc->meta, FL_META_START_NS, &v) == 0)
+		ld->faults_header.start_ns = v, ld->known |= REF_START_NS;
+	if (stats_json_uint(&proc->meta, FL_META_REGION_START, &v) == 0)
+		ld->faults_header.region_start = v, ld->known |= REF_REGION_START;
+	if (stats_json_uint(&proc->meta, FL_META_REGION_SIZE, &v) == 0)
+		ld->faults_header.region_size = v, ld->known |= REF_REGION_SIZE;
+	return 0;
+}
+
+static int load_stats(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	char reason[768];
+	uint64_t v;
+
+	if (fl_load_set_path(ld, FL_FILE_NAME_STATS) < 0)
+		return -1;
+	if (access(ld->path, F_OK) < 0) {
+		if (errno != ENOENT)
+			return fl_load_fail(ld, "access: %s", strerror(errno));
+		proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s: no %s: the process was killed (SIGKILL?) and its trace may be cut",
+			    proc->dir, FL_FILE_NAME_STATS);
+		return 0;
+	}
+	if (stats_json_load(ld->path, &proc->stats, reason, sizeof(reason)) < 0) {
+		snprintf(ld->err, ld->errlen, "%s", reason);
+		return -1;
+	}
+	proc->has_stats = true;
+	if (stats_json_uint(&proc->stats, FL_STATS_PID, &v) == 0 && v != proc->pid)
+		return fl_load_fail(ld, "pid %llu, but the process directory is %s", (unsigned long long)v, proc->name);
+	if (stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &v) == 0 && v > 0) {
+		proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s: %llu fault records were dropped while recording (%s): the trace is "
+			    "incomplete", ld->path, (unsigned long long)v,
+			    stats_json_string(&proc->stats, FL_STATS_RECORDS_DROPPED_REASON) ?: "no reason given");
+	}
+	return 0;
+}
+
+/* Compares the number of fault records with stats.json's count (a file cut at a record boundary). */
+static void check_fault_count(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	uint64_t total, dropped = 0, access_samples = 0;
+
+	if (!proc->has_stats || stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, &total) < 0)
+		return;
+	stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped);
+	if (stats_json_uint(&proc->stats, FL_STATS_ACCESS_SAMPLES, &access_samples) == 0)
+		total += access_samples; /* records too, but not faults (record --sample-accesses, --mrc) */
+	if (total >= dropped && total - dropped != proc->nfaults) {
+		proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s/%s: %zu fault records, but stats.json counts %llu faults (%llu dropped)",
+			    proc->dir, FL_FILE_NAME_FAULTS, proc->nfaults, (unsigned long long)total,
+			    (unsigned long long)dropped);
+	}
+}
+/* ======================================================================= processes */
+
+/* Parses a process directory name: "PID" or "PID.N" (decimal, no leading zeros, PID >= 1, N >= 1). */
+static bool parse_process_name(const char *name, uint32_t *pid, uint32_t *image)
+{
+	uint64_t v[2] = { 0, 0 };
+	int part = 0;
+	const char *p = name;
+
+	for (;;) {
+		const char *digits = p;
+		if (*p < '1' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9') {
+			v[part] = v[part] * 10 + (uint64_t)(*p - '0');
+			if (v[part] > PID_MAX_VALUE || p - digits > 10)
+				return false;
+			p++;
+		}
+		if (*p == '\0')
+			break;
+		if (*p != '.' || part == 1)
+			return false;
+		part = 1;
+		p++;
+	}
+	*pid = (uint32_t)v[0];
+	*image = (uint32_t)v[1];
+	return true;
+}
+
+/* True when DIR holds no entries besides . and .. (false when it cannot be read). */
+static bool dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (e = readdir(d)) != NULL)
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+static void process_free(struct fl_process *proc)
+{
+	free(proc->dir);
+	stats_json_free(&proc->meta);
+	stats_json_free(&proc->stats);
+	free(proc->faults);
+	free(proc->stacks);
+	free(proc->allocs);
+	free(proc->sites);
+	for (size_t i = 0; i < proc->nmaps; i++) {
+		free(proc->maps[i].reason);
+		if (proc->maps[i].maps)
+			maps_free(proc->maps[i].maps);
+	}
+	free(proc->maps);
+	fl_load_private_free(proc);
+	memset(proc, 0, sizeof(*proc));
+}
+
+/* Loads DIR/NAME into proc (zeroed by the caller). */
+static int load_process(struct loader *ld, const char *name)
+{
+	struct fl_process *proc = ld->proc;
+
+	snprintf(proc->name, sizeof(proc->name), "%.31s", name); /* at most 21 characters: see parse_process_name */
+	if (asprintf(&proc->dir, "%s/%s", ld->rec->dir, name) < 0) {
+		proc->dir = NULL;
+		snprintf(ld->err, ld->errlen, "%s/%s: out of memory", ld->rec->dir, name);
+		return -1;
+	}
+	proc->priv = calloc(1, sizeof(*proc->priv));
+	if (!proc->priv) {
+		snprintf(ld->err, ld->errlen, "%s: out of memory", proc->dir);
+		return -1;
+	}
+	ld->handlers = 0;
+	ld->dangling = 0;
+	int rc = -1;
+	if (load_meta(ld) == 0 && load_stats(ld) == 0 && fl_load_faults(ld) == 0) {
+		/* the fault count first: a file cut at a record boundary makes the trace one that may be
+		 * cut, whose dangling references are then warnings */
+		check_fault_count(ld);
+		if (fl_load_stacks(ld) == 0 && fl_load_fault_joins(ld) == 0 && fl_load_contexts(ld) == 0 &&
+		    fl_load_allocs(ld) == 0 && fl_load_sites(ld) == 0 && fl_load_attribute(ld) == 0 && fl_load_maps(ld) == 0)
+			rc = 0;
+	}
+	free(ld->fault_file_index);
+	ld->fault_file_index = NULL;
+	return rc;
+}
+
+static int compare_process(const void *a, const void *b)
+{
+	const struct fl_process *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->image < y->image ? -1 : x->image > y->image;
+}
+
+/* Loads every process directory of rec->dir. */
+static int load_processes(struct fl_recording *rec, char *err, size_t errlen)
+{
+	DIR *d = opendir(rec->dir);
+	struct dirent *e;
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "%s: cannot open the recording: %s", rec->dir, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, e = readdir(d)) != NULL) {
+		uint32_t pid, image;
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (!parse_process_name(e->d_name, &pid, &image))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", rec->dir, e->d_name);
+		if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (dir_is_empty(path)) {
+			fl_load_warning(rec, "%s: empty process directory skipped (the process died before its "
+				    "runtime wrote anything)", path);
+			continue;
+		}
+		if (rec->nprocs == cap) {
+			size_t grown_cap = cap ? cap * 2 : 8;
+			struct fl_process *grown = realloc(rec->procs, grown_cap * sizeof(*grown));
+			if (!grown) {
+				snprintf(err, errlen, "%s: out of memory", rec->dir);
+				rc = -1;
+				break;
+			}
+			rec->procs = grown;
+			cap = grown_cap;
+		}
+		struct fl_process *proc = &rec->procs[rec->nprocs++];
+		memset(proc, 0, sizeof(*proc));
+		proc->pid = pid;
+		proc->image = image;
+		struct loader ld = { .rec = rec, .proc = proc, .err = err, .errlen = errlen };
+		rc = load_process(&ld, e->d_name);
+	}
+	if (rc == 0 && errno) {
+		snprintf(err, errlen, "%s: readdir: %s", rec->dir, strerror(errno));
+		rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int fl_recording_open(const char *dir, struct fl_recording **out, char *err, size_t errlen)
+{
+	struct fl_recording *rec = calloc(1, sizeof(*rec));
+	struct stat st;
+
+	*out = NULL;
+	if (!rec || !(rec->dir = strdup(dir))) {
+		free(rec);
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -1;
+	}
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errlen, "%s: no such recording directory (%s)", dir, strerror(errno));
+		fl_recording_close(rec);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory (want a recording directory)", dir);
+		fl_recording_close(rec);
+		return -1;
+	}
+	if (load_processes(rec, err, errlen) < 0) {
+		fl_recording_close(rec);
+		return -1;
+	}
+	if (rec->nprocs == 0) {
+		snprintf(err, errlen, "%s: no process directory (DIR/<pid>) in it: not a faultline recording, "
+			 "or nothing was traced", dir);
+		fl_recording_close(rec);
+		return -1;
+	}
+	qsort(rec->procs, rec->nprocs, sizeof(*rec->procs), compare_process);
+	rec->start_ns = rec->procs[0].start_ns;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		rec->procs[i].offset_ns = rec->procs[i].start_ns - rec->start_ns;
+		rec->nfaults += rec->procs[i].nfaults;
+	}
+	*out = rec;
+	return 0;
+}
+
+void fl_recording_close(struct fl_recording *rec)
+{
+	if (!rec)
+		return;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		process_free(&rec->procs[i]);
+	free(rec->procs);
+	for (size_t i = 0; i < rec->nwarnings; i++)
+		free(rec->warnings[i]);
+	free(rec->warnings);
+	free(rec->dir);
+	free(rec);
+}
+
+int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *where = parent ? parent : ".";
+	DIR *d = opendir(where);
+	struct dirent *e;
+	struct timespec best_time = { 0, 0 };
+	char best[NAME_MAX + 1] = "";
+
+	if (!d) {
+		snprintf(err, errlen, "%s: cannot list the directory: %s", where, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+		if (strncmp(e->d_name, "faultline-", 10) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", where, e->d_name);
+		if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int newer = !best[0] || st.st_mtim.tv_sec > best_time.tv_sec ||
+			    (st.st_mtim.tv_sec == best_time.tv_sec && (st.st_mtim.tv_nsec > best_time.tv_nsec ||
+			     (st.st_mtim.tv_nsec == best_time.tv_nsec && strcmp(e->d_name, best) > 0)));
+		if (newer) {
+			best_time = st.st_mtim;
+			snprintf(best, sizeof(best), "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	if (!best[0]) {
+		snprintf(err, errlen, "no recording given and no faultline-* directory in %s "
+			 "(record one with: faultline record -- PROGRAM)", parent ? parent : "the current directory");
+		return -1;
+	}
+	int n = parent && strcmp(parent, ".") != 0 ? snprintf(out, outlen, "%s/%s", parent, best)
+						   : snprintf(out, outlen, "%s", best);
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(err, errlen, "%s/%s: path too long", where, best);
+		return -1;
+	}
+	return 0;
+}
+
+const struct fl_process *fl_recording_find_pid(const struct fl_recording *rec, uint32_t pid)
+{
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (rec->procs[i].pid == pid)
+			return &rec->procs[i];
+	}
+	return NULL;
+}
+

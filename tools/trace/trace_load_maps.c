@@ -1,0 +1,133 @@
+/* trace_load_maps.c: loads a process's maps file: the /proc/self/maps snapshots the runtime took,
+ * each after a line "# maps TIME REASON", parsed (trace/maps.c) and put in time order. */
+#include "trace_load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Where maps.c's diagnostics go: the recording's warnings. */
+static void maps_diag_to_warning(void *ctx, const char *message)
+{
+	fl_load_warning(ctx, "%s", message);
+}
+
+/* Parses "# maps TIME REASON" (the line without its newline) into *time and *reason (malloc'd).
+ * Returns 0, 1 when the line is no snapshot header at all, -1 when it is a malformed one. */
+static int parse_maps_header(const char *line, size_t len, uint64_t *time, char **reason)
+{
+	static const char prefix[] = "# maps ";
+	size_t at = sizeof(prefix) - 1, digits = 0;
+	uint64_t t = 0;
+
+	if (len < at || memcmp(line, prefix, at) != 0)
+		return 1;
+	while (at < len && line[at] >= '0' && line[at] <= '9') {
+		unsigned d = (unsigned)(line[at++] - '0');
+		if (t > (UINT64_MAX - d) / 10)
+			return -1;
+		t = t * 10 + d;
+		digits++;
+	}
+	if (digits == 0 || at >= len || line[at] != ' ')
+		return -1;
+	at++;
+	if (at >= len || len - at > 63)
+		return -1;
+	for (size_t i = at; i < len; i++) {
+		if (line[i] <= ' ' || line[i] > '~')
+			return -1;
+	}
+	*reason = strndup(line + at, len - at);
+	if (!*reason)
+		return -1;
+	*time = t;
+	return 0;
+}
+
+/* Parses the snapshot whose text is [text, text + len), starting at OFFSET of the file. */
+static int add_snapshot(struct loader *ld, const char *text, size_t len, size_t offset)
+{
+	struct fl_process *proc = ld->proc;
+	struct fl_maps_snapshot *s = &proc->maps[proc->nmaps - 1];
+	char source[PATH_MAX + 64];
+
+	snprintf(source, sizeof(source), "%s (snapshot at offset %zu)", ld->path, offset);
+	s->maps = maps_parse(text, len, source, maps_diag_to_warning, ld->rec);
+	if (!s->maps)
+		return fl_load_nomem(ld, "a maps snapshot");
+	return 0;
+}
+
+int fl_load_maps(struct loader *ld)
+{
+	struct fl_process *proc = ld->proc;
+	struct mapped_file file;
+	size_t cap = 0, at = 0, section = 0, section_offset = 0;
+
+	if (fl_load_set_path(ld, FL_FILE_NAME_MAPS) < 0)
+		return -1;
+	int rc = fl_load_map(ld, &file);
+	if (rc <= 0)
+		return rc;
+	const char *text = (const char *)file.data;
+	size_t len = file.len;
+	while (at < len) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		if (!nl) {
+			proc->maybe_cut = true;
+			fl_load_warning(ld->rec, "%s: truncated at offset %zu (a last line without its newline ignored; "
+				    "%zu complete snapshots)", ld->path, at, proc->nmaps);
+			break;
+		}
+		size_t line_len = (size_t)(nl - (text + at));
+		uint64_t time;
+		char *reason = NULL;
+		int header = parse_maps_header(text + at, line_len, &time, &reason);
+		if (header < 0) {
+			fl_load_unmap(&file);
+			return fl_load_fail_at(ld, at, "malformed snapshot line (want \"# maps TIME REASON\")");
+		}
+		if (header == 0) {
+			if (proc->nmaps && add_snapshot(ld, text + section, at - section, section_offset) < 0) {
+				free(reason);
+				fl_load_unmap(&file);
+				return -1;
+			}
+			if (proc->nmaps == cap) {
+				size_t grown_cap = cap ? cap * 2 : 4;
+				struct fl_maps_snapshot *grown = realloc(proc->maps, grown_cap * sizeof(*grown));
+				if (!grown) {
+					free(reason);
+					fl_load_unmap(&file);
+					return fl_load_nomem(ld, "maps snapshots");
+				}
+				proc->maps = grown;
+				cap = grown_cap;
+			}
+			proc->maps[proc->nmaps++] = (struct fl_maps_snapshot){ time, reason, NULL };
+			section = (size_t)(nl - text) + 1;
+			section_offset = at;
+		} else if (proc->nmaps == 0) {
+			fl_load_unmap(&file);
+			return fl_load_fail_at(ld, at, "text before the first \"# maps TIME REASON\" line");
+		}
+		at = (size_t)(nl - text) + 1;
+	}
+	if (proc->nmaps && add_snapshot(ld, text + section, at - section, section_offset) < 0) {
+		fl_load_unmap(&file);
+		return -1;
+	}
+	fl_load_unmap(&file);
+	/* Insertion sort by time: snapshots are few and normally in order already. */
+	for (size_t i = 1; i < proc->nmaps; i++) {
+		struct fl_maps_snapshot s = proc->maps[i];
+		size_t j = i;
+		for (; j > 0 && proc->maps[j - 1].time_ns > s.time_ns; j--)
+			proc->maps[j] = proc->maps[j - 1];
+		proc->maps[j] = s;
+	}
+	return 0;
+}
+
