@@ -33,7 +33,8 @@ static void handle_flush_request(struct fl_handler *h)
 }
 
 /* Every FLUSH_PERIOD_MS, handler 0 writes out what the application threads buffered (their
- * allocation records, and the stacks and contexts they took themselves), so a process killed
+ * allocation records, and the stacks and contexts they took themselves) and a snapshot of the
+ * per-site aggregates (the sites file), so a process killed
  * with SIGKILL keeps all but its last ~100 ms, as for fault records. Its own buffer goes out on
  * the same cadence (or when full). */
 static void flush_thread_streams(struct fl_handler *h, bool now)
@@ -46,6 +47,7 @@ static void flush_thread_streams(struct fl_handler *h, bool now)
 		return;
 	last_ns = t;
 	fl_threads_flush_periodic();
+	fl_sites_write_periodic(h->rt); /* the per-site aggregates too (live_objects.c) */
 	fl_trace_flush(h);
 }
 

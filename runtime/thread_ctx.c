@@ -154,6 +154,20 @@ size_t fl_threads_tids(int *tids, size_t max)
 	return n;
 }
 
+/* The site-counter deltas the threads have not published yet, for the periodic snapshot of the
+ * sites file (live_objects.c); their owners keep changing them meanwhile. */
+void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg)
+{
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = &pool[i];
+		if (!atomic_load(&t->in_use))
+			continue;
+		for (unsigned k = 0; k < FL_SITE_CACHE; k++)
+			visit(&t->site_delta[k], arg);
+	}
+}
+
 /* In a forked child only the forking thread exists; what the others had buffered belongs to
  * the parent, which writes it itself. The counters were the parent's threads'. */
 void fl_threads_after_fork(void)
