@@ -49,7 +49,7 @@ struct fl_handler {
 	pthread_t thread;
 	unsigned index;
 	int cpu;                             /* pinned CPU, or -1 */
-	int wake_fd;                         /* eventfd: flush requests and shutdown */
+	_Atomic int tid;                     /* its thread id once running (the handler signal's target); 0 = none */
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
