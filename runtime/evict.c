@@ -68,7 +68,6 @@
  * moving them; "1" = no evictor thread, faults evict when local memory is full. */
 #define EVICT_ENV_COPY "FAULTLINE_EVICT_COPY"
 #define EVICT_ENV_INLINE "FAULTLINE_EVICT_INLINE"
-#define REFAULT_ENV_COPY "FAULTLINE_REFAULT_COPY" /* "1" = refaults copy from the mirror (fault.c) */
 #define FL_EVICT_RUN 512 /* pages unmapped per system call, at most */
 /* Below 16 MiB of -L the reserve (1/16 of it) is too small to pay for the evictor's wake-ups
  * and remote TLB flushes (measured slower with -L 1 and 4 MiB): faults evict inline. */
@@ -124,9 +123,7 @@ int fl_evict_setup(struct fl_runtime *rt)
 	/* read here, at start, never in a forked child: the environment may be evicted there,
 	 * and a read before the child's region is registered would map a zero page over it */
 	const char *copy = getenv(EVICT_ENV_COPY), *inl = getenv(EVICT_ENV_INLINE);
-	const char *refault_copy = getenv(REFAULT_ENV_COPY);
 	rt->evictor.off = inl && strcmp(inl, "1") == 0;
-	rt->refault_by_copy = refault_copy && strcmp(refault_copy, "1") == 0;
 	evict_lock_init(rt);
 	rt->clock_hand = 0;
 	rt->move_uffd = (copy && strcmp(copy, "1") == 0) ? -2 : -1;

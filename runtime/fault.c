@@ -77,37 +77,6 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 	}
 }
 
-/* Whether a page whose content is in the mirror comes back by UFFDIO_MOVE: with the in-memory
- * far store (the mirror page is its only copy, so the page comes back dirty: the eviction
- * that follows moves it out again instead of dropping it, and no write-protect round trip
- * waits for its first write), once the mirror is a move target (evict.c), unless
- * FAULTLINE_REFAULT_COPY=1 (for comparisons). */
-static bool refault_by_move(const struct fl_runtime *rt)
-{
-	return rt->far->mirror_is_far && rt->move_uffd == rt->uffd && !rt->refault_by_copy;
-}
-
-/* Moves the page's mirror page into the region (no copy, no page allocated); wakes the page's
- * threads unless `dontwake`. Returns 0, or the errno: ENOENT when the mirror page is a hole,
- * EBUSY when it is shared with a forked process (the caller copies instead), EEXIST when the
- * region page is mapped already. */
-static int move_page_in(struct fl_runtime *rt, size_t page, bool dontwake)
-{
-	struct uffdio_move mv = {
-		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, page),
-		.src = (uint64_t)(uintptr_t)fl_mirror_addr(rt, page),
-		.len = FL_PAGE_SIZE,
-		.mode = dontwake ? UFFDIO_MOVE_MODE_DONTWAKE : 0,
-	};
-	for (unsigned again = 0; ioctl(rt->uffd, UFFDIO_MOVE, &mv) < 0; again++) {
-		if (errno != EAGAIN || again == 100)
-			return errno == EAGAIN ? EBUSY : errno;
-		mv.move = 0;
-		sched_yield(); /* the address space is changing: retry */
-	}
-	return 0;
-}
-
 /* A far page's content, from the mirror or through the backend into the handler's bounce
  * page. A backend that cannot return the page is fatal: never zeros instead of data. */
 static const void *fetch_far_page(struct fl_handler *h, size_t page)
@@ -195,16 +164,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		break;
 	}
 	rt->epoch[page]++;
-	int err = ENOENT;
-	if (src == fl_mirror_addr(rt, page) && refault_by_move(rt)) {
-		err = move_page_in(rt, page, dontwake);
-		if (err == 0)
-			dirty = true; /* its only copy now: it must be saved when it leaves */
-		else if (err == EEXIST)
-			wake_page(rt, page);
-	}
-	if (err != 0 && err != EEXIST)
-		err = install_page(rt, page, src, !dirty, dontwake);
+	int err = install_page(rt, page, src, !dirty, dontwake);
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */

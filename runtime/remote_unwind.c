@@ -7,11 +7,9 @@
  *   - registers come from the sample;
  *   - memory is read directly, never from the region (a handler that touches the region waits
  *     for itself forever: such a read fails and the stack ends there), and only where it is
- *     known to be mapped and readable: the loaded objects' readable segments, the thread's
- *     own stack mapping (looked up once per thread: the mapping that holds its thread
- *     pointer, or [stack] for the main thread; it lives as long as the thread), and elsewhere
- *     (an alternate signal stack, a coroutine's, the main stack grown since) pages validated
- *     once (process_vm_readv, which fails instead of faulting) and remembered per thread;
+ *     known to be mapped and readable: the loaded objects' readable segments, and the pages
+ *     of the thread's stack validated once (process_vm_readv, which fails instead of
+ *     faulting) and remembered per thread;
  *   - unwind tables come from the objects' .eh_frame_hdr, found in a table of loaded objects
  *     that application threads rebuild (dl_iterate_phdr) at start and after every dlopen, so
  *     a handler never takes the dynamic loader's lock (its holder may sleep in a fault).

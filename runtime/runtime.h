@@ -123,7 +123,6 @@ struct fl_runtime {
 	struct fl_page_ring soft;            /* soft (trial-evicted) pages, oldest first, under evict_lock */
 	int move_uffd;                       /* the uffd the mirror is registered with (a MOVE target); -1 =
 	                                        not yet, -2 = MOVE unusable (memcpy), under evict_lock */
-	bool refault_by_copy;                /* FAULTLINE_REFAULT_COPY=1: mirror pages come back by copy, not move (fault.c) */
 	size_t reserve_low, reserve_high;    /* free local pages: the evictor is woken below low, refills to high */
 	struct fl_evictor {                  /* evict.c: the thread that keeps the reserve */
 		pthread_t thread;
