@@ -129,6 +129,7 @@ struct fl_runtime {
 		int wake_fd;                 /* eventfd written by faults that see the reserve low; -1 = off */
 		_Atomic bool sleeping;
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
+		int pidfd;                   /* this process, for batched drops (process_madvise); -1 = none */
 	} evictor;
 	struct fl_evict_stats evict;
 
