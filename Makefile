@@ -28,6 +28,21 @@ EXAMPLE_BIN:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLES))
 RT_LIBS    := -ljemalloc -lpthread -ldl -lunwind-x86_64 -lunwind -luring -lzstd
 TOOL_LIBS  := -lbfd -lsqlite3 -lz -lzstd -lm
 
+# pprof export (tools/render/pprof.c): protoc-c (protobuf-c-compiler) generates the encoder of
+# tools/render/pprof_profile.proto into $(BUILD)/gen, built into the CLI with libprotobuf-c.
+PPROF_PROTO := tools/render/pprof_profile.proto
+PPROF_GEN  := $(BUILD)/gen/pprof_profile.pb-c
+TOOL_OBJ   += $(PPROF_GEN).o
+TOOL_INC   += -I$(BUILD)/gen
+TOOL_LIBS  += -lprotobuf-c
+
+$(PPROF_GEN).c $(PPROF_GEN).h: $(PPROF_PROTO)
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=$(dir $(PPROF_PROTO)) --c_out=$(BUILD)/gen $(PPROF_PROTO)
+$(PPROF_GEN).o: $(PPROF_GEN).c $(PPROF_GEN).h
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
+$(BUILD)/obj/tools/render/pprof.o: $(PPROF_GEN).h
+
 .PHONY: all test test-long demo bench bench-quick clean deps
 all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)
 

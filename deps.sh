@@ -5,12 +5,13 @@ set -euo pipefail
 packages=(
   build-essential pkg-config
   libjemalloc-dev liburing-dev libunwind-dev binutils-dev libsqlite3-dev zlib1g-dev libzstd-dev
+  libprotobuf-c-dev protobuf-c-compiler   # export --pprof: pprof's profile.proto encoded by protobuf-c
   python3 sqlite3 coreutils xz-utils
 )
 optional=()   # installed when possible; the tests that need them skip with the reason otherwise
 if [ "${1:-}" = "--test" ]; then
   packages+=(memcached redis-server redis-tools gcc g++ procps)
-  optional+=(chromium)
+  optional+=(chromium golang-go)   # golang-go: `go tool pprof` reads export --pprof's profiles back
 fi
 if [ "${1:-}" = "--fuzz" ]; then   # make fuzz: clang and libFuzzer (Debian 12: libclang-rt-14-dev)
   packages+=(clang libclang-rt-14-dev)

@@ -258,9 +258,10 @@ children+=("$record_pid")
 for _ in $(seq "$(scaled 100)"); do [ -e "$ready" ] && break; sleep 0.1; done
 if [ -e "$ready" ]; then
 	kill -TERM "$record_pid"
-	for _ in $(seq 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.1; done
+	term_limit=$(scaled 10)
+	for _ in $(seq $((term_limit * 10))); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$record_pid" 2>/dev/null; then
-		bad "SIGTERM: record still running 10 s after SIGTERM"
+		bad "SIGTERM: record still running $term_limit s after SIGTERM"
 	else
 		wait "$record_pid"
 		rc=$?

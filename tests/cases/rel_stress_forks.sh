@@ -57,5 +57,5 @@ fork_case() {  # NAME FORKS DEADLINE [setenv]
 	check_ge "$name faults_refault" "$(stat_of "$name" faults_refault)" "$forks"
 }
 
-fork_case forks 200 60
-fork_case forks-setenv 20 30 setenv
+fork_case forks 200 "$(scaled 60)"
+fork_case forks-setenv 20 "$(scaled 30)" setenv

@@ -1,6 +1,7 @@
 /* export.c: `faultline export --sqlite FILE [DIR]` — a whole recording in one SQLite database, for ad
  * hoc questions in SQL (the schema and two example queries are in README.md, "SQLite export";
- * EXPORT_SCHEMA below is the authority).
+ * EXPORT_SCHEMA below is the authority). `--pprof FILE` writes the recording as a pprof profile
+ * instead or as well (render/pprof.c, see pprof.h), through the same callsite table.
  *
  * Follow one run: the recording is read and validated (trace_reader.h); the database is written to a
  * temporary file next to FILE (journal off, one transaction, indexes built after the rows); each table
@@ -28,6 +29,7 @@
 
 #include "callsite.h"
 #include "cli.h"
+#include "pprof.h"
 #include "report.h"
 #include "report_map.h"
 #include "report_progress.h"
@@ -98,6 +100,7 @@ static const char EXPORT_INDEXES[] =
 struct export_options {
 	const char *file;       /* --sqlite FILE */
 	const char *dir;        /* NULL: the newest faultline-* directory here */
+	const char *pprof;      /* --pprof FILE, NULL when not given */
 	bool force;
 	bool default_skip;
 	char **skip;
@@ -120,7 +123,7 @@ struct exporter {
 
 static void export_usage(FILE *out)
 {
-	fputs("usage: faultline export --sqlite FILE [DIR] [--force] [--skip REGEX] [--no-skip]\n"
+	fputs("usage: faultline export (--sqlite FILE | --pprof FILE) [DIR] [--force] [--skip REGEX] [--no-skip]\n"
 	      "\n"
 	      "Writes a whole recording into one SQLite database: processes, faults, allocations and\n"
 	      "allocation events, stacks with their symbolized frames (inlined frames too, the callsite\n"
@@ -128,6 +131,12 @@ static void export_usage(FILE *out)
 	      "address and stack. The schema and example queries: README.md, \"SQLite export\".\n"
 	      "\n"
 	      "      --sqlite FILE    the database to write (refused when it exists, unless --force)\n"
+	      "      --pprof FILE     also or instead: a gzipped pprof profile (go tool pprof FILE): sample types\n"
+	      "                       faults, first_touch, refault, soft (count) and alloc_bytes (bytes, per\n"
+	      "                       allocation site, when the recording has its sites files); each sample's\n"
+	      "                       leaf is its callsite as faultline report picks it, inlined frames kept;\n"
+	      "                       labels kind, thread, process, alloc_site (refused when FILE exists,\n"
+	      "                       unless --force)\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
 	      "  -f, --force          replace FILE\n"
 	      "      --skip REGEX     also skip frames whose binary path or function name matches when\n"
@@ -136,7 +145,7 @@ static void export_usage(FILE *out)
 	      "  -h, --help           this help\n", out);
 }
 
-enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP };
+enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP, OPT_PPROF };
 
 static int export_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -145,6 +154,7 @@ static int export_option(void *ctx, int id, const char *value, char *err, size_t
 
 	switch (id) {
 	case OPT_SQLITE: o->file = value; return 0;
+	case OPT_PPROF: o->pprof = value; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
 	default: /* OPT_SKIP */
@@ -166,6 +176,7 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 		{ NULL, "--skip", CLI_VALUE, OPT_SKIP },
 		{ "-f", "--force", CLI_FLAG, OPT_FORCE },
 		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
+		{ NULL, "--pprof", CLI_VALUE, OPT_PPROF },
 	};
 	struct cli_verb verb = { "export", export_usage, opts, sizeof(opts) / sizeof(opts[0]), export_option, NULL, &o->dir,
 				 o };
@@ -174,8 +185,8 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 	*o = (struct export_options){ .default_skip = true };
 	if ((rc = cli_parse_verb(&verb, argc, argv)) != 0)
 		return rc;
-	if (!o->file)
-		return cli_usage_error("export", "--sqlite FILE is required");
+	if (!o->file && !o->pprof)
+		return cli_usage_error("export", "--sqlite FILE or --pprof FILE is required");
 	return 0;
 }
 
@@ -785,6 +796,31 @@ static void name_the_file(struct exporter *x, const char *tmp)
 	snprintf(x->err, sizeof(x->err), "cannot write %.256s: %.700s", x->o->file, detail);
 }
 
+/* --pprof: the profile written next to FILE under a temporary name, then installed. */
+static int export_pprof(struct exporter *x)
+{
+	struct pprof_stats st;
+	char tmp[PATH_MAX];
+	int rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->pprof, (long)getpid()) >= (int)sizeof(tmp)) {
+		snprintf(x->err, sizeof(x->err), "%s: path too long", x->o->pprof);
+		return 1;
+	}
+	report_progress_phase(&x->progress, "writing the pprof profile", 0);
+	rc = pprof_write(x->rec, x->callsites, tmp, &st, x->err, sizeof(x->err));
+	if (rc == 0)
+		rc = install(tmp, x->o->pprof, x->o->force, x->err, sizeof(x->err));
+	if (rc != 0) {
+		unlink(tmp);
+		return 1;
+	}
+	report_progress_stop(&x->progress);
+	cli_error("export: wrote %s: %zu samples of %" PRIu64 " faults, %zu locations, %zu functions, %zu bytes gzipped",
+		  x->o->pprof, st.samples, st.faults, st.locations, st.functions, st.bytes);
+	return 0;
+}
+
 static int export_recording(struct exporter *x, const char *dir)
 {
 	char tmp[PATH_MAX];
@@ -802,6 +838,10 @@ static int export_recording(struct exporter *x, const char *dir)
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return 1;
 	}
+	if (x->o->pprof && (rc = export_pprof(x)) != 0)
+		return rc;
+	if (!x->o->file)
+		return 0;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->file, (long)getpid()) >= (int)sizeof(tmp)) {
 		snprintf(x->err, sizeof(x->err), "%s: path too long", x->o->file);
 		return 1;
@@ -832,10 +872,13 @@ int cmd_export(int argc, char **argv)
 	}
 	memset(&x, 0, sizeof(x));
 	x.o = &o;
-	if (!o.force && stat(o.file, &st) == 0) {
-		cli_error("export: %s exists (use --force to replace it)", o.file);
-		free(o.skip);
-		return 1;
+	for (int k = 0; k < 2; k++) {
+		const char *file = k ? o.pprof : o.file;
+		if (file && !o.force && stat(file, &st) == 0) {
+			cli_error("export: %s exists (use --force to replace it)", file);
+			free(o.skip);
+			return 1;
+		}
 	}
 	dir = o.dir;
 	if (!dir && fl_recording_find_newest(NULL, newest, sizeof(newest), x.err, sizeof(x.err)) == 0) {

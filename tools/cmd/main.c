@@ -22,8 +22,10 @@
 	X(dump, "print every fault of a recording, one line each, in time order") \
 	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
 	X(report, "rank the faults of a recording by callsite, function, allocation site, thread or process") \
-	X(export, "write a whole recording into one SQLite database (--sqlite FILE)") \
+	X(export, "write a whole recording into one SQLite database (--sqlite FILE) or a pprof profile (--pprof FILE)") \
 	X(ranges, "hot address ranges of the faults (RAP), with allocation sites and mappings") \
+	X(diff, "compare two recordings: faults per callsite or allocation site, deltas, differential flame graph") \
+	X(sweep, "record a command at several local-memory sizes: faults, far traffic and time per size") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);

@@ -142,6 +142,7 @@ struct node {
 	uint32_t depth;             /* root = 0 */
 	uint64_t total, self;
 	uint64_t loc_count;         /* counts the best location brought */
+	uint64_t base_total, base_self; /* a differential graph's baseline (flame_add_base) */
 };
 
 /* (node, file, line) → count, for choosing each node's best location. */
@@ -210,7 +211,7 @@ static uint32_t child_get(struct flame *f, uint32_t parent, uint32_t name)
 	}
 	idx = f->nnodes++;
 	p = &f->nodes[parent];
-	f->nodes[idx] = (struct node){ parent, name, NONE, p->first_child, NONE, 0, p->depth + 1, 0, 0, 0 };
+	f->nodes[idx] = (struct node){ parent, name, NONE, p->first_child, NONE, 0, p->depth + 1, 0, 0, 0, 0, 0 };
 	p->first_child = idx;
 	f->child_slots[s] = idx;
 	if (f->nodes[idx].depth > f->max_depth)
@@ -286,7 +287,7 @@ struct flame *flame_new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	f->nodes[0] = (struct node){ NONE, 0, NONE, NONE, NONE, 0, 0, 0, 0, 0 };
+	f->nodes[0] = (struct node){ NONE, 0, NONE, NONE, NONE, 0, 0, 0, 0, 0, 0, 0 };
 	f->nnodes = 1;
 	return f;
 }
@@ -315,7 +316,8 @@ static const char *node_loc(const struct flame *f, const struct node *n, char *b
 	return buf;
 }
 
-int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count)
+/* Adds COUNT to the stack as flame_add does, to the baseline counts when BASE. */
+static int add_stack(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count, bool base)
 {
 	uint32_t node = 0;
 
@@ -323,7 +325,7 @@ int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint6
 		errno = EINVAL;
 		return -1;
 	}
-	if (count > (UINT64_MAX >> 1) - f->nodes[0].total) {
+	if (count > (UINT64_MAX >> 1) - (base ? f->nodes[0].base_total : f->nodes[0].total)) {
 		errno = EOVERFLOW;
 		return -1;
 	}
@@ -338,6 +340,12 @@ int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint6
 		if (file == NONE || loc_add(f, node, file, frames[i].line, count) < 0)
 			goto nomem;
 	}
+	if (base) {
+		f->nodes[node].base_self += count;
+		for (uint32_t up = node; up != NONE; up = f->nodes[up].parent)
+			f->nodes[up].base_total += count;
+		return 0;
+	}
 	f->nodes[node].self += count;
 	for (uint32_t up = node; up != NONE; up = f->nodes[up].parent)
 		f->nodes[up].total += count;
@@ -345,6 +353,16 @@ int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint6
 nomem:
 	errno = ENOMEM;
 	return -1;
+}
+
+int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count)
+{
+	return add_stack(f, frames, n, count, false);
+}
+
+int flame_add_base(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count)
+{
+	return add_stack(f, frames, n, count, true);
 }
 
 uint64_t flame_total(const struct flame *f)
@@ -433,7 +451,19 @@ static void put_folded_name(const char *name, FILE *out)
 	}
 }
 
+static size_t write_folded(const struct flame *f, bool diff, FILE *out);
+
 size_t flame_write_folded(const struct flame *f, FILE *out)
+{
+	return write_folded(f, false, out);
+}
+
+size_t flame_write_folded_diff(const struct flame *f, FILE *out)
+{
+	return write_folded(f, true, out);
+}
+
+static size_t write_folded(const struct flame *f, bool diff, FILE *out)
 {
 	struct sorted_children sc;
 	uint32_t *path, *pos;
@@ -460,12 +490,14 @@ size_t flame_write_folded(const struct flame *f, FILE *out)
 			uint32_t child = sc.kids[pos[depth]++];
 			path[++depth] = child;
 			pos[depth] = sc.first[child];
-			if (f->nodes[child].self) {
+			if (f->nodes[child].self || (diff && f->nodes[child].base_self)) {
 				for (size_t i = 1; i <= depth; i++) {
 					if (i > 1)
 						putc(';', out);
 					put_folded_name(f->names.strs[f->nodes[path[i]].name], out);
 				}
+				if (diff)
+					fprintf(out, " %" PRIu64, f->nodes[child].base_self);
 				fprintf(out, " %" PRIu64 "\n", f->nodes[child].self);
 				lines++;
 			}
@@ -616,6 +648,9 @@ struct draw {
 	unsigned fh, height, ypad1, ypad2;
 	double fs;
 	bool inverted;
+	bool differential;          /* colour by growth over the baseline */
+	uint32_t node;              /* the node draw_frame draws (NONE: a merged frame) */
+	uint64_t max_delta;         /* differential: the largest |total - base_total| of a node */
 	const char *countname;
 	struct flame_svg_stats *st;
 	char loc[4096];             /* a node's file:line, formatted (not on the recursion's stack) */
@@ -681,6 +716,39 @@ static void put_percent(FILE *out, uint64_t n, uint64_t total)
 
 /* One frame: <g><title>..</title><rect/><text/></g>. TITLE_EXTRA (may be NULL) is written after the
  * first title line, already escaped. */
+/* A differential frame's colour, as flamegraph.pl colours difffolded.pl's output: red for growth
+ * over the baseline, blue for shrinkage, the deeper the larger the change against the largest; white
+ * for none. */
+static void diff_color(const struct draw *d, const struct node *n, char buf[8])
+{
+	uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
+	int pale = d->max_delta ? (int)(210.0 * (double)(d->max_delta - delta) / (double)d->max_delta + 0.5) : 210;
+
+	if (n->total == n->base_total)
+		snprintf(buf, 8, "#ffffff");
+	else if (n->total > n->base_total)
+		snprintf(buf, 8, "#ff%02x%02x", pale, pale);
+	else
+		snprintf(buf, 8, "#%02x%02xff", pale, pale);
+}
+
+/* The tooltip line of a differential frame: "&#10;A 1,234, B 2,345 (+1,111, +90.03%)". */
+static void diff_extra(const struct node *n, char *buf, size_t len)
+{
+	char a[32], b[32], dl[32];
+	uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
+	int used = snprintf(buf, len, "&#10;A %s, B %s (%s%s", cli_format_count(n->base_total, a, sizeof(a)),
+			    cli_format_count(n->total, b, sizeof(b)), n->total >= n->base_total ? "+" : "-",
+			    cli_format_count(delta, dl, sizeof(dl)));
+	if (used > 0 && (size_t)used < len) {
+		if (n->base_total)
+			snprintf(buf + used, len - (size_t)used, ", %s%.2f%%)", n->total >= n->base_total ? "+" : "-",
+				 100.0 * (double)delta / (double)n->base_total);
+		else
+			snprintf(buf + used, len - (size_t)used, ", new)");
+	}
+}
+
 static void draw_frame(struct draw *d, const char *name, enum flame_class cls, uint64_t count, uint64_t self,
 		       bool has_kids, const char *loc, const char *extra, double x, double w, unsigned depth)
 {
@@ -708,7 +776,10 @@ static void draw_frame(struct draw *d, const char *name, enum flame_class cls, u
 	}
 	if (extra)
 		fputs(extra, out);
-	flame_color(name, cls, color);
+	if (d->differential && d->node != NONE)
+		diff_color(d, &d->f->nodes[d->node], color);
+	else
+		flame_color(name, cls, color);
 	fprintf(out, "</title><rect x=\"%s\" y=\"%u\" width=\"%s\" height=\"%u\" fill=\"%s\"/>", svg_num(nx, x, 2),
 		frame_y(d, depth), svg_num(nw, w, 2), d->fh - 1, color);
 	keep = svg_fit_text(name, w - 3, d->fs, &ellipsis);
@@ -787,10 +858,16 @@ static void draw_subtree(struct draw *d, uint32_t node, double x)
 	bool has_kids = d->sc.first[node + 1] > d->sc.first[node];
 	double cx = x;
 
+	char extra[160];
+
+	if (d->differential)
+		diff_extra(n, extra, sizeof(extra));
 	/* The root spans the graph even when nothing was counted (an empty graph, not a 0 px frame). */
+	d->node = node;
 	draw_frame(d, f->names.strs[n->name], node ? (enum flame_class)f->names.cls[n->name] : FLAME_CLASS_PSEUDO,
-		   n->total, n->self, has_kids, node_loc(f, n, d->loc, sizeof(d->loc)), NULL, x,
+		   n->total, n->self, has_kids, node_loc(f, n, d->loc, sizeof(d->loc)), d->differential ? extra : NULL, x,
 		   node == 0 && n->total == 0 ? d->drawable : n->total * d->scale, n->depth);
+	d->node = NONE;
 	if (n->depth >= d->max_depth) {
 		if (has_kids)
 			d->st->depth_cut = true;
@@ -889,6 +966,14 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_options *opts,
 		d.fh = 64;
 	d.fs = o.font_size > 0 ? o.font_size : 12;
 	d.inverted = o.inverted;
+	d.node = NONE;
+	d.differential = o.differential;
+	for (uint32_t i = 1; d.differential && i < f->nnodes; i++) {
+		const struct node *n = &f->nodes[i];
+		uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
+		if (delta > d.max_delta)
+			d.max_delta = delta;
+	}
 	d.countname = safe_countname(o.countname);
 	title = o.title ? o.title : o.inverted ? "Icicle Graph" : "Flame Graph";
 	drawable = width - 2 * XPAD;

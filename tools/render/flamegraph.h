@@ -60,6 +60,11 @@ void flame_free(struct flame *flame);
  * Returns 0, or -1 with errno (ENOMEM, EINVAL; EOVERFLOW when a count would pass 2^63). */
 int flame_add(struct flame *flame, const struct flame_frame *frames, size_t n, uint64_t count);
 
+/* A differential graph (difffolded.pl's "stack A B"): adds COUNT to the baseline A of the stack,
+ * which flame_add counts as B. The baseline never sizes a frame (widths are B's, as in
+ * flamegraph.pl); with flame_svg_options.differential it colours them. Errors as flame_add. */
+int flame_add_base(struct flame *flame, const struct flame_frame *frames, size_t n, uint64_t count);
+
 /* Sum of every count added. */
 uint64_t flame_total(const struct flame *flame);
 
@@ -82,6 +87,10 @@ struct flame *flame_reversed(const struct flame *flame);
  * lines written; check ferror(out). */
 size_t flame_write_folded(const struct flame *flame, FILE *out);
 
+/* difffolded.pl's format: one "a;b;c A B" line per distinct stack that has a count in A (the
+ * baseline, flame_add_base) or B (flame_add), in the order of flame_write_folded. */
+size_t flame_write_folded_diff(const struct flame *flame, FILE *out);
+
 struct flame_svg_options {
 	const char *title;      /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
 	const char *subtitle;   /* NULL: none (notes about merged or cut frames are added to it) */
@@ -96,6 +105,9 @@ struct flame_svg_options {
 	size_t max_bytes;       /* estimated size of the frames at most; 0: 1.9 MB (so the file,
 				   script included, stays under 2 MB) */
 	bool inverted;          /* icicle: root at the top */
+	bool differential;      /* colours by B - A as flamegraph.pl does for difffolded.pl's output: red
+				   grew, blue shrank, white unchanged, the deeper the larger the change; the
+				   tooltips add "A n -> B m (+d, +p%)" */
 };
 
 /* What flame_write_svg drew. */

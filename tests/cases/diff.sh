@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# tests/cases/diff.sh: `faultline diff A B` on two recordings of the planted cyclic scan (1024 pages read
+# 4 times, tests/planted/cyclic_scan.c) under --policy fifo at -L 8M (no refault) and -L 2M (every
+# re-read refaults):
+#   - by callsite, by allocation site, and with --kind refault, the diff's a and b of every row equal
+#     the two `faultline report --format csv --top 0` outputs (rows summed by function, file, line),
+#     delta = b - a, relative_percent = delta / a, every location of either report present, rows
+#     sorted by |delta|;
+#   - the scan's read line is the top row with delta 3 x 1024; JSON carries the same rows as CSV;
+#   - --folded writes difffolded's "stack A B" lines (main's own: 1024 4096); the differential flame
+#     graph is well-formed SVG whose main frame is red (grew), its tooltip with A and B as the folded
+#     stacks through main sum them;
+#   - bad input: one recording, three, a missing one (exit 2, 2, 1), a bad --kind (exit 2).
+. "$(dirname "$0")/../lib.sh"
+
+need_faultline
+need_planted cyclic_scan
+
+READ_LINE=$(grep -n 'sum += buf\[p \* WORDS_PER_PAGE\];' "$ROOT/tests/planted/cyclic_scan.c" | cut -d: -f1)
+[ -n "$READ_LINE" ] || fail "cannot find the read line of cyclic_scan.c"
+expect_record big --policy fifo -L 8M -- "$PLANTED/cyclic_scan" 1024 4
+expect_record small --policy fifo -L 2M -- "$PLANTED/cyclic_scan" 1024 4
+A=$WORK/big B=$WORK/small
+
+run() { # run OUT CMD...: stdout to $WORK/OUT, fails on a non-zero exit
+	local out=$1; shift
+	"$@" >"$WORK/$out" 2>"$WORK/$out.err" || { cat "$WORK/$out.err" >&2; fail "$* exited $?"; }
+}
+for sel in "callsite:--by callsite" "alloc:--by alloc" "refault:--kind refault" "function:--by function"; do
+	name=${sel%%:*} args=${sel#*:}
+	# shellcheck disable=SC2086
+	run "$name.a.csv" "$FAULTLINE" report "$A" --format csv --top 0 $args
+	# shellcheck disable=SC2086
+	run "$name.b.csv" "$FAULTLINE" report "$B" --format csv --top 0 $args
+	# shellcheck disable=SC2086
+	run "$name.diff.csv" "$FAULTLINE" diff "$A" "$B" --format csv --top 0 $args
+done
+run diff.json "$FAULTLINE" diff "$A" "$B" --format json --top 0
+run diff.table "$FAULTLINE" diff "$A" "$B" --flame "$WORK/diff.svg" --folded "$WORK/diff.folded"
+
+"$PY" - "$WORK" "$READ_LINE" <<'PYEOF' || fail "diff checks failed"
+import collections, csv, json, os, sys
+import xml.etree.ElementTree as ET
+work, read_line = sys.argv[1], int(sys.argv[2])
+errors = []
+def check(ok, msg):
+    print(("ok " if ok else "FAIL: ") + msg)
+    if not ok:
+        errors.append(msg)
+def rows(name):
+    return list(csv.DictReader(open(os.path.join(work, name))))
+def key(r):
+    return (r["function"], r["file"], r["line"])
+header = open(os.path.join(work, "callsite.diff.csv")).readline().strip()
+check(header.startswith("function,file,line,a,b,delta"), "CSV header starts with function,file,line,a,b,delta: %s" % header)
+for name in ("callsite", "alloc", "refault", "function"):
+    want = collections.defaultdict(lambda: [0, 0])
+    for side, f in ((0, name + ".a.csv"), (1, name + ".b.csv")):
+        for r in rows(f):
+            # by function the report shows the row's most common callsite; the diff keys the function
+            k = (r["function"], "", "") if name == "function" else key(r)
+            want[k][side] += int(r["faults"])
+    got = {key(r): r for r in rows(name + ".diff.csv")}
+    bad = [k for k in set(want) | set(got) if k not in got or k not in want or
+           [int(got[k]["a"]), int(got[k]["b"])] != want[k] or int(got[k]["delta"]) != want[k][1] - want[k][0] or
+           (want[k][0] and abs(float(got[k]["relative_percent"]) - 100.0 * (want[k][1] - want[k][0]) / want[k][0]) > 0.01) or
+           (not want[k][0] and got[k]["relative_percent"] != "")]
+    check(not bad and len(got) == len(want), "%s: %d diff rows = the two reports' difference (mismatches: %s)" % (name, len(got), bad[:3]))
+    deltas = [abs(int(r["delta"])) for r in rows(name + ".diff.csv")]
+    check(deltas == sorted(deltas, reverse=True), "%s: sorted by |delta|" % name)
+top = rows("callsite.diff.csv")[0]
+check((top["function"], os.path.basename(top["file"]), int(top["line"]), int(top["delta"])) == ("main", "cyclic_scan.c", read_line, 3 * 1024),
+      "top callsite row: main cyclic_scan.c:%d delta 3072 (%s)" % (read_line, dict(top)))
+rt = rows("refault.diff.csv")[0]
+check(int(rt["a"]) == 0 and int(rt["b"]) == 3 * 1024 and rt["relative_percent"] == "", "--kind refault top row: new, 0 -> 3072 (%s)" % dict(rt))
+j = json.load(open(os.path.join(work, "diff.json")))
+check([(r["function"], r["file"] or "", str(r["line"] or ""), str(r["a"]), str(r["b"]), str(r["delta"])) for r in j["rows"]] ==
+      [(r["function"], r["file"], r["line"], r["a"], r["b"], r["delta"]) for r in rows("callsite.diff.csv")],
+      "JSON rows = CSV rows (%d)" % len(j["rows"]))
+check(j["total_b"] - j["total_a"] == sum(int(r["delta"]) for r in rows("callsite.diff.csv")), "JSON totals agree with the deltas")
+table = open(os.path.join(work, "diff.table")).read().splitlines()
+first = [l for l in table if not l.startswith("#")][0].split()
+check(first[:4] == ["1,024", "4,096", "+3,072", "+300.0%"] and first[4] == "main", "table's top row: %s" % first)
+svg = ET.parse(os.path.join(work, "diff.svg")).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+folded = [l.rsplit(" ", 2) for l in open(os.path.join(work, "diff.folded"))]
+check(any(l[0].endswith(";main") and [int(x) for x in l[1:]] == [1024, 4096] for l in folded), "folded: ...;main 1024 4096")
+# main's frame totals: every folded stack through main
+under = [l for l in folded if "main" in l[0].split(";")]
+ta, tb = sum(int(l[1]) for l in under), sum(int(l[2]) for l in under)
+want = "A %s, B %s (+%s, +%.2f%%)" % (format(ta, ","), format(tb, ","), format(tb - ta, ","), 100.0 * (tb - ta) / ta)
+mains = [g for g in svg.iter(ns + "g") if g.find(ns + "title") is not None and g.find(ns + "title").text.startswith("main (")]
+check(len(mains) == 1 and want in mains[0].find(ns + "title").text and "self 4,096" in mains[0].find(ns + "title").text and
+      mains[0].find(ns + "rect").get("fill", "").startswith("#ff"), "flame graph: main is red, tooltip %r has %r" %
+      (mains[0].find(ns + "title").text if mains else None, want))
+sys.exit(1 if errors else 0)
+PYEOF
+
+RC=0; "$FAULTLINE" diff "$A" >/dev/null 2>"$WORK/e" || RC=$?
+[ "$RC" -eq 2 ] || fail "one recording: exit $RC"
+RC=0; "$FAULTLINE" diff "$A" "$B" "$A" >/dev/null 2>"$WORK/e" || RC=$?
+[ "$RC" -eq 2 ] || fail "three recordings: exit $RC"
+RC=0; "$FAULTLINE" diff "$A" "$WORK/none" >/dev/null 2>"$WORK/e" || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'no such recording' "$WORK/e" || fail "missing recording: exit $RC: $(cat "$WORK/e")"
+RC=0; "$FAULTLINE" diff "$A" "$B" --kind bogus >/dev/null 2>"$WORK/e" || RC=$?
+[ "$RC" -eq 2 ] || fail "bad --kind: exit $RC"
+echo "ok bad input: exit 2 for usage, 1 for a missing recording"
+"$FAULTLINE" diff --help >"$WORK/help" 2>&1 && grep -q -- '--flame FILE' "$WORK/help" || fail "diff --help"
+"$FAULTLINE" export --help >"$WORK/help" 2>&1 && grep -q -- '--pprof FILE' "$WORK/help" || fail "export --help lacks --pprof"
+echo "ok diff --help, export --help"

@@ -1,0 +1,446 @@
+/* sweep.c: `faultline sweep` — records one program at several local-memory sizes and tabulates how
+ * its faults and far traffic grow as local memory shrinks (the model is analyze/sweep.c, the
+ * outputs render/sweep_output.c).
+ *
+ * Each size is one `faultline record -q --force -L SIZE -o DIR/NAME [record options] -- CMD` run as
+ * a child process (this very binary, /proc/self/exe), its output (the program's and record's) in
+ * DIR/NAME/record.log, so every size's recording is an ordinary recording that every verb reads.
+ * Times: wall from the fork to the exit of record; virtual = user + system CPU time from wait4's
+ * rusage of record, which holds the program and its runtime's threads (record waits for them).
+ *
+ * Signals: SIGINT, SIGTERM and SIGHUP received by sweep are passed to the running record (which
+ * passes them to the program); the sweep then stops after that run, with 128 + the signal.
+ *
+ * Exit status: 0; 1 when a run fails (record or the program exits non-zero, or its recording has no
+ * process) or the output cannot be written; 2 on a usage error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "record.h"
+#include "sweep.h"
+#include "sweep_render.h"
+
+static void sweep_usage(FILE *out)
+{
+	fputs("usage: faultline sweep (-L LIST | --auto) [options] [record options] -- CMD [ARGS...]\n"
+	      "\n"
+	      "Records CMD once per local-memory size and shows how its faults and far traffic grow as local\n"
+	      "memory shrinks: per size, faults by kind, far bytes read and written (stats.json), wall time and\n"
+	      "virtual time (user + system CPU time of the program and its runtime threads, from wait4's rusage).\n"
+	      "Writes DIR/sweep.csv, DIR/sweep.svg (refaults against -L, the knee marked) and one recording per\n"
+	      "size, DIR/L-<size>, usable by every verb (faultline report DIR/L-8M).\n"
+	      "\n"
+	      "  -L, --local LIST     sizes separated by commas: 8M,16M,64M (a bare number is MiB)\n"
+	      "      --auto           an unlimited run first (DIR/unlimited), then its peak resident memory and\n"
+	      "                       halves of it down to 1/16\n"
+	      "      --format FMT     table (default) or csv on stdout; csv has the columns\n"
+	      "                       " SWEEP_CSV_HEADER "\n"
+	      "  -o, --output DIR     output directory (default: faultline-sweep-<command>-<pid>)\n"
+	      "      --force          reuse a non-empty output directory\n"
+	      "  -h, --help           this help\n"
+	      "\n"
+	      "Every other option before CMD is record's (faultline record --help), given to each run as is:\n"
+	      "-M, --policy fifo|clock, -c, --far, ... (with -- before CMD, any option record takes).\n"
+	      "The knee is the smallest size whose refaults stay within 10% of the curve's range above its\n"
+	      "minimum. Progress goes to stderr. Exit status 1 when a run fails (its log:\n"
+	      "DIR/<size>/record.log), 128 + N when stopped by signal N, 2 on a usage error.\n"
+	      "\n"
+	      "example: faultline sweep --policy fifo -L 16M,32M,64M,128M -o sw -- ./prog\n", out);
+}
+
+#define usage_error(...) cli_usage_error("sweep", __VA_ARGS__)
+
+/* record's options that take a value (record.c), handed through with it. */
+static const char *const record_value_options[][2] = {
+	{ "-M", "--max" }, { "-c", "--handlers" }, { NULL, "--policy" }, { "-s", "--sample" },
+	{ NULL, "--stack-depth" }, { NULL, "--pmu" }, { NULL, "--alloc-log" }, { NULL, "--alloc-sample-bytes" },
+	{ NULL, "--alloc-sample" }, { NULL, "--far" }, { NULL, "--keep-far" }, { NULL, "--far-latency" },
+	{ NULL, "--far-bandwidth" }, { NULL, "--prefetch" },
+};
+
+struct sweep_options {
+	const char *list;
+	bool autosize, csv, force;
+	const char *output;
+	char **passthrough;          /* record's options, as given (pointing into argv) */
+	int npassthrough;
+	char **command;              /* NULL-terminated */
+};
+
+/* One argv word (or two) of record's; 1 matched, -1 error in err. With "--" on the line (BOUNDED),
+ * an option this table does not know is handed to record as it is (record checks it: options
+ * added to record later need no edit here). */
+static int record_option(int argc, char **argv, int *i, bool bounded, struct sweep_options *o, char *err,
+			 size_t errlen)
+{
+	const char *value;
+
+	for (size_t k = 0; k < sizeof(record_value_options) / sizeof(record_value_options[0]); k++) {
+		int start = *i, rc = cli_option_value(argc, argv, i, record_value_options[k][0], record_value_options[k][1],
+						     &value, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			for (int j = start; j <= *i; j++)
+				o->passthrough[o->npassthrough++] = argv[j];
+			return 1;
+		}
+	}
+	if (cli_is_flag(argv[*i], "-q", "--quiet"))
+		return 1; /* every run is quiet already */
+	if (bounded) {
+		o->passthrough[o->npassthrough++] = argv[*i];
+		return 1;
+	}
+	snprintf(err, errlen, "unknown option '%s' (neither sweep's nor record's)", argv[*i]);
+	return -1;
+}
+
+/* 0 to run, -1 after --help, CLI_EXIT_USAGE after the message. */
+static int parse_args(int argc, char **argv, struct sweep_options *o)
+{
+	char err[512];
+	const char *value;
+	bool bounded = false;
+	int i, rc;
+
+	for (i = 1; i < argc && !bounded; i++)
+		bounded = strcmp(argv[i], "--") == 0;
+	memset(o, 0, sizeof(*o));
+	if (!(o->passthrough = calloc((size_t)argc + 1, sizeof(char *))))
+		return usage_error("out of memory");
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || arg[1] == '\0') {
+			if (!bounded)
+				break; /* the command, without "--" */
+			o->passthrough[o->npassthrough++] = argv[i]; /* a value of a record option */
+			continue;
+		}
+		if (cli_is_flag(arg, "-h", "--help")) {
+			sweep_usage(stdout);
+			return -1;
+		}
+		if ((rc = cli_option_value(argc, argv, &i, "-L", "--local", &value, err, sizeof(err))) != 0) {
+			if (rc < 0)
+				return usage_error("%s", err);
+			o->list = value;
+		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--format", &value, err, sizeof(err))) != 0) {
+			static const char *const formats[] = { "table", "csv" };
+			int choice = rc < 0 ? -1 : cli_pick(value, formats, 2, err, sizeof(err));
+			if (choice < 0)
+				return usage_error("--format: %s", err);
+			o->csv = choice == 1;
+		} else if ((rc = cli_option_value(argc, argv, &i, "-o", "--output", &value, err, sizeof(err))) != 0) {
+			if (rc < 0)
+				return usage_error("%s", err);
+			o->output = value;
+		} else if (cli_is_flag(arg, NULL, "--auto")) {
+			o->autosize = true;
+		} else if (cli_is_flag(arg, NULL, "--force")) {
+			o->force = true;
+		} else if (record_option(argc, argv, &i, bounded, o, err, sizeof(err)) < 0) {
+			return usage_error("%s", err);
+		}
+	}
+	if (i >= argc)
+		return usage_error("no command to run (faultline sweep -L 8M,16M -- CMD)");
+	o->command = argv + i;
+	if (!o->list == !o->autosize)
+		return usage_error(o->list ? "-L LIST and --auto exclude each other" : "give the sizes: -L LIST or --auto");
+	uint64_t sizes[SWEEP_MAX_POINTS];
+	size_t nsizes;
+	if (o->list && sweep_parse_list(o->list, sizes, &nsizes, err, sizeof(err)) < 0)
+		return usage_error("-L: %s", err);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- one run */
+
+/* The one state a signal handler needs (a handler cannot be given a context): the running record's
+ * pid and the signal that asked the sweep to stop. */
+static volatile sig_atomic_t running_child;
+static volatile sig_atomic_t stop_signal;
+
+static void forward_signal(int sig)
+{
+	stop_signal = sig;
+	if (running_child > 0)
+		kill((pid_t)running_child, sig);
+}
+
+static void handle_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+struct run_argv {
+	char *words[256 + 16];
+	char size[32];
+	char dir[PATH_MAX];
+};
+
+/* `faultline record ...` for SIZE (0: unlimited) into DIR: its word count, or -1 when too long. */
+static int make_record_argv(const struct sweep_options *o, uint64_t size, const char *dir, struct run_argv *a)
+{
+	size_t n = 0, ncmd = 0;
+
+	while (o->command[ncmd])
+		ncmd++;
+	if ((size_t)o->npassthrough + ncmd + 12 > sizeof(a->words) / sizeof(a->words[0]))
+		return -1;
+	snprintf(a->size, sizeof(a->size), "%" PRIu64 "K", size / CLI_KIB);
+	snprintf(a->dir, sizeof(a->dir), "%s", dir);
+	a->words[n++] = "faultline";
+	a->words[n++] = "record";
+	a->words[n++] = "-q";
+	a->words[n++] = "--force";
+	a->words[n++] = "-L";
+	a->words[n++] = size ? a->size : "unlimited";
+	a->words[n++] = "-o";
+	a->words[n++] = a->dir;
+	for (int k = 0; k < o->npassthrough; k++)
+		a->words[n++] = o->passthrough[k];
+	a->words[n++] = "--";
+	for (size_t k = 0; k < ncmd; k++)
+		a->words[n++] = o->command[k];
+	a->words[n] = NULL;
+	return (int)n;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Runs record for P (its dir made here); 0, or -1 after the message. */
+static int run_one(const struct sweep_options *o, const char *self, const char *out_dir, struct sweep_point *p)
+{
+	struct run_argv a;
+	char dir[PATH_MAX], log[PATH_MAX + 16], err[1024];
+	struct rusage ru;
+	int status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/%s", out_dir, p->name);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		cli_error("sweep: mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (make_record_argv(o, p->local_bytes, dir, &a) < 0) {
+		cli_error("sweep: the command line is too long");
+		return -1;
+	}
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		cli_error("sweep: open %s: %s", log, strerror(errno));
+		return -1;
+	}
+	double start = now_s();
+	pid = fork();
+	if (pid < 0) {
+		cli_error("sweep: fork: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(127);
+		execv(self, a.words);
+		dprintf(STDERR_FILENO, "faultline: sweep: execv %s: %s\n", self, strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	running_child = pid;
+	if (stop_signal) /* it came before the handler could know the child */
+		kill(pid, stop_signal);
+	while (wait4(pid, &status, 0, &ru) < 0) {
+		if (errno != EINTR) {
+			cli_error("sweep: wait4 %ld: %s", (long)pid, strerror(errno));
+			return -1;
+		}
+	}
+	running_child = 0;
+	p->wall_s = now_s() - start;
+	p->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		   (double)ru.ru_stime.tv_usec / 1e6;
+	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (stop_signal) {
+		cli_error("sweep: stopped by signal %d during -L %s (its output: %s)", (int)stop_signal,
+			  p->local_bytes ? a.size : "unlimited", log);
+		return -1;
+	}
+	if (p->exit_status != 0) {
+		cli_error("sweep: -L %s: record exited %d (its output: %s)", p->local_bytes ? a.size : "unlimited",
+			  p->exit_status, log);
+		return -1;
+	}
+	if (sweep_point_load(p, dir, err, sizeof(err)) < 0) {
+		cli_error("sweep: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- the verb */
+
+/* Creates OUT (refusing a non-empty one without --force). 0, or the exit status. */
+static int make_output_dir(const char *out, bool force)
+{
+	if (mkdir(out, 0777) == 0)
+		return 0;
+	if (errno != EEXIST) {
+		cli_error("sweep: mkdir %s: %s", out, strerror(errno));
+		return 1;
+	}
+	if (!force) {
+		cli_error("sweep: %s exists (use --force to reuse it)", out);
+		return 1;
+	}
+	return 0;
+}
+
+static int write_outputs(const struct sweep_point *points, size_t n, size_t knee, const char *out_dir,
+			 const char *title)
+{
+	static const char *const names[] = { "sweep.csv", "sweep.svg" };
+
+	for (int k = 0; k < 2; k++) {
+		char path[PATH_MAX + 16];
+		snprintf(path, sizeof(path), "%s/%s", out_dir, names[k]);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			cli_error("sweep: fopen %s: %s", path, strerror(errno));
+			return 1;
+		}
+		if (k == 0)
+			sweep_print_csv(points, n, f);
+		else
+			sweep_write_svg(points, n, knee, title, f);
+		if (ferror(f) | fclose(f)) {
+			cli_error("sweep: writing %s: %s", path, strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void progress(size_t i, size_t n, const struct sweep_point *p, const char *out_dir)
+{
+	char size[32];
+	cli_error("sweep: [%zu/%zu] -L %s: recording into %s/%s", i + 1, n,
+		  p->local_bytes ? cli_format_size(p->local_bytes, size, sizeof(size)) : "unlimited", out_dir, p->name);
+}
+
+static int sweep_run(const struct sweep_options *o, const char *out_dir)
+{
+	struct sweep_point points[SWEEP_MAX_POINTS + 1];
+	uint64_t sizes[SWEEP_MAX_POINTS];
+	size_t n = 0, nsizes = 0, first = 0;
+	char self[PATH_MAX], err[512];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (len < 0) {
+		cli_error("sweep: readlink /proc/self/exe: %s", strerror(errno));
+		return 1;
+	}
+	self[len] = '\0';
+	memset(points, 0, sizeof(points));
+	if (o->list)
+		sweep_parse_list(o->list, sizes, &nsizes, err, sizeof(err)); /* checked by parse_args */
+	if (o->autosize) {
+		sweep_point_name(0, points[0].name, sizeof(points[0].name));
+		progress(0, SWEEP_AUTO_HALVINGS + 2, &points[0], out_dir);
+		if (run_one(o, self, out_dir, &points[0]) < 0)
+			return 1;
+		if (points[0].peak_resident_bytes == 0) {
+			cli_error("sweep: --auto: the unlimited run had no resident heap (peak_resident_bytes 0)");
+			return 1;
+		}
+		nsizes = sweep_auto_sizes(points[0].peak_resident_bytes, sizes);
+		n = first = 1;
+	}
+	for (size_t k = 0; k < nsizes; k++, n++) {
+		points[n].local_bytes = sizes[k];
+		sweep_point_name(sizes[k], points[n].name, sizeof(points[n].name));
+		progress(n, nsizes + first, &points[n], out_dir);
+		if (run_one(o, self, out_dir, &points[n]) < 0)
+			return 1;
+		cli_error("sweep:   %" PRIu64 " faults, %" PRIu64 " refaults, %.2f s", points[n].faults_total, points[n].refault,
+			  points[n].wall_s);
+	}
+	sweep_sort(points, n);
+	size_t knee = sweep_knee(points, n);
+	int rc = write_outputs(points, n, knee, out_dir, o->command[0]);
+	if (rc == 0) {
+		if (o->csv)
+			sweep_print_csv(points, n, stdout);
+		else
+			sweep_print_table(points, n, knee, out_dir, stdout);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			cli_error("sweep: writing the output: %s", strerror(errno));
+			rc = 1;
+		}
+		cli_error("sweep: wrote %s/sweep.csv and %s/sweep.svg", out_dir, out_dir);
+	}
+	return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_options o;
+	struct record_options check;
+	struct run_argv a;
+	char err[512], out_dir[PATH_MAX];
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc == 0 && make_record_argv(&o, CLI_MIB, "x", &a) < 0)
+		rc = usage_error("the command line is too long");
+	if (rc == 0 && record_parse_args(make_record_argv(&o, CLI_MIB, "x", &a) - 1, a.words + 1, &check, err, sizeof(err)) < 0)
+		rc = usage_error("%s", err);
+	else if (rc == 0 && strcmp(check.command[0], o.command[0]) != 0) /* a stray word before "--" */
+		rc = usage_error("'%s' is neither an option nor the command (the command follows --)", check.command[0]);
+	if (rc == 0) {
+		const char *base = strrchr(o.command[0], '/');
+		if (o.output)
+			snprintf(out_dir, sizeof(out_dir), "%s", o.output);
+		else
+			snprintf(out_dir, sizeof(out_dir), "faultline-sweep-%s-%ld", base ? base + 1 : o.command[0], (long)getpid());
+		rc = make_output_dir(out_dir, o.force);
+	}
+	if (rc == 0) {
+		handle_stop_signals();
+		rc = sweep_run(&o, out_dir);
+		if (stop_signal)
+			rc = 128 + stop_signal;
+	}
+	free(o.passthrough);
+	return rc < 0 ? 0 : rc;
+}
