@@ -281,7 +281,7 @@ static void check_process(const struct fl_recording *rec, const struct fl_proces
 			CHECK(p->time_ns < r->time_ns || (p->time_ns == r->time_ns && p->seq < r->seq),
 			      "%s: faults %zu and %zu out of (time, seq) order or seq repeated", proc->name, i - 1, i);
 		}
-		CHECK(r->kind >= FL_FAULT_FIRST_TOUCH && r->kind <= FL_FAULT_CONCURRENT, "%s: fault kind %u",
+		CHECK(r->kind >= FL_FAULT_FIRST_TOUCH && r->kind <= FL_FAULT_KIND_MAX, "%s: fault kind %u",
 		      proc->name, r->kind);
 		CHECK(r->addr >= proc->region_start && r->addr - proc->region_start < proc->region_size,
 		      "%s: fault at 0x%llx outside the region", proc->name, (unsigned long long)r->addr);

@@ -223,6 +223,12 @@ static bool mirror_movable(struct fl_runtime *rt)
 	return true;
 }
 
+/* For the access prober (probe.c), which unmaps pages on trial too. */
+bool fl_evict_mirror_movable(struct fl_runtime *rt)
+{
+	return mirror_movable(rt);
+}
+
 /* Dirty pages are write-protected before they are copied, so a write meanwhile waits (for
  * the handlers, which see the page BUSY and wait for us) instead of being lost. */
 static void write_protect(struct fl_runtime *rt, char *start, size_t len)

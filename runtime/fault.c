@@ -151,8 +151,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		src = zero_page;
 		dirty = write;
 		break;
-	case PG_SOFT:
-		kind = FL_FAULT_SOFT; /* already counted as local */
+	case PG_SOFT: /* unmapped on trial by the clock policy, or by the access prober (probe.c) */
+		kind = fl_probe_claim(rt, page) ? FL_FAULT_ACCESS_SAMPLE : FL_FAULT_SOFT; /* already local */
 		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 		src = fl_mirror_addr(rt, page);
 		dirty = write || (old & PG_DIRTY);
@@ -278,7 +278,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	 * is installed asleep, the signal queued, then the thread woken */
 	bool ask_signal = plan->want_stack && !plan->stack_taken;
 	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, ask_signal, &prefetch_hit);
-	FL_ASSERT(rec.kind >= FL_FAULT_FIRST_TOUCH && rec.kind <= FL_FAULT_CONCURRENT);
+	FL_ASSERT(rec.kind >= FL_FAULT_FIRST_TOUCH && rec.kind <= FL_FAULT_KIND_MAX);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
 	if (ask_signal) {
@@ -290,10 +290,14 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 		if (rec.kind != FL_FAULT_CONCURRENT)
 			wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
 	}
-	fl_rap_online_add(h, addr); /* online hot ranges (rap_online.c) */
+	fl_probe_note(h, page, rec.tid, rec.kind); /* the access prober re-arms its pages (probe.c) */
+	if (rec.kind != FL_FAULT_ACCESS_SAMPLE) /* counted by probe.c, apart from the faults */
+		fl_rap_online_add(h, addr); /* online hot ranges (rap_online.c) */
 
-	atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
+	if (rec.kind != FL_FAULT_ACCESS_SAMPLE)
+		atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
 	switch (rec.kind) {
+	case FL_FAULT_ACCESS_SAMPLE: break;
 	case FL_FAULT_FIRST_TOUCH: atomic_fetch_add_explicit(&h->stats.first_touch, 1, memory_order_relaxed); break;
 	case FL_FAULT_REFAULT: atomic_fetch_add_explicit(&h->stats.refault, 1, memory_order_relaxed); break;
 	case FL_FAULT_SOFT: atomic_fetch_add_explicit(&h->stats.soft, 1, memory_order_relaxed); break;

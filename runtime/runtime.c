@@ -180,11 +180,12 @@ int fl_runtime_init(void)
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_objects_setup(rt) < 0 || fl_alloc_log_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
 	    fl_fault_context_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
-	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0) {
+	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0 ||
+	    fl_probe_start(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
 	}
@@ -333,8 +334,9 @@ void fl_runtime_fork_child(void)
 	settle_pages_after_fork(rt);
 	fl_evict_rebuild_after_fork(rt);
 	fl_rap_online_after_fork(rt);
+	fl_probe_after_fork(rt);
 	if (fl_far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
-	    fl_handlers_start(rt) < 0) {
+	    fl_handlers_start(rt) < 0 || fl_probe_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
 	}

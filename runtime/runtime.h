@@ -178,6 +178,7 @@ struct fl_runtime {
 	uint64_t state_mismatches;           /* FAULTLINE_CHECK_STATES=1: pages whose state is wrong */
 
 	struct fl_rap_online *rap_online;    /* rap_online.c: per-handler RAP trees; NULL = off */
+	struct fl_probe *probe;              /* probe.c: the access prober (--mrc, --sample-accesses); NULL = off */
 };
 
 /* Free range of the region, in pages. */
@@ -255,6 +256,16 @@ int fl_rap_online_setup(struct fl_runtime *rt);         /* always 0: the tree is
 void fl_rap_online_after_fork(struct fl_runtime *rt);   /* child: trees start empty */
 void fl_rap_online_add(struct fl_handler *h, uint64_t addr);  /* fault path: no lock, no malloc */
 void fl_rap_online_write(struct fl_runtime *rt);        /* merge the trees, write ranges.rap */
+
+/* probe.c: pages unmapped on trial to see their re-touches (record --mrc, --sample-accesses) */
+int fl_probe_setup(struct fl_runtime *rt);                        /* reads the environment; 0 = ok or off */
+int fl_probe_start(struct fl_runtime *rt);                        /* the prober thread, after the handlers */
+void fl_probe_after_fork(struct fl_runtime *rt);
+bool fl_probe_claim(struct fl_runtime *rt, size_t page);          /* fault path, page locked: armed by the prober? */
+void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind); /* fault path: after a fault */
+void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b);
+void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b);
+bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* evict.c; under evict_lock */
 
 /* trace_writer.c */
 int fl_trace_open(struct fl_runtime *rt);

@@ -289,6 +289,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	fl_buf_str(&b, "]");
 	json_key_str(&b, "pmu_kind", rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
 	fl_far_json_meta(rt, &b); /* far store settings (far_store.c) */
+	fl_probe_json_meta(rt, &b); /* access prober settings (probe.c) */
 	fl_buf_str(&b, "\n}\n");
 	write_json_file(rt, FL_FILE_NAME_META, &b);
 }
@@ -363,6 +364,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	if (rt->check_states)
 		json_key_u64(&b, "page_state_mismatches", rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
+	fl_probe_json_stats(rt, &b); /* access samples, the --mrc sampling rate (probe.c) */
 	json_key_u64(&b, "wall_ns", fl_now_ns() - rt->start_ns);
 	json_key_str(&b, "exit", exit_reason);
 	fl_buf_str(&b, "\n}\n");

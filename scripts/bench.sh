@@ -21,7 +21,8 @@
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
 # 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores, 10 an allocation-heavy
-# program (record default and --alloc-log full vs native, ns per malloc/free). Rows whose feature is not
+# program (record default and --alloc-log full vs native, ns per malloc/free), P the access prober
+# (scripts/bench_probe.sh: record --mrc accuracy and cost, --sample-accesses cost). Rows whose feature is not
 # built yet say so, so the table always has every row.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -1009,6 +1010,11 @@ bench_overhead
 bench_policy
 bench_alloc
 bench_later_rows
+# Rows P: the access prober (issues 15, 16), measured by their own script, rows appended as they are.
+say "rows P: access prober (scripts/bench_probe.sh)"
+PROBE_ROWS=$WORK/probe_rows.md
+BENCH_WORK=$WORK FAULTLINE=$FAULTLINE scripts/bench_probe.sh $([ "$QUICK" = 1 ] && echo --quick) -o "$PROBE_ROWS" 2>>"$LOG" ||
+	echo "| P | access prober rows | scripts/bench_probe.sh failed (see $LOG) | | | 0 | |" >"$PROBE_ROWS"
 
 table_floor
 table_handlers
@@ -1021,6 +1027,7 @@ table_rap
 table_policy
 table_far
 table_alloc
+cat "$PROBE_ROWS" >>"$TABLE"
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -34,6 +34,13 @@
 #define FL_ENV_FAR_BANDWIDTH "FAULTLINE_FAR_BANDWIDTH" /* emulated bandwidth, bytes per second; 0 = none */
 #define FL_ENV_PREFETCH     "FAULTLINE_PREFETCH"     /* read-ahead on refaults, in pages; 0 = off */
 #define FL_ENV_VERBOSE      "FAULTLINE_VERBOSE"      /* 1 = diagnostics on stderr */
+#define FL_ENV_PROBE_MRC    "FAULTLINE_PROBE_MRC"    /* record --mrc N: sample 1 page in N (SHARDS) for
+                                                        reuse distances; 0 or unset = off */
+#define FL_ENV_PROBE_MRC_MAX "FAULTLINE_PROBE_MRC_MAX" /* most pages sampled at once (fixed-size
+                                                        SHARDS: the rate drops beyond); default 8192 */
+#define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: target access
+                                                        samples per second; 0 or unset = off */
+#define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */
 
 /* Exit status the runtime uses when it must stop the traced program (far store lost,
  * region registration failed after start). `record` passes it through. */

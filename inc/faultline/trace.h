@@ -72,7 +72,12 @@ enum fl_fault_kind {
 	FL_FAULT_REFAULT = 2,     /* page was evicted to the far store: copied back */
 	FL_FAULT_SOFT = 3,        /* page was unmapped by the eviction policy on trial, kept locally */
 	FL_FAULT_CONCURRENT = 4,  /* another message already brought the page in; only woken */
+	FL_FAULT_ACCESS_SAMPLE = 5, /* not a fault of the program's memory traffic: a re-touch of a page
+	                             * the access prober (runtime/probe.c: record --mrc,
+	                             * --sample-accesses) had unmapped on trial, kept locally. Counted
+	                             * apart from the other kinds (stats.json "access_samples") */
 };
+#define FL_FAULT_KIND_MAX FL_FAULT_ACCESS_SAMPLE /* the highest enum fl_fault_kind value */
 
 /* Flags of a fault record. */
 #define FL_FAULT_WRITE        0x01 /* the access was a write */
@@ -190,6 +195,21 @@ struct fl_site_record {
  * ends inside a frame: a reader keeps the complete frames and reports the cut tail. */
 #define FL_ALLOC_CHUNK_MAGIC 0x31435a46u /* "FZC1" */
 
+/* Spatial sampling of pages (record --mrc, SHARDS-style): page number P of the region (address -
+ * region_start, divided by the page size) is sampled when fl_probe_page_hash(P) is below the
+ * threshold of stats.json "mrc_threshold" (meta.json "mrc_threshold" at start; the runtime lowers
+ * it when more pages than "mrc_max_pages" are sampled, and a page once dropped is never taken
+ * again, so the pages under the final threshold were followed from their first touch). The
+ * sampling rate is threshold / 2^32. Every access the runtime saw to a sampled page is a fault
+ * record (first-touch, refault, soft or access-sample): that stream gives the reuse distances. */
+static inline uint32_t fl_probe_page_hash(uint64_t page)
+{
+	uint64_t x = page + 0x9e3779b97f4a7c15ULL; /* splitmix64's finalizer */
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return (uint32_t)(x >> 32);
+}
 
 #ifdef __cplusplus
 #define FL_STATIC_ASSERT static_assert

@@ -76,7 +76,7 @@ struct report_row {
 	uint32_t proc;            /* process rows: index into rec->procs */
 	uint32_t order;           /* creation order: the rank among rows of equal faults */
 	uint64_t faults;
-	uint64_t kinds[5];        /* by enum fl_fault_kind (index 0: other values) */
+	uint64_t kinds[FL_FAULT_KIND_MAX + 1]; /* by enum fl_fault_kind (index 0: other values) */
 	uint64_t reads, writes;
 	uint64_t allocs;          /* alloc rows: distinct allocations hit */
 	bool has_sites;           /* alloc rows: the sites files name this row's site(s): */
@@ -117,7 +117,7 @@ struct report {
 	size_t nshown;            /* the first nshown of ranked are shown */
 
 	uint64_t selected;        /* faults in rows */
-	uint64_t selected_kinds[5];
+	uint64_t selected_kinds[FL_FAULT_KIND_MAX + 1];
 	double build_seconds;     /* aggregation, symbolization included */
 	double read_seconds;      /* reading (and validating) the recording, before the build */
 	double total_seconds;     /* from the start of the verb until the report was ready */

@@ -230,7 +230,10 @@ static uint32_t row_for_loc(struct report *r, struct pass_maps *m, uint32_t loc)
 static bool kept(const struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
 	uint64_t t = fl_fault_time_ns(proc, f);
-	return (r->o->kind == 0 || f->rec.kind == r->o->kind) && t >= r->o->from_ns && t < r->o->to_ns;
+	/* "all" is every fault of the program's memory traffic: access samples (record
+	 * --sample-accesses, --mrc) are only shown when asked for (--kind access) */
+	bool kind_ok = r->o->kind == 0 ? f->rec.kind != FL_FAULT_ACCESS_SAMPLE : f->rec.kind == r->o->kind;
+	return kind_ok && t >= r->o->from_ns && t < r->o->to_ns;
 }
 
 /* "<unallocated>" with the name of the mapping that holds the fault's address. */
@@ -265,7 +268,7 @@ static uint32_t alloc_site(struct report *r, size_t p, const struct fl_process *
 
 static void account(struct report *r, struct report_row *row, const struct fl_fault *f)
 {
-	unsigned kind = f->rec.kind <= FL_FAULT_CONCURRENT ? f->rec.kind : 0;
+	unsigned kind = f->rec.kind <= FL_FAULT_KIND_MAX ? f->rec.kind : 0;
 
 	row->faults++;
 	row->kinds[kind]++;

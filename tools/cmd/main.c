@@ -24,6 +24,7 @@
 	X(report, "rank the faults of a recording by callsite, function, allocation site, thread or process") \
 	X(export, "write a whole recording into one SQLite database (--sqlite FILE) or a pprof profile (--pprof FILE)") \
 	X(ranges, "hot address ranges of the faults (RAP), with allocation sites and mappings") \
+	X(mrc, "predicted refaults for every -L from one `record --mrc` run (miss-ratio curve)") \
 	X(diff, "compare two recordings: faults per callsite or allocation site, deltas, differential flame graph") \
 	X(sweep, "record a command at several local-memory sizes: faults, far traffic and time per size") \
 	/* end of FAULTLINE_VERBS */

@@ -36,7 +36,9 @@ static void report_usage(FILE *out)
 	      "                       recording's per-site counts; - for recordings without them). The\n"
 	      "                       allocation log itself is sampled by default (record --alloc-log):\n"
 	      "                       the fault -> object -> site join never depends on it\n"
-	      "      --kind KIND      all (default), first-touch, refault, soft, concurrent\n"
+	      "      --kind KIND      all (default: every fault), first-touch, refault, soft, concurrent, or\n"
+	      "                       access: the access samples of record --sample-accesses or --mrc\n"
+	      "                       (re-touches of resident pages unmapped on trial; never in 'all')\n"
 	      "      --top N          rows shown (default 20; 0: every row)\n"
 	      "      --pid PID        only this process (every exec image of it)\n"
 	      "      --from SECONDS   only faults at or after this time since the recording started\n"
@@ -80,7 +82,8 @@ static int parse_seconds(const char *text, uint64_t *ns)
 }
 
 static const char *const by_names[] = { "callsite", "function", "alloc", "thread", "process" };
-static const char *const kind_names[] = { "all", "first-touch", "refault", "soft", "concurrent" };
+static const char *const kind_names[] = { "all", "first-touch", "refault", "soft", "concurrent", "access" };
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == FL_FAULT_KIND_MAX + 1, "--kind names every fault kind");
 static const char *const format_names[] = { "table", "csv", "json" };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -36,8 +36,9 @@
 #include "recording_arg.h"
 #include "visualize_frames.h"
 
-#define NKINDS 5 /* enum fl_fault_kind values 1..4; index 0 unused */
-#define KIND_MASK_ALL 0x1e
+#define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
+#define KIND_MASK_ALL 0x1e /* "all": the faults (1..4), without access samples */
+#define KIND_ACCESS (1u << FL_FAULT_ACCESS_SAMPLE)
 
 #define NO_STACK "[no stack]"
 #define RUNTIME_ONLY "[faultline runtime]"
@@ -93,7 +94,10 @@ static void viz_usage(FILE *out)
 	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
 	      "  -o, --output OUTDIR    where to write (default: DIR); created if missing\n"
 	      "      --kind KINDS       only these kinds of fault: first-touch, refault, soft,\n"
-	      "                         concurrent or all, comma-separated (default: all)\n"
+	      "                         concurrent, access (the access samples of record\n"
+	      "                         --sample-accesses, drawn grey in the heatmap, and their own\n"
+	      "                         flame graph) or all (the faults), comma-separated (default:\n"
+	      "                         all,access)\n"
 	      "      --pid PID          only this process (all its exec images)\n"
 	      "      --top N            draw the N stacks with the most faults; the rest become one\n"
 	      "                         frame \"" OTHER_STACKS "\" (totals unchanged)\n"
@@ -112,7 +116,7 @@ static void viz_usage(FILE *out)
 	      "\n"
 	      "Files: flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
 	      "flamegraph-alloc.svg, heatmap.svg, ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
-	      "faults-refault.folded, faults-alloc.folded (soft and concurrent ones when present).\n"
+	      "faults-refault.folded, faults-alloc.folded (soft, concurrent and access ones when present).\n"
 	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
 	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
 	      "Exit status 1 when the recording is missing or corrupt, 2 on a usage error.\n", out);
@@ -138,7 +142,7 @@ static int parse_kinds(const char *text, unsigned *mask, char *err, size_t errle
 			if (strcmp(tok, fl_fault_kind_name(k)) == 0)
 				break;
 		if (k == NKINDS) {
-			snprintf(err, errlen, "unknown kind '%s' (first-touch, refault, soft, concurrent or all)", tok);
+			snprintf(err, errlen, "unknown kind '%s' (first-touch, refault, soft, concurrent, access or all)", tok);
 			return -1;
 		}
 		*mask |= 1u << k;
@@ -236,7 +240,7 @@ static int viz_parse(int argc, char **argv, struct viz_options *o)
 				 o };
 
 	memset(o, 0, sizeof(*o));
-	o->kinds = KIND_MASK_ALL;
+	o->kinds = KIND_MASK_ALL | KIND_ACCESS; /* access samples: in the heatmap and their own graph */
 	o->min_width = 1;
 	o->width = 1200;
 	o->max_frames = 12000;
@@ -296,7 +300,8 @@ static int add_counts(struct viz *v, const struct flame_frame *frames, size_t n,
 	for (unsigned k = 1; k < NKINDS; k++) {
 		if (!counts[k])
 			continue;
-		sum += counts[k];
+		if (k != FL_FAULT_ACCESS_SAMPLE) /* access samples are not faults: their own graph only */
+			sum += counts[k];
 		if (flame_add(v->tree[k], frames, n, counts[k]) < 0)
 			return -1;
 	}
@@ -403,7 +408,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		if (kind >= NKINDS || !(v->o->kinds & (1u << kind)))
 			continue;
 		v->faults[kind]++;
-		v->faults[0]++;
+		if (kind != FL_FAULT_ACCESS_SAMPLE)
+			v->faults[0]++;
 		s = fl_fault_stack(proc, f);
 		si = s ? (size_t)(s - proc->stacks) + 1 : 0;
 		counts[si * NKINDS + kind]++;
@@ -413,9 +419,11 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			const struct fl_alloc_record *a = &proc->allocs[f->alloc];
 			const struct fl_stack *as = fl_process_stack(proc, a->stack_id);
 			size_t ai = as ? (size_t)(as - proc->stacks) + 1 : 0;
-			alloc_faults[f->alloc]++;
-			alloc_counts[ai * NKINDS + kind]++;
-		} else {
+			if (kind != FL_FAULT_ACCESS_SAMPLE) { /* the allocation flame graph weighs faults */
+				alloc_faults[f->alloc]++;
+				alloc_counts[ai * NKINDS + kind]++;
+			}
+		} else if (kind != FL_FAULT_ACCESS_SAMPLE) {
 			no_alloc[kind]++;
 		}
 	}
@@ -614,7 +622,7 @@ static int compute_ranges(struct viz *v)
 
 	ranges_options_init(&v->ranges_opts);
 	v->ranges_opts.pid = v->o->pid;
-	v->ranges_opts.kinds = (v->o->kinds & KIND_MASK_ALL) == KIND_MASK_ALL ? RANGES_KINDS_ALL : v->o->kinds;
+	v->ranges_opts.kinds = (v->o->kinds & KIND_MASK_ALL) == KIND_MASK_ALL ? RANGES_KINDS_ALL : v->o->kinds & KIND_MASK_ALL;
 	if (ranges_compute(v->rec, &v->ranges_opts, &v->ranges, err, sizeof(err)) < 0) {
 		cli_error("visualize: hot address ranges: %s", err);
 		return -1;
@@ -707,6 +715,7 @@ static int viz_write(struct viz *v)
 		{ "faults-refault.folded", "flamegraph-refault.svg" },
 		{ "faults-soft.folded", "flamegraph-soft.svg" },
 		{ "faults-concurrent.folded", "flamegraph-concurrent.svg" },
+		{ "faults-access.folded", "flamegraph-access.svg" },
 	};
 	struct flame *trees[NKINDS] = { NULL }, *alloc = NULL;
 	int rc = -1;

@@ -90,6 +90,16 @@ void record_usage(void)
 	      "      --far-bandwidth MBPS emulated bandwidth of the far store (MB/s, 10^6 bytes)\n"
 	      "      --prefetch N       on a refault, read the next N evicted pages ahead into local\n"
 	      "                         memory (counted in -L) without mapping them (default 0)\n"
+	      "      --mrc              sample reuse distances for `faultline mrc` (a miss-ratio\n"
+	      "                         curve from one run): 1 page in 8, chosen by a hash of its\n"
+	      "                         number, is unmapped on trial again after every touch; at\n"
+	      "                         most 4096 pages (then the rate drops: fixed-size SHARDS)\n"
+	      "      --mrc-rate N       --mrc, sampling 1 page in N (default 8)\n"
+	      "      --sample-accesses  sample accesses to resident memory at any -L: a rotating set\n"
+	      "                         of resident pages is unmapped on trial after every touch;\n"
+	      "                         each re-touch is a fault record of kind 'access' (report\n"
+	      "                         --kind access), never counted with the other faults\n"
+	      "      --sample-accesses-rate N  access samples per second aimed at (default 500)\n"
 	      "  -q, --quiet            no banner and no summary\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
@@ -303,8 +313,18 @@ static int apply_prefetch(struct record_options *o, const char *v, char *err, si
 	return parse_unsigned(v, 0, 64, &o->prefetch, err, errlen);
 }
 
+static int apply_mrc_rate(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 1, 1u << 20, &o->mrc, err, errlen);
+}
+
+static int apply_sample_accesses_rate(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 1, 1000000, &o->sample_accesses, err, errlen);
+}
+
 /* The options, and what each does with its value. */
-enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE };
+enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_SAMPLE_ACCESSES };
 
 static const struct record_value_option {
 	const char *short_name, *long_name;
@@ -326,14 +346,18 @@ static const struct record_value_option {
 	{ NULL, "--far-latency", apply_far_latency },
 	{ NULL, "--far-bandwidth", apply_far_bandwidth },
 	{ NULL, "--prefetch", apply_prefetch },
+	{ NULL, "--mrc-rate", apply_mrc_rate },
+	{ NULL, "--sample-accesses-rate", apply_sample_accesses_rate },
 };
 #define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))
 
 /* The parser's table: the flags, then the valued options (id = index in record_value_options). */
-static struct cli_opt record_opts[3 + RECORD_NVALUED] = {
+static struct cli_opt record_opts[5 + RECORD_NVALUED] = {
 	{ "-h", "--help", CLI_FLAG, OPT_HELP },
 	{ "-q", "--quiet", CLI_FLAG, OPT_QUIET },
 	{ NULL, "--force", CLI_FLAG, OPT_FORCE },
+	{ NULL, "--mrc", CLI_FLAG, OPT_MRC },
+	{ NULL, "--sample-accesses", CLI_FLAG, OPT_SAMPLE_ACCESSES },
 };
 
 static int record_option(void *ctx, int id, const char *value, char *err, size_t errlen)
@@ -344,6 +368,8 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_HELP: o->help = true; return 1; /* stop: the usage is all that is wanted */
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
+	case OPT_MRC: if (!o->mrc) o->mrc = 8; return 0;
+	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);
 	}
 }
@@ -400,7 +426,7 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 	int i;
 
 	for (size_t k = 0; k < RECORD_NVALUED; k++)
-		record_opts[3 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
+		record_opts[5 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
 						       CLI_VALUE, (int)k };
 	record_defaults(o);
 	if (cli_parse_options(&verb, argc, argv, &i, err, errlen) != 0)
@@ -991,6 +1017,8 @@ static int child_env_build(const struct record_options *o, const char *dir, cons
 	rc |= child_env_add(env, FL_ENV_FAR_LATENCY_NS, "%llu", (unsigned long long)o->far_latency_ns);
 	rc |= child_env_add(env, FL_ENV_FAR_BANDWIDTH, "%llu", (unsigned long long)o->far_bandwidth);
 	rc |= child_env_add(env, FL_ENV_PREFETCH, "%u", o->prefetch);
+	rc |= child_env_add(env, FL_ENV_PROBE_MRC, "%u", o->mrc);
+	rc |= child_env_add(env, FL_ENV_PROBE_ACCESS, "%u", o->sample_accesses);
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);
 	else

@@ -33,6 +33,8 @@ struct record_options {
 	uint64_t far_latency_ns; /* --far-latency USEC, in ns */
 	uint64_t far_bandwidth; /* --far-bandwidth MBPS, in bytes per second; 0 = unlimited */
 	unsigned prefetch;      /* --prefetch N pages */
+	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */
+	unsigned sample_accesses; /* --sample-accesses: target access samples per second; 0 = off */
 	bool quiet;             /* -q: no banner, no summary */
 	bool help;              /* -h: print help and do nothing else */
 	char **command;         /* the command's argv, NULL-terminated, pointing into argv */

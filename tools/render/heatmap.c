@@ -631,7 +631,7 @@ static void draw_legend(FILE *out, const struct heatmap *hm, unsigned x, unsigne
 		fprintf(out, "<rect x=\"%u\" y=\"%u\" width=\"14\" height=\"12\" fill=\"%s\"/>", x + (level - 1) * 14, y,
 			color);
 	}
-	fprintf(out, "<text x=\"%u\" y=\"%u\">soft/concurrent</text>\n", x + LEVELS * 14 + 6, y + 10);
+	fprintf(out, "<text x=\"%u\" y=\"%u\">soft/concurrent/access</text>\n", x + LEVELS * 14 + 6, y + 10);
 	y += 28;
 	fprintf(out, "<text x=\"%u\" y=\"%u\">1</text><text x=\"%u\" y=\"%u\" text-anchor=\"end\">%" PRIu64
 		"</text><text x=\"%u\" y=\"%u\" fill=\"#555\">(log scale)</text>\n",

@@ -333,6 +333,8 @@ static int fault_samples(struct builder *b, size_t p)
 
 	for (size_t i = 0; i < proc->nfaults && rc == 0; i++) {
 		const struct fl_fault *f = &proc->faults[i];
+		if (f->rec.kind == FL_FAULT_ACCESS_SAMPLE)
+			continue; /* not a fault: an access sample (record --sample-accesses, --mrc) */
 		const struct fl_stack *s = callsite_fault_stack(proc, f);
 		uint64_t stack_slot = s ? (uint64_t)(s - proc->stacks) + 1 : 0;
 		uint32_t site = fault_site(b, p, proc, f);

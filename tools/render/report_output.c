@@ -324,9 +324,9 @@ static void header_limits(const struct report *r, FILE *out)
 
 static void header_totals(const struct report *r, FILE *out)
 {
-	uint64_t dropped = 0, end_ns = 0, value, kinds[5] = { 0 };
+	uint64_t dropped = 0, end_ns = 0, value, kinds[FL_FAULT_KIND_MAX + 1] = { 0 };
 	size_t unknown = 0;
-	char c[5][32];
+	char c[6][32];
 
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		const struct fl_process *proc = &r->rec->procs[i];
@@ -340,18 +340,21 @@ static void header_totals(const struct report *r, FILE *out)
 		if (end > end_ns)
 			end_ns = end;
 		for (size_t k = 0; k < proc->nfaults; k++)
-			kinds[proc->faults[k].rec.kind <= FL_FAULT_CONCURRENT ? proc->faults[k].rec.kind : 0]++;
+			kinds[proc->faults[k].rec.kind <= FL_FAULT_KIND_MAX ? proc->faults[k].rec.kind : 0]++;
 	}
 	fprintf(out, "# records dropped: %" PRIu64, dropped);
 	if (unknown)
 		fprintf(out, " (+ unknown: %zu process%s without stats.json, killed?)", unknown, unknown == 1 ? "" : "es");
 	fprintf(out, "\n# duration:        %.3f s\n", (double)end_ns / 1e9);
 	fprintf(out, "# faults:          %s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
-		cli_format_count(r->rec->nfaults, c[0], sizeof(c[0])),
+		cli_format_count(r->rec->nfaults - kinds[FL_FAULT_ACCESS_SAMPLE], c[0], sizeof(c[0])),
 		cli_format_count(kinds[FL_FAULT_FIRST_TOUCH], c[1], sizeof(c[1])),
 		cli_format_count(kinds[FL_FAULT_REFAULT], c[2], sizeof(c[2])),
 		cli_format_count(kinds[FL_FAULT_SOFT], c[3], sizeof(c[3])),
 		cli_format_count(kinds[FL_FAULT_CONCURRENT], c[4], sizeof(c[4])));
+	if (kinds[FL_FAULT_ACCESS_SAMPLE]) /* not faults: record --sample-accesses / --mrc */
+		fprintf(out, "# access samples:  %s (not counted as faults; --kind access shows them)\n",
+			cli_format_count(kinds[FL_FAULT_ACCESS_SAMPLE], c[5], sizeof(c[5])));
 	size_t sampled = 0, made = 0;
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		sampled += !r->rec->procs[i].alloc_log_complete && r->rec->procs[i].nallocs;

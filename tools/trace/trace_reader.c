@@ -60,6 +60,7 @@ const char *fl_fault_kind_name(unsigned kind)
 	case FL_FAULT_REFAULT: return "refault";
 	case FL_FAULT_SOFT: return "soft";
 	case FL_FAULT_CONCURRENT: return "concurrent";
+	case FL_FAULT_ACCESS_SAMPLE: return "access";
 	default: return "?";
 	}
 }
@@ -480,11 +481,13 @@ static int load_stats(struct loader *ld)
 static void check_fault_count(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
-	uint64_t total, dropped = 0;
+	uint64_t total, dropped = 0, access_samples = 0;
 
 	if (!proc->has_stats || stats_json_uint(&proc->stats, "faults_total", &total) < 0)
 		return;
 	stats_json_uint(&proc->stats, "records_dropped", &dropped);
+	if (stats_json_uint(&proc->stats, "access_samples", &access_samples) == 0)
+		total += access_samples; /* records too, but not faults (record --sample-accesses, --mrc) */
 	if (total >= dropped && total - dropped != proc->nfaults) {
 		proc->maybe_cut = true;
 		add_warning(ld->rec, "%s/%s: %zu fault records, but stats.json counts %llu faults (%llu dropped)",
@@ -516,8 +519,8 @@ static int check_fault(struct loader *ld, const struct fl_fault_record *r, uint6
 {
 	const struct fl_file_header *h = &ld->faults_header;
 
-	if (r->kind < FL_FAULT_FIRST_TOUCH || r->kind > FL_FAULT_CONCURRENT)
-		return fail_at(ld, at + offsetof(struct fl_fault_record, kind), "fault record %zu: kind %u is not a fault kind (1..4)", i, r->kind);
+	if (r->kind < FL_FAULT_FIRST_TOUCH || r->kind > FL_FAULT_KIND_MAX)
+		return fail_at(ld, at + offsetof(struct fl_fault_record, kind), "fault record %zu: kind %u is not a fault kind (1..%u)", i, r->kind, FL_FAULT_KIND_MAX);
 	if (r->flags & ~FAULT_FLAGS_KNOWN)
 		return fail_at(ld, at + offsetof(struct fl_fault_record, flags), "fault record %zu: unknown flag bits 0x%x", i, r->flags & ~FAULT_FLAGS_KNOWN);
 	if (r->addr < h->region_start || r->addr - h->region_start >= h->region_size)

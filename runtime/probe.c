@@ -1,0 +1,533 @@
+/* probe.c: the access prober — sees re-touches of resident pages without memory pressure
+ * (record --mrc, record --sample-accesses).
+ *
+ * A page of the sample is *armed*: the prober thread unmaps it on trial exactly as the clock
+ * policy does (its content moves into its mirror page with UFFDIO_MOVE, or is dropped when clean
+ * and its far copy is valid; nothing is written to a far store), and the page becomes SOFT, still
+ * counted as local memory. The program's next touch of it is a MISSING fault, served from the
+ * mirror by fault.c's soft path, which asks fl_probe_claim whether the prober armed it: then the
+ * fault is recorded as FL_FAULT_ACCESS_SAMPLE (with its stack, through the normal path) instead
+ * of FL_FAULT_SOFT, and counted apart (stats.json "access_samples", never in faults_total).
+ * fl_probe_note (after every served fault) hands a touched sample page to the prober through a
+ * per-handler ring (one producer, one consumer, no lock, no allocation); the prober re-arms it
+ * later, so the touching thread has run on first: at its next tick (FAULTLINE_PROBE_PERIOD_US,
+ * 1 ms by default) for --mrc, after PROBE_ACCESS_REARM_MS for --sample-accesses.
+ *
+ * Two ways to choose the sample:
+ *   --mrc N (SHARDS, Waldspurger et al., FAST'15): page P is in the sample when
+ *     fl_probe_page_hash(P) < threshold (trace.h), initially 2^32 / N. Fixed-size SHARDS: when
+ *     more than mrc_max_pages distinct pages have been sampled, the threshold drops (by buckets
+ *     of 2^16 hash values) until 15/16 of the maximum remain, so the prober's memory and work are
+ *     bounded. Every access the runtime sees to a sampled page is a fault record, so the reuse
+ *     distances are computed offline (tools/analyze/mrc.c) from the faults file: crash-safe with
+ *     the other streams.
+ *   --sample-accesses RATE (in the spirit of DAMON's region sampling, in user space): a rotating
+ *     set of uniformly chosen resident pages, each kept in the set for about PROBE_DWELL_MS and
+ *     then restored (mapped again) and replaced. A page in the set is re-armed after each touch,
+ *     so it yields one sample per PROBE_ACCESS_REARM_MS while it is used all the time and one per
+ *     use when it is used more rarely: sample counts per MiB rank memory by access frequency
+ *     (like DAMON's nr_accesses, which saturates the same way). Re-arms are paid with tokens,
+ *     RATE per second, so at most about RATE samples are taken per second (a page waits in line
+ *     for its re-arm when there is none); the set's size adapts (every PROBE_ADAPT_MS, within
+ *     [PROBE_SLOTS_MIN, PROBE_SLOTS_MAX]) towards RATE samples per second, and bounds the other
+ *     part of the cost, the set's turnover (size / dwell arms and restores per second).
+ *
+ * Limits: with a memory limit (-L), armed pages are local memory the clock cannot evict; the
+ * --mrc sample is capped at 1/16 of -L. A forked child starts its own prober (the parent's
+ * armed pages stay armed in it). With a far store other than mem, a page restored by the prober
+ * keeps its (stale) mirror page until it is evicted again.
+ *
+ * Runs on its own thread, which takes evict_lock around each round (the mirror must be
+ * registered as a move destination once, evict.c); pages are taken with trylock only. */
+#include "pages.h"
+#include "diag.h"
+#include "uffd_compat.h"
+#include "faultline/env.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <time.h>
+
+#define PROBE_RING 16384          /* touched sample pages per handler, awaiting re-arm */
+#define PROBE_PENDING 65536       /* pages re-armed at the next tick */
+#define PROBE_BUCKETS 65536       /* --mrc: distinct sampled pages per top 16 bits of hash */
+#define PROBE_MRC_MAX_DEFAULT 4096
+#define PROBE_SLOTS_MIN 64
+#define PROBE_SLOTS_MAX 512
+#define PROBE_SLOTS_START 128
+#define PROBE_DWELL_MS 1000       /* mean time a page stays in the --sample-accesses set */
+#define PROBE_ADAPT_MS 200
+#define PROBE_ACCESS_REARM_MS 2   /* --sample-accesses: a page is re-armed 2 ms after a touch at the
+                                   * earliest, so one in constant use gives up to ~500 samples/s */
+#define PROBE_PICK_TRIES 64
+#define PROBE_NICE (-10)          /* the prober thread's nice value, where permitted */       /* random picks per empty slot before giving up for this tick */
+
+/* Flags of a page, one byte per region page. */
+#define PROBE_ARMED  0x01         /* unmapped on trial by the prober (epoch in armed_epoch) */
+#define PROBE_MEMBER 0x02         /* --sample-accesses: in the current sample set */
+#define PROBE_SEEN   0x04         /* --mrc: counted among the distinct sampled pages */
+
+struct probe_ring {
+	_Atomic uint32_t head, tail;  /* tail written by the handler, head by the prober */
+	uint32_t pages[PROBE_RING];
+};
+
+/* --mrc: the sample pages a thread touched lately, re-armed by the handler at one of that thread's
+ * later faults, once PROBE_MRC_GAP_NS have passed: a thread that faults again has finished its
+ * access to them, so no prober tick (late on a loaded machine) is waited for. */
+#define PROBE_THREADS 1024        /* threads followed (open addressing by tid); others: ticks only */
+#define PROBE_THREAD_PAGES 32     /* recent sample pages per thread */
+#define PROBE_MRC_GAP_NS 1000000ull /* a page used all the time faults at most ~1000 times/s */
+struct probe_thread {
+	_Atomic uint32_t tid;         /* 0 = free slot */
+	uint32_t npages;
+	uint32_t page[PROBE_THREAD_PAGES];
+	uint64_t touched_ns[PROBE_THREAD_PAGES];
+};
+
+struct probe_slot {
+	uint32_t page;
+	uint64_t until_ns;
+};
+
+struct fl_probe {
+	bool mrc, access;
+	_Atomic bool mirror_ready;           /* the mirror is a move destination (or never will be) */
+	uint64_t period_ns;
+	_Atomic uint32_t mrc_threshold;
+	uint32_t mrc_threshold_start, mrc_max_pages, mrc_denominator;
+	uint64_t access_rate;                /* target access samples per second */
+	_Atomic uint8_t *flags;              /* PROBE_* per page */
+	uint32_t *armed_epoch;               /* rt->epoch[page] when it was armed */
+	struct probe_ring rings[FL_MAX_HANDLERS];
+	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
+	/* the prober thread's own state */
+	pthread_t thread;
+	bool thread_started;
+	struct probe_pending { uint32_t page; uint64_t due_ns; } *pending; /* touched pages, oldest first */
+	uint32_t pending_head, pending_tail; /* FIFO indices (modulo PROBE_PENDING) */
+	uint64_t rearm_ns;                   /* delay before a touched page is armed again */
+	uint32_t *bucket_count;              /* --mrc */
+	uint64_t mrc_pages;                  /* distinct sampled pages under the current threshold */
+	struct probe_slot *slots;            /* --sample-accesses */
+	size_t nslots, slot_target;
+	uint64_t window_start_ns, window_samples_start;
+	double tokens;                       /* --sample-accesses: re-arms allowed now (RATE per second) */
+	uint64_t tokens_ns;                  /* when they were last refilled */
+	uint64_t rng;
+	/* counters (stats.json) */
+	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
+};
+
+static void *reserve(size_t bytes, const char *what)
+{
+	return fl_sys_reserve(bytes, what);
+}
+
+int fl_probe_setup(struct fl_runtime *rt)
+{
+	uint64_t mrc = fl_env_u64(FL_ENV_PROBE_MRC, 0), rate = fl_env_u64(FL_ENV_PROBE_ACCESS, 0);
+	rt->probe = NULL;
+	if (!mrc && !rate)
+		return 0;
+	struct fl_probe *p = reserve(sizeof(*p), "mmap(access prober)");
+	if (!p)
+		return -1;
+	p->mrc = mrc != 0;
+	p->access = rate != 0;
+	p->period_ns = fl_env_u64(FL_ENV_PROBE_PERIOD_US, 1000) * 1000;
+	if (p->period_ns < 100000)
+		p->period_ns = 100000;
+	p->mrc_denominator = mrc > UINT32_MAX ? UINT32_MAX : (uint32_t)(mrc ? mrc : 1);
+	p->mrc_threshold_start = mrc ? (uint32_t)(((uint64_t)1 << 32) / (mrc < 2 ? 2 : mrc)) : 0;
+	if (mrc == 1)
+		p->mrc_threshold_start = UINT32_MAX; /* every page */
+	atomic_store(&p->mrc_threshold, p->mrc_threshold_start);
+	uint64_t max = fl_env_u64(FL_ENV_PROBE_MRC_MAX, PROBE_MRC_MAX_DEFAULT);
+	if (rt->local_limit_pages && max > rt->local_limit_pages / 16)
+		max = rt->local_limit_pages / 16;
+	p->mrc_max_pages = (uint32_t)(max < 64 ? 64 : max > (1u << 24) ? (1u << 24) : max);
+	p->access_rate = rate;
+	p->flags = reserve(rt->region_pages, "mmap(access prober page flags)");
+	p->armed_epoch = reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
+	p->pending = reserve(PROBE_PENDING * sizeof(*p->pending), "mmap(access prober queue)");
+	p->bucket_count = reserve(PROBE_BUCKETS * sizeof(uint32_t), "mmap(access prober buckets)");
+	p->slots = reserve(PROBE_SLOTS_MAX * sizeof(struct probe_slot), "mmap(access prober slots)");
+	p->threads = reserve(PROBE_THREADS * sizeof(struct probe_thread), "mmap(access prober threads)");
+	if (!p->threads || !p->flags || !p->armed_epoch || !p->pending || !p->bucket_count || !p->slots)
+		return -1;
+	p->slot_target = PROBE_SLOTS_START;
+	p->rearm_ns = p->access ? PROBE_ACCESS_REARM_MS * 1000000ull : p->period_ns / 2;
+	p->rng = fl_now_ns() | 1;
+	rt->probe = p;
+	return 0;
+}
+
+static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page);
+
+/* ---- handler side (fault path: no lock, no allocation) ---- */
+
+static bool in_sample(const struct fl_probe *p, size_t page)
+{
+	if (p->mrc && fl_probe_page_hash(page) < atomic_load_explicit(&p->mrc_threshold, memory_order_relaxed))
+		return true;
+	return p->access && (atomic_load_explicit(&p->flags[page], memory_order_relaxed) & PROBE_MEMBER);
+}
+
+/* A MISSING fault on a SOFT page the caller has locked: was it armed by the prober? Clears the
+ * mark either way. A mark from before the page was freed and touched again is stale: the epoch
+ * (incremented at every install) differs. */
+bool fl_probe_claim(struct fl_runtime *rt, size_t page)
+{
+	struct fl_probe *p = rt->probe;
+	if (!p || !(atomic_load_explicit(&p->flags[page], memory_order_relaxed) & PROBE_ARMED))
+		return false;
+	atomic_fetch_and_explicit(&p->flags[page], (uint8_t)~PROBE_ARMED, memory_order_relaxed);
+	return p->armed_epoch[page] == rt->epoch[page];
+}
+
+/* The thread's slot in the table (found or taken), or NULL when the table is full. */
+static struct probe_thread *thread_slot(struct fl_probe *p, uint32_t tid)
+{
+	for (uint32_t i = 0; i < 16; i++) {
+		struct probe_thread *t = &p->threads[(tid * 2654435761u + i) % PROBE_THREADS];
+		uint32_t seen = atomic_load_explicit(&t->tid, memory_order_relaxed), free_slot = 0;
+		if (seen == tid)
+			return t;
+		if (seen == 0 && atomic_compare_exchange_strong(&t->tid, &free_slot, tid)) {
+			t->npages = 0;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* --mrc: thread tid faulted again, so it is done with the sample pages it touched before: those
+ * touched at least PROBE_MRC_GAP_NS ago are armed again now; the page of this fault is added. */
+static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint32_t tid, size_t page, bool sampled)
+{
+	struct probe_thread *t = thread_slot(p, tid);
+	uint64_t now = fl_now_ns();
+	uint32_t kept = 0;
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->npages; i++) {
+		if (t->page[i] != page && now - t->touched_ns[i] < PROBE_MRC_GAP_NS) {
+			t->page[kept] = t->page[i], t->touched_ns[kept++] = t->touched_ns[i];
+			continue;
+		}
+		if (t->page[i] != page && in_sample(p, t->page[i]) && arm(h->rt, p, t->page[i]))
+			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
+	}
+	t->npages = kept;
+	if (sampled && t->npages < PROBE_THREAD_PAGES)
+		t->page[t->npages] = (uint32_t)page, t->touched_ns[t->npages++] = now;
+}
+
+/* After a fault was served: a page of the sample that came in is queued for re-arming. */
+void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind)
+{
+	struct fl_probe *p = h->rt->probe;
+	if (!p || kind == FL_FAULT_CONCURRENT)
+		return;
+	if (kind == FL_FAULT_ACCESS_SAMPLE)
+		atomic_fetch_add_explicit(&p->samples, 1, memory_order_relaxed);
+	bool sampled = in_sample(p, page);
+	if (p->mrc && p->mirror_ready)
+		rearm_after_progress(h, p, tid, page, sampled);
+	if (!sampled)
+		return;
+	struct probe_ring *r = &p->rings[h->index];
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	if (tail - atomic_load_explicit(&r->head, memory_order_acquire) >= PROBE_RING) {
+		atomic_fetch_add_explicit(&p->ring_drops, 1, memory_order_relaxed);
+		return;
+	}
+	r->pages[tail % PROBE_RING] = (uint32_t)page;
+	atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+}
+
+/* ---- the prober thread ---- */
+
+/* Moves (or drops) one locked resident page out of the region; false if it could not. */
+static bool unmap_one(struct fl_runtime *rt, size_t page, uint8_t old)
+{
+	char *addr = fl_page_addr(rt, page);
+	if (!(old & PG_DIRTY) && rt->write_protect && rt->far->mirror_is_far)
+		return fl_sys_madvise(addr, FL_PAGE_SIZE, MADV_DONTNEED) == 0; /* far copy valid */
+	if (fl_evict_mirror_movable(rt)) {
+		for (int attempt = 0; attempt < 3; attempt++) {
+			struct uffdio_move mv = {
+				.dst = (uint64_t)(uintptr_t)fl_mirror_addr(rt, page), .src = (uint64_t)(uintptr_t)addr,
+				.len = FL_PAGE_SIZE, .mode = UFFDIO_MOVE_MODE_DONTWAKE | UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES,
+			};
+			if (ioctl(rt->uffd, UFFDIO_MOVE, &mv) == 0)
+				return true;
+			if (errno == EEXIST) /* an older copy in the mirror: obsolete */
+				fl_sys_madvise(fl_mirror_addr(rt, page), FL_PAGE_SIZE, MADV_DONTNEED);
+			else if (errno != EAGAIN)
+				break;
+		}
+	}
+	/* a move refused (shared with a forked process, mprotect'ed): copy, as evict.c does */
+	if (rt->write_protect) {
+		struct uffdio_writeprotect wp = {
+			.range = { .start = (uint64_t)(uintptr_t)addr, .len = FL_PAGE_SIZE },
+			.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+		};
+		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0)
+			return false;
+	}
+	memcpy(fl_mirror_addr(rt, page), addr, FL_PAGE_SIZE);
+	if (fl_sys_madvise(addr, FL_PAGE_SIZE, MADV_DONTNEED) < 0) {
+		fl_log_errno("madvise(MADV_DONTNEED) of a probed page", errno);
+		return false;
+	}
+	return true;
+}
+
+/* Unmaps one resident page on trial and marks it armed; false if it is not resident (or busy). */
+static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page)
+{
+	uint8_t old;
+	if (!fl_page_trylock(rt, page, &old))
+		return false;
+	if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || !unmap_one(rt, page, old)) {
+		fl_page_unlock(rt, page, old);
+		atomic_fetch_add_explicit(&p->arm_skipped, 1, memory_order_relaxed);
+		return false;
+	}
+	uint8_t dirty = rt->write_protect ? (old & PG_DIRTY) : PG_DIRTY;
+	p->armed_epoch[page] = rt->epoch[page];
+	atomic_fetch_or_explicit(&p->flags[page], PROBE_ARMED, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->soft_pages, 1, memory_order_relaxed);
+	fl_page_unlock(rt, page, (uint8_t)(PG_SOFT | dirty | (old & PG_NOACCESS)));
+	atomic_fetch_add_explicit(&p->armed, 1, memory_order_relaxed);
+	return true;
+}
+
+/* Maps an armed page back (its time in the sample is over), as a soft fault would. */
+static void restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
+{
+	uint8_t old;
+	if (!fl_page_trylock(rt, page, &old))
+		return;
+	if ((old & PG_WHERE) != PG_SOFT || !fl_probe_claim(rt, page)) {
+		fl_page_unlock(rt, page, old);
+		return;
+	}
+	bool dirty = (old & PG_DIRTY) || !rt->write_protect;
+	struct uffdio_copy copy = {
+		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .src = (uint64_t)(uintptr_t)fl_mirror_addr(rt, page),
+		.len = FL_PAGE_SIZE, .mode = dirty ? 0 : UFFDIO_COPY_MODE_WP,
+	};
+	while (ioctl(rt->uffd, UFFDIO_COPY, &copy) < 0 && errno == EAGAIN)
+		copy.copy = 0;
+	rt->epoch[page]++;
+	atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
+	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | (dirty ? PG_DIRTY : 0) | (old & PG_NOACCESS)));
+	atomic_fetch_add_explicit(&p->restored, 1, memory_order_relaxed);
+}
+
+/* --mrc: a page of the sample seen for the first time; drops the threshold when the sample
+ * holds more than mrc_max_pages distinct pages (fixed-size SHARDS). */
+static void mrc_count_page(struct fl_probe *p, size_t page)
+{
+	uint8_t f = atomic_fetch_or_explicit(&p->flags[page], PROBE_SEEN, memory_order_relaxed);
+	if (f & PROBE_SEEN)
+		return;
+	p->bucket_count[fl_probe_page_hash(page) >> 16]++;
+	if (++p->mrc_pages <= p->mrc_max_pages)
+		return;
+	uint32_t threshold = atomic_load(&p->mrc_threshold);
+	uint32_t bucket = (uint32_t)(((uint64_t)threshold + 0xffff) >> 16);
+	while (bucket > 1 && p->mrc_pages > (uint64_t)p->mrc_max_pages * 15 / 16) {
+		bucket--;
+		p->mrc_pages -= p->bucket_count[bucket];
+	}
+	atomic_store(&p->mrc_threshold, bucket << 16);
+}
+
+static uint64_t next_random(struct fl_probe *p)
+{
+	p->rng ^= p->rng << 13, p->rng ^= p->rng >> 7, p->rng ^= p->rng << 17;
+	return p->rng;
+}
+
+/* --sample-accesses: retires the pages whose time is over, adapts the set's size to the target
+ * rate, and fills the free slots with random resident pages (armed at once). */
+static void refresh_slots(struct fl_runtime *rt, struct fl_probe *p, uint64_t now)
+{
+	for (size_t i = 0; i < p->nslots;) {
+		if (p->slots[i].until_ns > now && i < p->slot_target) {
+			i++;
+			continue;
+		}
+		size_t page = p->slots[i].page;
+		atomic_fetch_and_explicit(&p->flags[page], (uint8_t)~PROBE_MEMBER, memory_order_relaxed);
+		restore(rt, p, page);
+		p->slots[i] = p->slots[--p->nslots];
+	}
+	if (now - p->window_start_ns >= PROBE_ADAPT_MS * 1000000ull) {
+		uint64_t got = atomic_load(&p->samples) - p->window_samples_start;
+		uint64_t want = p->access_rate * (now - p->window_start_ns) / 1000000000ull;
+		if (got > want && p->slot_target > PROBE_SLOTS_MIN)
+			p->slot_target = p->slot_target * 3 / 4 < PROBE_SLOTS_MIN ? PROBE_SLOTS_MIN : p->slot_target * 3 / 4;
+		else if (got < want / 2 && p->slot_target < PROBE_SLOTS_MAX)
+			p->slot_target = p->slot_target * 5 / 4 + 1 > PROBE_SLOTS_MAX ? PROBE_SLOTS_MAX : p->slot_target * 5 / 4 + 1;
+		p->window_start_ns = now;
+		p->window_samples_start = atomic_load(&p->samples);
+	}
+	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
+	for (unsigned tries = 0; high && p->nslots < p->slot_target && tries < PROBE_PICK_TRIES * 4; tries++) {
+		size_t page = (size_t)(next_random(p) % high);
+		uint8_t s = atomic_load_explicit(&rt->state[page], memory_order_relaxed);
+		if ((s & PG_WHERE) != PG_RESIDENT || (s & (PG_BUSY | PG_NOACCESS)) ||
+		    (atomic_load_explicit(&p->flags[page], memory_order_relaxed) & (PROBE_MEMBER | PROBE_ARMED)))
+			continue;
+		atomic_fetch_or_explicit(&p->flags[page], PROBE_MEMBER, memory_order_relaxed);
+		/* spread the retirements over the dwell time, so the set turns over smoothly */
+		p->slots[p->nslots++] = (struct probe_slot){ (uint32_t)page, now + PROBE_DWELL_MS * 1000000ull / 2 +
+								      next_random(p) % (PROBE_DWELL_MS * 1000000ull) };
+		arm(rt, p, page);
+	}
+}
+
+/* One tick: re-arms the pages touched during the previous tick, then takes the new ones. */
+static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
+{
+	uint64_t now = fl_now_ns();
+	if (p->access) { /* the re-arms of --sample-accesses cost one token each: RATE per second */
+		p->tokens += (double)p->access_rate * (double)(now - p->tokens_ns) / 1e9;
+		if (p->tokens > (double)p->access_rate / 10 + 1)
+			p->tokens = (double)p->access_rate / 10 + 1;
+		p->tokens_ns = now;
+	}
+	pthread_mutex_lock(&rt->evict_lock);
+	for (; p->pending_head != p->pending_tail; p->pending_head++) {
+		const struct probe_pending *e = &p->pending[p->pending_head % PROBE_PENDING];
+		if (e->due_ns > now || (p->access && !p->mrc && p->tokens < 1))
+			break; /* not yet due, or no token left: waits in line */
+		if (p->access)
+			p->tokens -= 1;
+		if (in_sample(p, e->page) && arm(rt, p, e->page))
+			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
+	}
+	if (p->access)
+		refresh_slots(rt, p, now);
+	pthread_mutex_unlock(&rt->evict_lock);
+	for (unsigned h = 0; h < rt->nhandlers; h++) {
+		struct probe_ring *r = &p->rings[h];
+		uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+		uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		for (; head != tail; head++) {
+			uint32_t page = r->pages[head % PROBE_RING];
+			if (p->mrc)
+				mrc_count_page(p, page);
+			if (p->pending_tail - p->pending_head < PROBE_PENDING)
+				p->pending[p->pending_tail++ % PROBE_PENDING] = (struct probe_pending){ page, now + p->rearm_ns };
+			else
+				atomic_fetch_add_explicit(&p->pending_drops, 1, memory_order_relaxed);
+		}
+		atomic_store_explicit(&r->head, head, memory_order_release);
+	}
+	atomic_fetch_add_explicit(&p->rounds, 1, memory_order_relaxed);
+}
+
+static void *probe_main(void *arg)
+{
+	struct fl_runtime *rt = arg;
+	struct fl_probe *p = rt->probe;
+	struct timespec tick = { (time_t)(p->period_ns / 1000000000ull), (long)(p->period_ns % 1000000000ull) };
+	fl_internal_thread = 1;
+	fl_sys_block_all_signals();
+	/* a re-arm late by a scheduling delay misses the reuses in between: ask for a higher priority
+	 * (allowed to root or CAP_SYS_NICE; otherwise the default one is kept, silently) */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), PROBE_NICE);
+	pthread_mutex_lock(&rt->evict_lock); /* registers the mirror as a move destination, once */
+	fl_evict_mirror_movable(rt);
+	pthread_mutex_unlock(&rt->evict_lock);
+	atomic_store(&p->mirror_ready, true);
+	p->window_start_ns = p->tokens_ns = fl_now_ns();
+	p->window_samples_start = atomic_load(&p->samples);
+	while (!atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping)) {
+		nanosleep(&tick, NULL);
+		probe_round(rt, p);
+	}
+	return NULL;
+}
+
+/* Starts the prober thread (after the handlers); 0 when off. */
+int fl_probe_start(struct fl_runtime *rt)
+{
+	struct fl_probe *p = rt->probe;
+	if (!p)
+		return 0;
+	for (unsigned h = 0; h < FL_MAX_HANDLERS; h++)
+		atomic_store(&p->rings[h].head, 0), atomic_store(&p->rings[h].tail, 0);
+	p->pending_head = p->pending_tail = 0;
+	int err = pthread_create(&p->thread, NULL, probe_main, rt);
+	if (err) {
+		fl_log_errno("pthread_create(access prober)", err);
+		return -1;
+	}
+	p->thread_started = true;
+	return 0;
+}
+
+/* In a forked child: counters start again; the thread is started by fl_probe_start. */
+void fl_probe_after_fork(struct fl_runtime *rt)
+{
+	struct fl_probe *p = rt->probe;
+	if (!p)
+		return;
+	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
+	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
+	atomic_store(&p->rounds, 0);
+	p->thread_started = false;
+	atomic_store(&p->mirror_ready, false);
+	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
+}
+
+static void key_u64(struct fl_buf *b, const char *key, uint64_t v)
+{
+	fl_buf_str(b, ",\n  \"");
+	fl_buf_str(b, key);
+	fl_buf_str(b, "\": ");
+	fl_buf_u64(b, v);
+}
+
+void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
+{
+	struct fl_probe *p = rt->probe;
+	key_u64(b, "mrc_rate_denominator", p && p->mrc ? p->mrc_denominator : 0);
+	key_u64(b, "mrc_threshold", p && p->mrc ? p->mrc_threshold_start : 0);
+	key_u64(b, "mrc_max_pages", p && p->mrc ? p->mrc_max_pages : 0);
+	key_u64(b, "sample_accesses_rate", p ? p->access_rate : 0);
+	key_u64(b, "probe_period_ns", p ? p->period_ns : 0);
+}
+
+void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
+{
+	struct fl_probe *p = rt->probe;
+	key_u64(b, "access_samples", p ? atomic_load(&p->samples) : 0);
+	if (!p)
+		return;
+	if (p->mrc) {
+		key_u64(b, "mrc_threshold", atomic_load(&p->mrc_threshold));
+		key_u64(b, "mrc_pages", p->mrc_pages);
+	}
+	key_u64(b, "probe_armed", atomic_load(&p->armed));
+	key_u64(b, "probe_rearmed", atomic_load(&p->rearmed));
+	key_u64(b, "probe_arm_skipped", atomic_load(&p->arm_skipped));
+	key_u64(b, "probe_restored", atomic_load(&p->restored));
+	key_u64(b, "probe_dropped", atomic_load(&p->ring_drops) + atomic_load(&p->pending_drops));
+	key_u64(b, "probe_rounds", atomic_load(&p->rounds));
+	key_u64(b, "probe_sample_pages", p->access ? p->slot_target : 0);
+}

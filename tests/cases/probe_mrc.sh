@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# probe_mrc: record --mrc and faultline mrc (issue 15's miss-ratio curve from one run) on a program
+# whose LRU curve has a closed form (tests/planted/mrc_loops: arrays of 10/20/30/40 % of 64 MiB,
+# each swept 4 times: with C pages of memory, an array of S > C pages refaults S x 3 times).
+#   - the --mrc run exits 0 with the native output; stats.json consistent; no refault without -L;
+#   - `mrc --format csv`: the header local_bytes,predicted_refaults,lower,upper and a row for every
+#     power of two from 1 MiB to the peak; lower <= predicted <= upper;
+#   - at 8, 16 and 32 MiB (1/8, 1/4, 1/2 of the peak) the prediction is within 10 % of the closed
+#     form and of the refaults of real `record -L` runs (within 1 % of all reuses where those are ~0);
+#   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted mrc_loops
+
+total=64 loops=4
+run_native loops "$PLANTED/mrc_loops" "$total" "$loops"
+
+name=loops-mrc
+expect_record "$name" -M 1G --mrc-rate 8 -- "$PLANTED/mrc_loops" "$total" "$loops"
+same_output "$name" loops
+check_stats "$name" --max $((1024 * MIB)) --procs 1
+check_eq "$name faults_refault" "$(stat_of "$name" faults_refault)" 0
+
+"$FAULTLINE" mrc "$WORK/$name" --format csv >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
+"$FAULTLINE" mrc "$WORK/$name" >"$WORK/mrc.txt" 2>&1 || fail "mrc (table) exited $?"
+"$FAULTLINE" mrc "$WORK/$name" --format json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); assert d["rows"] and d["sampling_rate"] > 0' ||
+	fail "mrc --format json is not the expected JSON"
+
+declare -A measured
+for mib in 8 16 32; do
+	expect_record "loops-L$mib" -M 1G -L "$mib" -- "$PLANTED/mrc_loops" "$total" "$loops"
+	same_output "loops-L$mib" loops
+	measured[$mib]=$(stat_of "loops-L$mib" faults_refault)
+done
+
+"$PY" - "$WORK/mrc.csv" "$WORK/loops.native" "$loops" "${measured[8]}" "${measured[16]}" "${measured[32]}" <<'PYEOF' || fail "mrc prediction"
+import csv, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+if lines[0] != "local_bytes,predicted_refaults,lower,upper":
+    sys.exit("CSV header is %r" % lines[0])
+rows = {int(r["local_bytes"]): r for r in csv.DictReader(lines)}
+MiB = 1 << 20
+for size in (1, 2, 4, 8, 16, 32, 64):
+    if size * MiB not in rows:
+        sys.exit("no row for %d MiB (rows: %s)" % (size, sorted(rows)))
+for r in rows.values():
+    if not int(r["lower"]) <= int(r["predicted_refaults"]) <= int(r["upper"]):
+        sys.exit("row %s: not lower <= predicted <= upper" % r)
+pages = [int(p) for p in re.search(r"pages=([0-9,]+)", open(sys.argv[2]).read()).group(1).split(",")]
+loops = int(sys.argv[3])
+reuses = sum(pages) * (loops - 1)
+measured = dict(zip((8, 16, 32), (int(v) for v in sys.argv[4:7])))
+bad = []
+for size in (8, 16, 32):
+    closed = sum(p * (loops - 1) for p in pages if p > size * 256)
+    pred = int(rows[size * MiB]["predicted_refaults"])
+    for what, want in (("closed form", closed), ("record -L", measured[size])):
+        tolerance = max(0.10 * want, 0.01 * reuses)
+        ok = abs(pred - want) <= tolerance
+        print("%s -L %2d MiB: predicted %6d, %-11s %6d (error %+.1f %%)" % ("ok" if ok else "BAD", size, pred, what, want,
+              100.0 * (pred - want) / want if want else 0.0))
+        if not ok:
+            bad.append("%d MiB vs %s" % (size, what))
+if bad:
+    sys.exit("prediction off by more than 10 %: " + ", ".join(bad))
+PYEOF
+
+rc=0; "$FAULTLINE" mrc "$WORK/$name" --format svg >/dev/null 2>&1 || rc=$?
+check_eq "mrc --format svg exit status" "$rc" 2
+rc=0; "$FAULTLINE" mrc "$WORK/loops-L8" >/dev/null 2>"$WORK/nomrc.err" || rc=$?
+check_eq "mrc of a recording without --mrc: exit status" "$rc" 1
+grep -q "not recorded with --mrc" "$WORK/nomrc.err" || fail "mrc without --mrc data: no reason given ($(cat "$WORK/nomrc.err"))"
+echo "PASS"

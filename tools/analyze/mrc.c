@@ -1,0 +1,249 @@
+/* mrc.c: the miss-ratio curve of a `record --mrc` recording (mrc.h).
+ *
+ * Under --mrc the runtime (runtime/probe.c) follows a spatial sample of the pages, chosen by
+ * fl_probe_page_hash(page) < threshold (trace.h; the rate R = threshold / 2^32), and every access
+ * it sees to a sampled page is a fault record: the first touch, then a re-touch (kind access)
+ * each time the page had been unmapped on trial again. The sampled accesses of a process, in
+ * time order, give each re-touch its reuse (stack) distance among the sampled pages: the number
+ * of distinct other sampled pages touched since the page's previous access (a Fenwick tree over
+ * the access positions, one marker at each page's latest access: O(n log n)). SHARDS (Waldspurger
+ * et al., FAST'15): a distance d among the sampled pages stands for d / R pages of the whole, and
+ * each sampled reuse for 1 / R reuses.
+ *
+ * Prediction for -L = C pages, LRU replacement: a reuse misses (refaults) when its scaled
+ * distance is at least the pages the runtime can keep, C minus the free reserve its evictor keeps
+ * (runtime/evict.c: between 1/32 and 1/16 of -L, at most 4096 pages; the middle is taken). A
+ * first touch of a page freed and allocated again is a first touch under any -L, not a reuse.
+ * The band: the estimate is a Horvitz-Thompson sum over the sampled pages, whose variance is
+ * (1 - R) / R^2 * sum of m_i^2 (m_i = the misses of sampled page i), and the distance threshold
+ * itself is uncertain by the binomial count of sampled pages in C pages (relative error
+ * 1 / sqrt(C R)); lower and upper take both at two standard errors.
+ *
+ * What it cannot see: a page re-touched before the prober re-armed it (1-2 ms after a touch, longer
+ * on a loaded machine) shows no reuse for that touch, and its next one looks farther than it was. */
+#include "mrc.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "faultline/trace.h"
+#include "stats_json.h"
+
+#define NO_ACCESS UINT32_MAX
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Fenwick tree over positions 0 .. n-1 (1-based inside). */
+static void fenwick_add(int32_t *tree, size_t n, size_t pos, int32_t delta)
+{
+	for (size_t i = pos + 1; i <= n; i += i & (~i + 1))
+		tree[i] += delta;
+}
+
+static int64_t fenwick_prefix(const int32_t *tree, size_t pos_inclusive)
+{
+	int64_t sum = 0;
+	for (size_t i = pos_inclusive + 1; i > 0; i -= i & (~i + 1))
+		sum += tree[i];
+	return sum;
+}
+
+static bool mrc_threshold_of(const struct fl_process *proc, uint64_t *threshold)
+{
+	if (proc->has_stats && stats_json_uint(&proc->stats, "mrc_threshold", threshold) == 0)
+		return *threshold > 0;
+	return stats_json_uint(&proc->meta, "mrc_threshold", threshold) == 0 && *threshold > 0;
+}
+
+/* The sampled accesses of one process -> its reuses. 0, or -1 when out of memory. */
+static int build_process(const struct fl_process *proc, uint64_t threshold, struct mrc_process *mp)
+{
+	uint64_t page_size = proc->page_size ? proc->page_size : 4096;
+	size_t n = 0;
+	uint64_t *pages = malloc((proc->nfaults + 1) * sizeof(*pages)), *ids = NULL;
+	bool *first = malloc((proc->nfaults + 1) * sizeof(*first));
+	uint32_t *last = NULL;
+	int32_t *tree = NULL;
+	int rc = -1;
+
+	memset(mp, 0, sizeof(*mp));
+	mp->pid = proc->pid;
+	mp->rate = (double)threshold / 4294967296.0;
+	if (!pages || !first)
+		goto out;
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		const struct fl_fault_record *r = &proc->faults[i].rec;
+		if (r->kind == FL_FAULT_CONCURRENT || r->addr < proc->region_start)
+			continue;
+		uint64_t page = (r->addr - proc->region_start) / page_size;
+		if (fl_probe_page_hash(page) >= threshold)
+			continue;
+		pages[n] = page;
+		first[n++] = r->kind == FL_FAULT_FIRST_TOUCH;
+	}
+	ids = malloc((n + 1) * sizeof(*ids));
+	if (!ids)
+		goto out;
+	memcpy(ids, pages, n * sizeof(*ids));
+	qsort(ids, n, sizeof(*ids), compare_u64);
+	size_t distinct = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || ids[i] != ids[i - 1])
+			ids[distinct++] = ids[i];
+	last = malloc((distinct + 1) * sizeof(*last));
+	tree = calloc(n + 1, sizeof(*tree));
+	mp->reuse_page = malloc((n + 1) * sizeof(*mp->reuse_page));
+	mp->reuse_distance = malloc((n + 1) * sizeof(*mp->reuse_distance));
+	if (!last || !tree || !mp->reuse_page || !mp->reuse_distance)
+		goto out;
+	for (size_t i = 0; i < distinct; i++)
+		last[i] = NO_ACCESS;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t *hit = bsearch(&pages[j], ids, distinct, sizeof(*ids), compare_u64);
+		uint32_t id = (uint32_t)(hit - ids);
+		if (last[id] != NO_ACCESS) {
+			if (!first[j]) { /* markers strictly between the previous access and this one */
+				int64_t d = fenwick_prefix(tree, j - 1) - fenwick_prefix(tree, last[id]);
+				mp->reuse_page[mp->nreuses] = id;
+				mp->reuse_distance[mp->nreuses++] = (uint32_t)d;
+			}
+			fenwick_add(tree, n, last[id], -1);
+		}
+		fenwick_add(tree, n, j, 1);
+		last[id] = (uint32_t)j;
+	}
+	mp->sampled_pages = distinct;
+	mp->accesses = n;
+	uint64_t peak = 0;
+	if (!(proc->has_stats && stats_json_uint(&proc->stats, "peak_resident_bytes", &peak) == 0) || peak == 0)
+		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
+	mp->peak_bytes = peak;
+	stats_json_uint(&proc->meta, "local_limit_bytes", &mp->local_limit_bytes);
+	rc = 0;
+out:
+	free(pages);
+	free(first);
+	free(ids);
+	free(last);
+	free(tree);
+	return rc;
+}
+
+int mrc_build(const struct fl_recording *rec, struct mrc_model *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->procs = calloc(rec->nprocs + 1, sizeof(*out->procs));
+	if (!out->procs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		uint64_t threshold;
+		if (!mrc_threshold_of(&rec->procs[i], &threshold)) {
+			out->skipped++;
+			continue;
+		}
+		struct mrc_process *mp = &out->procs[out->nprocs];
+		if (build_process(&rec->procs[i], threshold, mp) < 0) {
+			out->nprocs++;
+			mrc_free(out);
+			snprintf(err, errlen, "out of memory (process %u)", rec->procs[i].pid);
+			return -1;
+		}
+		out->nprocs++;
+		if (mp->peak_bytes > out->peak_bytes)
+			out->peak_bytes = mp->peak_bytes;
+	}
+	if (out->nprocs == 0) {
+		mrc_free(out);
+		snprintf(err, errlen, "%s was not recorded with --mrc (no process has an mrc_threshold in its "
+			 "meta.json): record it again with `faultline record --mrc`", rec->dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* Misses of one process at a distance threshold (in sampled pages): the estimate for the whole
+ * and its standard error. `misses` is scratch, one counter per sampled page. */
+static void estimate(const struct mrc_process *mp, double threshold, uint32_t *misses, double *est, double *se)
+{
+	double sum = 0, sum_sq = 0;
+	memset(misses, 0, (mp->sampled_pages + 1) * sizeof(*misses));
+	for (size_t i = 0; i < mp->nreuses; i++)
+		if ((double)mp->reuse_distance[i] >= threshold)
+			misses[mp->reuse_page[i]]++, sum++;
+	for (size_t i = 0; i < mp->sampled_pages; i++)
+		sum_sq += (double)misses[i] * misses[i];
+	*est = sum / mp->rate;
+	*se = sqrt((1 - mp->rate) * sum_sq) / mp->rate;
+}
+
+struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes)
+{
+	struct mrc_row row = { local_bytes, 0, 0, 0 };
+	for (size_t p = 0; p < m->nprocs; p++) {
+		const struct mrc_process *mp = &m->procs[p];
+		uint32_t *misses = malloc((mp->sampled_pages + 1) * sizeof(*misses));
+		if (!misses)
+			continue;
+		double pages = (double)local_bytes / 4096.0;
+		double high = pages / 16 < 16 ? 16 : pages / 16 > 4096 ? 4096 : pages / 16;
+		double usable = pages - 0.75 * high; /* the reserve: between high / 2 and high free */
+		if (usable < 1)
+			usable = 1;
+		double t = usable * mp->rate, spread = 2 / sqrt(t > 1 ? t : 1);
+		double est, se, est_lo, se_lo, est_hi, se_hi;
+		estimate(mp, t, misses, &est, &se);
+		estimate(mp, t * (1 + spread), misses, &est_lo, &se_lo); /* more room: fewer misses */
+		estimate(mp, t * (1 - spread) > 0 ? t * (1 - spread) : 0, misses, &est_hi, &se_hi);
+		row.predicted += est;
+		row.lower += est_lo - 2 * se_lo > 0 ? est_lo - 2 * se_lo : 0;
+		row.upper += est_hi + 2 * se_hi;
+		free(misses);
+	}
+	return row;
+}
+
+uint64_t *mrc_sizes(const struct mrc_model *m, const uint64_t *extra, size_t nextra, size_t *n)
+{
+	const uint64_t mib = 1048576;
+	uint64_t peak = m->peak_bytes > mib ? m->peak_bytes : mib;
+	uint64_t *sizes = malloc((80 + nextra) * sizeof(*sizes));
+	size_t k = 0;
+	if (!sizes)
+		return NULL;
+	for (uint64_t s = mib; k < 64; s *= 2) {
+		sizes[k++] = s;
+		if (s >= peak)
+			break;
+	}
+	for (unsigned d = 1; d <= 8; d *= 2)
+		if (peak / d >= mib)
+			sizes[k++] = (peak / d + 4095) & ~(uint64_t)4095;
+	for (size_t i = 0; i < nextra; i++)
+		sizes[k++] = extra[i];
+	qsort(sizes, k, sizeof(*sizes), compare_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (i == 0 || sizes[i] != sizes[u - 1])
+			sizes[u++] = sizes[i];
+	*n = u;
+	return sizes;
+}
+
+void mrc_free(struct mrc_model *m)
+{
+	for (size_t i = 0; i < m->nprocs; i++) {
+		free(m->procs[i].reuse_page);
+		free(m->procs[i].reuse_distance);
+	}
+	free(m->procs);
+	memset(m, 0, sizeof(*m));
+}

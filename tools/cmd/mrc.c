@@ -1,0 +1,124 @@
+/* mrc.c: `faultline mrc` — predicted refaults for every local-memory size, from one recording made
+ * with `record --mrc` (a miss-ratio curve: analyze/mrc.c builds it, render/mrc_output.c prints it).
+ * Exit 0, 1 when the recording is missing, corrupt or has no --mrc data, 2 on a usage error. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mrc.h"
+#include "mrc_output.h"
+#include "recording_arg.h"
+#include "trace_reader.h"
+
+#define MRC_MAX_AT 64
+
+struct mrc_cmd {
+	const char *dir;
+	enum mrc_format format;
+	uint64_t at[MRC_MAX_AT];
+	size_t nat;
+};
+
+static void mrc_usage(FILE *out)
+{
+	fputs("usage: faultline mrc [DIR] [--format table|csv|json] [--at SIZE]...\n"
+	      "\n"
+	      "Predicts how many refaults the recorded program would take at each local-memory size (-L),\n"
+	      "from one run recorded with `faultline record --mrc` (at any -L, best without one): the\n"
+	      "runtime followed a spatial sample of the pages (1 in 8 by default, by a hash of the page\n"
+	      "number: SHARDS) and saw each re-touch, which gives the reuse distances. A reuse refaults when\n"
+	      "more distinct pages were touched since the page's previous use than -L holds (LRU; the\n"
+	      "runtime's CLOCK approximates it). Rows: every power of two from 1 MiB to the peak of local\n"
+	      "memory, the peak and its half, quarter and eighth, and each --at size. lower and upper\n"
+	      "bound the prediction at about 95 % for the sampling error (not for the model's).\n"
+	      "\n"
+	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
+	      "      --format FMT     table (default), csv (local_bytes,predicted_refaults,lower,upper)\n"
+	      "                       or json\n"
+	      "      --at SIZE        also predict at this size (repeatable; 64 = MiB, 512K, 2G)\n"
+	      "  -h, --help           this help\n"
+	      "\n"
+	      "Exit status 1 when the recording is missing or corrupt or was not made with --mrc.\n", out);
+}
+
+enum { OPT_FORMAT, OPT_AT };
+
+static int mrc_option(void *ctx, int id, const char *value, char *err, size_t errlen)
+{
+	static const char *const formats[] = { "table", "csv", "json" };
+	struct mrc_cmd *c = ctx;
+	uint64_t bytes;
+	int choice;
+
+	if (id == OPT_FORMAT) {
+		if ((choice = cli_pick(value, formats, 3, err, errlen)) < 0)
+			return -1;
+		c->format = (enum mrc_format)choice;
+		return 0;
+	}
+	if (cli_parse_size(value, 1048576, &bytes, err, errlen) < 0)
+		return -1;
+	if (bytes < 4096) {
+		snprintf(err, errlen, "'%s' is less than one page", value);
+		return -1;
+	}
+	if (c->nat == MRC_MAX_AT) {
+		snprintf(err, errlen, "at most %d --at sizes", MRC_MAX_AT);
+		return -1;
+	}
+	c->at[c->nat++] = bytes;
+	return 0;
+}
+
+int cmd_mrc(int argc, char **argv)
+{
+	static const struct cli_opt opts[] = {
+		{ NULL, "--format", CLI_VALUE, OPT_FORMAT },
+		{ NULL, "--at", CLI_VALUE, OPT_AT },
+	};
+	struct mrc_cmd c;
+	memset(&c, 0, sizeof(c));
+	struct cli_verb verb = { "mrc", mrc_usage, opts, sizeof(opts) / sizeof(opts[0]), mrc_option, NULL, &c.dir, &c };
+	struct fl_recording *rec;
+	struct mrc_model model;
+	char newest[4096], err[1024];
+	int rc = cli_parse_verb(&verb, argc, argv);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	c.dir = recording_arg_dir("mrc", c.dir, newest, sizeof(newest));
+	if (!c.dir)
+		return 1;
+	if (fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
+		cli_error("mrc: %s", err);
+		return 1;
+	}
+	recording_arg_warnings(rec);
+	if (mrc_build(rec, &model, err, sizeof(err)) < 0) {
+		cli_error("mrc: %s", err);
+		fl_recording_close(rec);
+		return 1;
+	}
+	size_t nsizes = 0;
+	uint64_t *sizes = mrc_sizes(&model, c.at, c.nat, &nsizes);
+	struct mrc_row *rows = sizes ? calloc(nsizes + 1, sizeof(*rows)) : NULL;
+	rc = 1;
+	if (!rows) {
+		cli_error("mrc: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nsizes; i++)
+		rows[i] = mrc_predict(&model, sizes[i]);
+	if (mrc_print(&model, rows, nsizes, c.dir, c.format, stdout) < 0)
+		cli_error("mrc: writing the output: %s", strerror(errno));
+	else
+		rc = 0;
+out:
+	free(rows);
+	free(sizes);
+	mrc_free(&model);
+	fl_recording_close(rec);
+	return rc;
+}
