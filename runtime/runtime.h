@@ -49,7 +49,7 @@ struct fl_handler {
 	pthread_t thread;
 	unsigned index;
 	int cpu;                             /* pinned CPU, or -1 */
-	int wake_fd;                         /* eventfd: flush requests and shutdown */
+	_Atomic int tid;                     /* its thread id once running (the handler signal's target); 0 = none */
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
@@ -130,6 +130,7 @@ struct fl_runtime {
 		int wake_fd;                 /* eventfd written by faults that see the reserve low; -1 = off */
 		_Atomic bool sleeping;
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
+		int pidfd;                   /* this process, for batched drops (process_madvise); -1 = none */
 	} evictor;
 	struct fl_evict_stats evict;
 	struct fl_stream evict_log;          /* evict_log.c: the evictor thread's eviction events */

@@ -91,6 +91,7 @@ struct fl_thread *fl_thread_self(void)
 			t->sampler.leader_fd = -1;
 		}
 		t->tid = tid;
+		fl_sample_thread_begins(t);
 		t->alloc_count = 0;
 		t->sample_left = 0;
 		t->rng = 0;
