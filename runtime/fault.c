@@ -128,8 +128,11 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 }
 
 /* Serve a MISSING message; returns the fault kind for the record. The install wakes the
- * page's threads, unless `dontwake` (the caller asks for the stack by signal, then wakes). */
-static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake, bool *prefetch_hit)
+ * page's threads, unless `dontwake` (the caller asks for the stack by signal, then wakes).
+ * Without dontwake, *service_ns is the service time up to the waking install (READ_NS: when
+ * the message was read); with it, the caller measures up to its signal. */
+static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake, bool *prefetch_hit,
+			     uint64_t read_ns, uint32_t *service_ns)
 {
 	struct fl_runtime *rt = h->rt;
 	uint64_t waits = 0;
@@ -144,6 +147,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	switch (old & PG_WHERE) {
 	case PG_RESIDENT: /* its threads were woken by the install (see the top comment) */
 		fl_page_unlock(rt, page, old);
+		*service_ns = fl_fault_service_ns(rt, read_ns);
 		return FL_FAULT_CONCURRENT;
 	case PG_FREE:
 		reserve_local_page(rt);
@@ -171,6 +175,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		break;
 	}
 	rt->epoch[page]++;
+	if (!dontwake)
+		*service_ns = fl_fault_service_ns(rt, read_ns); /* the install below wakes the thread */
 	int err = install_page(rt, page, src, !dirty, dontwake);
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
@@ -282,13 +288,14 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	/* without a stack to ask for by signal, the install wakes the thread; with one, the page
 	 * is installed asleep, the signal queued, then the thread woken */
 	bool ask_signal = plan->want_stack && !plan->stack_taken;
-	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, ask_signal, &prefetch_hit);
+	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, ask_signal, &prefetch_hit, plan->time_ns,
+				 &rec.service_ns);
 	FL_ASSERT(rec.kind >= FL_FAULT_FIRST_TOUCH && rec.kind <= FL_FAULT_KIND_MAX);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;
-	/* served: the install woke the thread, or the stack signal and the wake below will */
-	rec.service_ns = fl_fault_service_ns(rt, plan->time_ns);
 	if (ask_signal) {
+		/* served: the stack signal and the wake below let the thread run on */
+		rec.service_ns = fl_fault_service_ns(rt, plan->time_ns);
 		/* no sample: the thread takes its own stack in the stack signal's handler
 		 * (fault_context.c). A concurrent message's thread was already woken by the fault
 		 * that brought the page in: it has run on, so a stack taken now would be wrong */
