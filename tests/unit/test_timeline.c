@@ -95,7 +95,11 @@ int main(void)
 	fl_timeline_free(&tl);
 
 	write_file(42, FL_TRACE_MAGIC ^ 0xff00000000000000ull, sizeof(recs[0]), recs, 3, 0);
-	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 0: bad magic"), "bad magic: %s", err);
+	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 7: bad magic"),
+	      "bad magic, named at its first wrong byte: %s", err);
+	write_file(42, FL_TRACE_MAGIC_SWAPPED, sizeof(recs[0]), recs, 3, 0);
+	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 0: written in the other byte order"),
+	      "the other byte order: %s", err);
 	write_file(43, FL_TRACE_MAGIC, sizeof(recs[0]), recs, 3, 0);
 	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "pid 43"), "another pid: %s", err);
 	recs[1].reason = 9;
