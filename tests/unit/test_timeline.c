@@ -1,7 +1,8 @@
 /* test_timeline.c: the timeline reader and timeline.svg on made-up files.
  *   - records of several writers come back sorted by time; a file cut inside a record keeps its
  *     complete records with a warning; a longer record_size (a newer writer) is read by its prefix;
- *   - a bad magic, another pid, an unknown reason are errors naming the file and offset;
+ *   - a bad magic (at its first wrong byte), the other byte order, another pid, an unknown reason
+ *     are errors naming the file and offset;
  *   - no file: present false, no error;
  *   - the SVG: one strip per counter present, the far-read strip's total = the last value, a rate
  *     drawn per interval, the axis given by end_ns (as the heatmap's). */
