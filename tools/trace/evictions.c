@@ -22,10 +22,10 @@ const char *fl_evict_decision_name(unsigned decision)
 	}
 }
 
-/* Checks record I of the file: "PATH: offset N: what is wrong" in err. */
-static int check_record(const struct fl_process *proc, const struct fl_side_file *file, size_t i, char *err,
-			size_t errlen)
+/* Checks record I of the file (fl_side_record_check; ARG is the process). */
+static int check_record(const struct fl_side_file *file, size_t i, const void *arg, char *err, size_t errlen)
 {
+	const struct fl_process *proc = arg;
 	const struct fl_evict_record *r = (const struct fl_evict_record *)file->recs + i;
 	uint64_t page = proc->page_size ? proc->page_size : 4096;
 	if (r->decision < FL_EVICT_CLOCK_TRIAL || r->decision > FL_EVICT_FIFO)
@@ -78,18 +78,11 @@ int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, c
 	struct fl_side_file file;
 
 	memset(out, 0, sizeof(*out));
-	if (fl_side_file_read(proc, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record), &file, err,
-			      errlen) < 0)
+	if (fl_side_file_read(proc, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record),
+			      check_record, proc, &file, err, errlen) < 0)
 		return -1;
 	out->present = file.present;
 	snprintf(out->warning, sizeof(out->warning), "%s", file.warning);
-	for (size_t i = 0; i < file.n; i++) {
-		if (check_record(proc, &file, i, err, errlen) < 0) {
-			fl_side_file_free(&file);
-			memset(out, 0, sizeof(*out));
-			return -1;
-		}
-	}
 	out->recs = file.recs;
 	out->n = file.n;
 	if (sort_by_time(out) < 0) {

@@ -39,7 +39,7 @@ static int copy_records(struct fl_side_file *out, const struct mapped_file *file
 }
 
 int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t kind, size_t known_size,
-		      struct fl_side_file *out, char *err, size_t errlen)
+		      fl_side_record_check check, const void *arg, struct fl_side_file *out, char *err, size_t errlen)
 {
 	struct mapped_file file;
 	struct fl_file_header ref;
@@ -68,8 +68,12 @@ int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t 
 	size_t nrecs = fl_trace_file_count_records(out->path, &found, file.len, out->warning, sizeof(out->warning));
 	rc = copy_records(out, &file, nrecs, known_size, err, errlen);
 	fl_trace_file_unmap(&file);
-	if (rc < 0)
+	for (size_t i = 0; i < out->n && rc == 0; i++)
+		rc = check(out, i, arg, err, errlen);
+	if (rc < 0) {
+		fl_side_file_free(out);
 		memset(out, 0, sizeof(*out));
+	}
 	return rc;
 }
 

@@ -30,11 +30,17 @@ struct fl_side_file {
 	char warning[FL_SIDE_WARNING_MAX]; /* "" or one line: the file was cut */
 };
 
+/* Checks record I of FILE (what its reader knows of it, at file->recs): 0, or -1 with the line of
+ * fl_side_file_fail_at in err. ARG is the reader's. */
+typedef int (*fl_side_record_check)(const struct fl_side_file *file, size_t i, const void *arg, char *err,
+				    size_t errlen);
+
 /* Reads PROC's side file NAME of KIND, whose records this reader knows the first KNOWN_SIZE bytes
- * of. Returns 0 (present false and nothing allocated when there is no file), or -1 with one line
- * "PATH: offset N: what is wrong" (or "PATH: call: reason") in err and *out empty. */
+ * of, and checks each complete record with CHECK (with ARG). Returns 0 (present false and nothing
+ * allocated when there is no file), or -1 with one line "PATH: offset N: what is wrong" (or "PATH:
+ * call: reason") in err and *out empty. */
 int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t kind, size_t known_size,
-		      struct fl_side_file *out, char *err, size_t errlen);
+		      fl_side_record_check check, const void *arg, struct fl_side_file *out, char *err, size_t errlen);
 
 /* The file offset of record I (for error lines naming it). */
 uint64_t fl_side_file_offset(const struct fl_side_file *file, size_t i);

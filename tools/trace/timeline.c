@@ -64,27 +64,30 @@ static int by_time(const void *a, const void *b)
 	return (int)x->reason - (int)y->reason;
 }
 
+/* Checks record I of the file (fl_side_record_check): its reason is one this reader knows. */
+static int check_record(const struct fl_side_file *file, size_t i, const void *arg, char *err, size_t errlen)
+{
+	const struct fl_timeline_record *r = (const struct fl_timeline_record *)file->recs + i;
+	(void)arg;
+	if (r->reason < FL_TL_PERIODIC || r->reason > FL_TL_FINAL)
+		return fl_side_file_fail_at(file, i, offsetof(struct fl_timeline_record, reason), err, errlen,
+					    "timeline record with reason %u", r->reason);
+	return 0;
+}
+
 int fl_timeline_read(const struct fl_process *proc, struct fl_timeline *out, char *err, size_t errlen)
 {
 	struct fl_side_file file;
 
 	memset(out, 0, sizeof(*out));
-	if (fl_side_file_read(proc, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE, sizeof(struct fl_timeline_record), &file, err,
-			      errlen) < 0)
+	if (fl_side_file_read(proc, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE, sizeof(struct fl_timeline_record),
+			      check_record, NULL, &file, err, errlen) < 0)
 		return -1;
 	out->present = file.present;
 	snprintf(out->warning, sizeof(out->warning), "%s", file.warning);
 	struct fl_timeline_record *recs = file.recs;
-	for (size_t i = 0; i < file.n; i++) {
-		if (recs[i].reason < FL_TL_PERIODIC || recs[i].reason > FL_TL_FINAL) {
-			fl_side_file_fail_at(&file, i, offsetof(struct fl_timeline_record, reason), err, errlen,
-					     "timeline record with reason %u", recs[i].reason);
-			fl_side_file_free(&file);
-			memset(out, 0, sizeof(*out));
-			return -1;
-		}
+	for (size_t i = 0; i < file.n; i++)
 		recs[i].valid &= (uint16_t)((1u << FL_TL_COUNTERS) - 1); /* slots this reader does not know */
-	}
 	out->recs = recs;
 	out->nrecs = file.n;
 	if (out->nrecs)
