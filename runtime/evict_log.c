@@ -21,7 +21,7 @@ static struct fl_stream *stream_of_caller(struct fl_runtime *rt, bool *is_handle
 {
 	pthread_t self = pthread_self();
 	for (unsigned i = 0; i < rt->nhandlers; i++)
-		if (rt->handlers[i].wake_fd >= 0 && pthread_equal(self, rt->handlers[i].thread)) {
+		if (atomic_load(&rt->handlers[i].tid) != 0 && pthread_equal(self, rt->handlers[i].thread)) {
 			*is_handler = true;
 			return &rt->handlers[i].evictions;
 		}

@@ -273,18 +273,35 @@ void fl_sample_thread_stop(struct fl_thread *t)
 	close_group(s, true);
 }
 
-/* When the thread ends (its pthread key destructor): the pages of its stack known to be
- * readable are forgotten, since the stack may be unmapped once the thread is gone. */
-void fl_sample_thread_ended(struct fl_thread *t)
+/* Forgets what is known of the slot's stack (under `busy`: a handler may be reading it) and
+ * records whose it is now: `thread_pointer` 0 when the thread ends. */
+static void stack_knowledge_reset(struct fl_sampler *s, uint64_t thread_pointer, bool main_thread)
 {
-	struct fl_sampler *s = &t->sampler;
 	int expect = 0;
 	while (!atomic_compare_exchange_weak(&s->busy, &expect, 1)) {
 		expect = 0;
 		sched_yield();
 	}
 	s->stack_lo = s->stack_hi = 0;
+	s->mapping_lo = s->mapping_hi = 0;
+	s->mapping_looked_up = thread_pointer == 0;
+	s->thread_pointer = thread_pointer;
+	s->main_thread = main_thread;
 	atomic_store_explicit(&s->busy, 0, memory_order_release);
+}
+
+/* When the thread ends (its pthread key destructor): the pages of its stack known to be
+ * readable are forgotten, since the stack may be unmapped once the thread is gone. */
+void fl_sample_thread_ended(struct fl_thread *t)
+{
+	stack_knowledge_reset(&t->sampler, 0, false);
+}
+
+/* When a thread takes the slot (fl_thread_self, on the thread): its thread pointer, by which
+ * the unwinder finds its stack mapping. No system call, no allocation. */
+void fl_sample_thread_begins(struct fl_thread *t)
+{
+	stack_knowledge_reset(&t->sampler, (uint64_t)(uintptr_t)pthread_self(), t->tid == fl_rt.pid);
 }
 
 /* In a forked child: the events belong to the parent's threads. Their fds and rings are

@@ -1,39 +1,124 @@
 /* handler.c: the fault handler threads.
  *
- * Each handler blocks in poll(2) on the shared userfaultfd (non-blocking) and on its own
- * eventfd (flush requests), reads up to FL_MSG_BATCH messages at once and serves them
- * (fault.c). Handlers are pinned one per CPU by default: on this kind of VM a wake-up across
- * vCPUs costs ~20 µs, so a fault served by the handler on the faulting thread's vCPU costs
- * ~8.5 µs against ~47 µs from the other (notes/mechanisms.md §7.3). Idle handlers sleep; with
- * unwritten records they wake every 100 ms to flush them, so little is lost to a SIGKILL.
- * Handlers block every signal: the program's signals are never delivered to them. */
+ * Each handler blocks in read(2) on the shared userfaultfd (in blocking mode), reads up to
+ * FL_MSG_BATCH messages at once and serves them (fault.c): one system call per wake-up, as
+ * the minimal handler (bench/uffd_floor.c). Handlers are pinned one per CPU by default: on
+ * this kind of VM a wake-up across vCPUs costs ~20 µs, so a fault served by the handler on the
+ * faulting thread's vCPU costs ~8.5 µs against ~47 µs from the other (notes/mechanisms.md
+ * §7.3).
+ *
+ * Handlers block every signal but one, the handler signal: a real-time signal of the
+ * runtime's (the highest free one below the stack signal), whose action does nothing and is
+ * installed without SA_RESTART, so it ends a blocking read with EINTR. It comes
+ *   - from a timer of each handler every FLUSH_PERIOD_MS: the handler writes out its buffered
+ *     records (and handler 0 the application threads' streams), so a process killed with
+ *     SIGKILL loses at most the last ~100 ms;
+ *   - from fl_handlers_flush (exit, exec, fatal signals), sent again every few ms until the
+ *     handler has answered, so a signal that arrives just before the read blocks is no loss.
+ * The program's signals are never delivered to handlers. */
 #include "runtime.h"
 #include "diag.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define FLUSH_PERIOD_MS 100
+#define FLUSH_RESEND_US 5000   /* fl_handlers_flush signals a handler that has not answered again */
+#define FLUSH_WAIT_US 2000000  /* ... and waits for it at most this long */
 
-static void handle_flush_request(struct fl_handler *h)
+/* The handler signal, picked once per process image (a forked child keeps its action). */
+static int handler_signal;
+
+static void on_handler_signal(int sig)
 {
-	uint64_t v;
-	while (fl_sys_read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
-		;
+	(void)sig; /* its only purpose: ending the handler's blocking read */
+}
+
+/* The highest real-time signal below the stack signal that nobody handles; 0 if none. */
+static int pick_handler_signal(struct fl_runtime *rt)
+{
+	for (int sig = SIGRTMAX - 1; sig > SIGRTMIN + 2; sig--) {
+		struct sigaction cur;
+		if (sig == rt->stack_signal)
+			continue;
+		if (fl_sys_sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+			return sig;
+	}
+	return 0;
+}
+
+static int setup_handler_signal(struct fl_runtime *rt)
+{
+	struct sigaction sa;
+	if (handler_signal)
+		return 0;
+	int sig = pick_handler_signal(rt);
+	if (!sig) {
+		fl_log("no free real-time signal for the fault handlers");
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_handler_signal;
+	sa.sa_flags = 0; /* no SA_RESTART: the read ends with EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (fl_sys_sigaction(sig, &sa, NULL) < 0) {
+		fl_log_errno("sigaction(handler signal)", errno);
+		return -1;
+	}
+	handler_signal = sig;
+	return 0;
+}
+
+/* Every signal blocked but the handler signal (a handler's mask for good). */
+static void block_all_but_handler_signal(void)
+{
+	sigset_t wake;
+	fl_sys_block_all_signals();
+	sigemptyset(&wake);
+	sigaddset(&wake, handler_signal);
+	if (syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &wake, NULL, _NSIG / 8) < 0)
+		fl_log_errno("rt_sigprocmask(unblock the handler signal)", errno);
+}
+
+/* A timer that sends the handler signal to this thread every FLUSH_PERIOD_MS. Timers are not
+ * inherited by a forked child (its handlers make their own) and end with exec. */
+static void start_flush_timer(struct fl_handler *h)
+{
+	struct sigevent sev;
+	int timer;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = handler_signal;
+	sev._sigev_un._tid = h->tid;
+	struct itimerspec every = {
+		.it_interval = { 0, FLUSH_PERIOD_MS * 1000000L },
+		.it_value = { 0, FLUSH_PERIOD_MS * 1000000L },
+	};
+	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &timer) < 0 ||
+	    syscall(SYS_timer_settime, timer, 0, &every, NULL) < 0)
+		fl_log_errno("timer_create(handler flush period)", errno);
+}
+
+static void serve_flush_request(struct fl_handler *h)
+{
 	uint64_t req = atomic_load(&h->flush_request);
+	if (atomic_load(&h->flush_done) >= req)
+		return;
 	fl_trace_flush(h);
 	atomic_store(&h->flush_done, req);
 }
 
 /* Every FLUSH_PERIOD_MS, handler 0 writes out what the application threads buffered (their
- * allocation records, and the stacks and contexts they took themselves), so a process killed
+ * allocation records, and the stacks and contexts they took themselves) and a snapshot of the
+ * per-site aggregates (the sites file), so a process killed
  * with SIGKILL keeps all but its last ~100 ms, as for fault records. Its own buffer goes out on
  * the same cadence (or when full). */
 static void flush_thread_streams(struct fl_handler *h, bool now)
@@ -46,7 +131,32 @@ static void flush_thread_streams(struct fl_handler *h, bool now)
 		return;
 	last_ns = t;
 	fl_threads_flush_periodic();
+	fl_sites_write_periodic(h->rt); /* the per-site aggregates too (live_objects.c) */
 	fl_trace_flush(h);
+}
+
+/* The handler signal ended a read (or a pause): a flush request, or the period's tick. */
+static void on_interrupt(struct fl_handler *h)
+{
+	serve_flush_request(h);
+	if (h->nrecords)
+		fl_trace_flush(h);
+	flush_thread_streams(h, false);
+}
+
+/* Serves what one read returned, then the flushes that are due. */
+static void serve_messages(struct fl_handler *h, const struct uffd_msg *msgs, ssize_t bytes)
+{
+	struct fl_runtime *rt = h->rt;
+	atomic_fetch_add_explicit(&h->stats.wakeups, 1, memory_order_relaxed);
+	fl_fault_serve_batch(h, msgs, (int)(bytes / (ssize_t)sizeof(msgs[0])));
+	flush_thread_streams(h, false);
+	if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
+		fl_trace_flush(h);
+		if (!atomic_load(&rt->stopping))
+			fl_runtime_write_stats(rt);
+	}
+	serve_flush_request(h);
 }
 
 static void *handler_main(void *arg)
@@ -56,74 +166,55 @@ static void *handler_main(void *arg)
 	struct uffd_msg msgs[FL_MSG_BATCH];
 
 	fl_internal_thread = 1;
-	fl_sys_block_all_signals();
+	block_all_but_handler_signal();
 	if (h->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(h->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev_uffd = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = 0 };
-	struct epoll_event ev_wake = { .events = EPOLLIN, .data.u32 = 1 };
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, rt->uffd, &ev_uffd) < 0 ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, h->wake_fd, &ev_wake) < 0) {
-		fl_log_errno("epoll (fault handler)", errno);
-		return NULL;
-	}
+	start_flush_timer(h);
 	for (;;) {
-		struct epoll_event evs[2];
-		/* handler 0 keeps the cadence of the application threads' streams too */
-		int timeout = (h->nrecords || h->index == 0) ? FLUSH_PERIOD_MS : -1;
-		int r = epoll_wait(ep, evs, 2, timeout);
-		bool uffd_ready = false;
-		if (r < 0) {
-			if (errno != EINTR)
-				fl_log_errno("epoll_wait(userfaultfd)", errno);
+		if (atomic_load(&rt->stopping)) {
+			/* the process is dying: serve no fault, answer flush requests until the end */
+			on_interrupt(h);
+			pause();
 			continue;
 		}
-		if (r == 0) {
-			fl_trace_flush(h);
-			flush_thread_streams(h, true);
+		ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
+		if (n < 0 && errno == EINTR) {
+			on_interrupt(h);
 			continue;
 		}
-		for (int i = 0; i < r; i++) {
-			if (evs[i].data.u32 == 1)
-				handle_flush_request(h);
-			else if (evs[i].events & (EPOLLERR | EPOLLHUP))
-				return NULL; /* userfaultfd closed: the process image is going away */
-			else
-				uffd_ready = true;
+		if (n <= 0) {
+			/* not expected of a blocking userfaultfd: the handler stops (faults would wait) */
+			fl_log_errno("read(userfaultfd)", n < 0 ? errno : EIO);
+			return NULL;
 		}
-		if (atomic_load(&rt->stopping)) { /* the process is dying: wait for the end */
-			epoll_ctl(ep, EPOLL_CTL_DEL, rt->uffd, NULL);
-			continue;
-		}
-		/* drain: one wake-up serves every message queued meanwhile. A read returns every
-		 * message queued (up to the batch), so one that returns fewer has drained the
-		 * queue: no further read that would only say EAGAIN */
-		if (uffd_ready)
-			atomic_fetch_add_explicit(&h->stats.wakeups, 1, memory_order_relaxed);
-		while (uffd_ready && !atomic_load(&rt->stopping)) {
-			ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
-			if (n < 0) {
-				if (errno == EAGAIN) /* another handler took the messages first */
-					atomic_fetch_add_explicit(&h->stats.empty_wakeups, 1, memory_order_relaxed);
-				else if (errno != EINTR)
-					fl_log_errno("read(userfaultfd)", errno);
-				break;
-			}
-			uffd_ready = n == (ssize_t)sizeof(msgs);
-			fl_fault_serve_batch(h, msgs, (int)(n / (ssize_t)sizeof(msgs[0])));
-			flush_thread_streams(h, false);
-			if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
-				fl_trace_flush(h);
-				if (!atomic_load(&rt->stopping))
-					fl_runtime_write_stats(rt);
-			}
-		}
+		if (atomic_load(&rt->stopping))
+			continue; /* read while the process started dying: its threads sleep to the end */
+		serve_messages(h, msgs, n);
 	}
 	return NULL;
+}
+
+/* The runtime opens its userfaultfd non-blocking; handlers read it blocking (the file's flag,
+ * shared by every handler; nothing else reads it). */
+static int make_uffd_blocking(struct fl_runtime *rt)
+{
+	int flags = fcntl(rt->uffd, F_GETFL);
+	if (flags < 0 || ((flags & O_NONBLOCK) && fcntl(rt->uffd, F_SETFL, flags & ~O_NONBLOCK) < 0)) {
+		fl_log_errno("fcntl(userfaultfd, blocking)", errno);
+		return -1;
+	}
+	return 0;
+}
+
+static void *handler_start(void *arg)
+{
+	struct fl_handler *h = arg;
+	atomic_store(&h->tid, (int)syscall(SYS_gettid));
+	return handler_main(arg);
 }
 
 int fl_handlers_start(struct fl_runtime *rt)
@@ -131,12 +222,15 @@ int fl_handlers_start(struct fl_runtime *rt)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
+	if (setup_handler_signal(rt) < 0 || make_uffd_blocking(rt) < 0)
+		return -1;
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		h->rt = rt;
 		h->index = i;
 		h->cpu = (int)(i % (unsigned)ncpu);
 		h->nrecords = 0;
+		atomic_store(&h->tid, 0);
 		fl_stream_init(&h->contexts, FL_SF_CONTEXTS);
 		fl_stream_init(&h->stacks, FL_SF_STACKS);
 		if (!h->bounce) {
@@ -149,12 +243,7 @@ int fl_handlers_start(struct fl_runtime *rt)
 		}
 		atomic_store(&h->flush_request, 0);
 		atomic_store(&h->flush_done, 0);
-		h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (h->wake_fd < 0) {
-			fl_log_errno("eventfd(handler wake-up)", errno);
-			return -1;
-		}
-		int err = pthread_create(&h->thread, NULL, handler_main, h);
+		int err = pthread_create(&h->thread, NULL, handler_start, h);
 		if (err) {
 			fl_log_errno("pthread_create(fault handler)", err);
 			return -1;
@@ -163,31 +252,48 @@ int fl_handlers_start(struct fl_runtime *rt)
 	return 0;
 }
 
+/* Sends the handler signal to a handler; false when it does not run (not started yet, or a
+ * handler of the parent in a forked child). */
+static bool signal_handler(struct fl_runtime *rt, struct fl_handler *h)
+{
+	int tid = atomic_load(&h->tid);
+	if (tid <= 0 || !handler_signal)
+		return false;
+	if (syscall(SYS_tgkill, rt->pid, tid, handler_signal) == 0)
+		return true;
+	if (errno != ESRCH)
+		fl_log_errno("tgkill(fault handler)", errno);
+	return false;
+}
+
 /* Asks every handler to write out its buffered records and waits (at most ~2 s) until done. */
 void fl_handlers_flush(struct fl_runtime *rt)
 {
+	bool waiting[FL_MAX_HANDLERS] = { false };
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
-		uint64_t one = 1;
-		if (h->wake_fd < 0)
-			continue; /* not started (a forked child that dies before its handlers start) */
-		if (pthread_equal(h->thread, pthread_self())) { /* a handler stopping the program */
+		if (pthread_equal(h->thread, pthread_self()) && atomic_load(&h->tid)) { /* a handler stopping the program */
 			fl_trace_flush(h);
 			continue;
 		}
 		atomic_fetch_add(&h->flush_request, 1);
-		if (fl_sys_write(h->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			fl_log_errno("write(handler eventfd)", errno);
+		waiting[i] = signal_handler(rt, h);
 	}
-	for (unsigned i = 0; i < rt->nhandlers; i++) {
-		struct fl_handler *h = &rt->handlers[i];
-		struct timespec pause = { 0, 100000 };
-		if (h->wake_fd < 0 || pthread_equal(h->thread, pthread_self()))
-			continue;
-		for (int tries = 0; tries < 20000; tries++) {
-			if (atomic_load(&h->flush_done) >= atomic_load(&h->flush_request))
-				break;
-			nanosleep(&pause, NULL);
+	struct timespec pause = { 0, 100000 };
+	for (unsigned waited_us = 0; waited_us < FLUSH_WAIT_US; waited_us += 100) {
+		bool all_done = true;
+		for (unsigned i = 0; i < rt->nhandlers; i++) {
+			struct fl_handler *h = &rt->handlers[i];
+			if (!waiting[i] || atomic_load(&h->flush_done) >= atomic_load(&h->flush_request)) {
+				waiting[i] = false;
+				continue;
+			}
+			all_done = false;
+			if (waited_us % FLUSH_RESEND_US == FLUSH_RESEND_US - 100)
+				waiting[i] = signal_handler(rt, h);
 		}
+		if (all_done)
+			break;
+		nanosleep(&pause, NULL);
 	}
 }

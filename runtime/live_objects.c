@@ -112,6 +112,14 @@ static struct {
 	uintptr_t wrapper_start, wrapper_end;  /* libstdc++'s code (operator new) */
 } objs;
 
+/* The sites file's snapshot state (see "the sites file" below). */
+static struct {
+	_Atomic int lock;
+	bool final;                    /* the shutdown snapshot was written: no periodic one after */
+	struct fl_site_record *buf;    /* MAX_SITES records, by site index, reserved on first use */
+	size_t written;                /* records in the file */
+} sites_file;
+
 static int find_wrapper(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size, (void)data;
@@ -158,6 +166,10 @@ void fl_objects_after_fork(struct fl_runtime *rt)
 	atomic_store(&objs.slot_lock, 0);
 	atomic_store(&objs.nsites, 1);
 	objs.sites[0].flags = FL_SITE_OVERFLOW;
+	/* the child's sites file is new; the parent's handler may have held the lock at the fork */
+	atomic_store(&sites_file.lock, 0);
+	sites_file.final = false;
+	sites_file.written = 0;
 }
 
 /* ---------------------------------------------------------------- sites */
@@ -530,51 +542,115 @@ void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_re
 
 /* ---------------------------------------------------------------- the sites file */
 
-/* Rewrites the sites file whole (at shutdown; again if called again). */
-void fl_sites_write(struct fl_runtime *rt)
-{
-	static struct fl_site_record buf[256];
-	uint32_t n = atomic_load(&objs.nsites);
-	off_t at = sizeof(struct fl_file_header);
+/* The sites file is a snapshot of every site's counters, rewritten in place: every ~100 ms by
+ * handler 0 (fl_sites_write_periodic, on the cadence of the threads' record streams, handler.c)
+ * and once more at shutdown (fl_sites_write), so a SIGKILLed process keeps its per-site
+ * aggregates up to its last ~100 ms. A snapshot is one pwrite(2) of every record after the
+ * header: a kill leaves the previous snapshot or this one. It never shrinks in normal work
+ * (sites are only added, counters only grow); when it does, the stale tail is cut after.
+ *
+ * A periodic snapshot adds, to the published counters, the deltas the running threads have not
+ * published yet (thread_ctx.c lends them), read without stopping their owners: the counters are
+ * read first and the deltas second, so a delta published in between is missed for that one
+ * snapshot, never counted twice. The shutdown snapshot comes after every delta was published;
+ * a periodic one never runs after it (and never at the same time: sites_file.lock). */
 
-	if (rt->sites_fd < 0 || !objs.sites)
+static void add_thread_delta(const struct fl_site_delta *d, void *arg)
+{
+	struct fl_site_record *buf = arg;
+	uint32_t used = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
+	uint32_t site = __atomic_load_n(&d->site, __ATOMIC_RELAXED);
+	if (!used || site >= atomic_load_explicit(&objs.nsites, memory_order_relaxed) || site >= MAX_SITES)
 		return;
+	struct fl_site_record *r = &buf[site];
+	int64_t live = (int64_t)r->live_bytes + __atomic_load_n(&d->live, __ATOMIC_RELAXED);
+	r->allocs += __atomic_load_n(&d->allocs, __ATOMIC_RELAXED);
+	r->frees += __atomic_load_n(&d->frees, __ATOMIC_RELAXED);
+	r->bytes += __atomic_load_n(&d->bytes, __ATOMIC_RELAXED);
+	r->live_bytes = live > 0 ? (uint64_t)live : 0;
+}
+
+/* Fills sites_file.buf with the sites that allocated, in site order; returns how many. */
+static size_t take_snapshot(bool with_deltas)
+{
+	struct fl_site_record *buf = sites_file.buf;
+	uint32_t n = atomic_load(&objs.nsites);
 	if (n > MAX_SITES)
 		n = MAX_SITES;
-	if (ftruncate(rt->sites_fd, at) < 0)
-		return;
-	for (uint32_t i = 0; i < n;) {
-		unsigned k = 0;
-		for (; k < 256 && i < n; i++) {
-			struct site *s = &objs.sites[i];
-			uint64_t allocs = atomic_load(&s->allocs);
-			if (allocs == 0)
-				continue;
-			int64_t live = atomic_load(&s->live_bytes);
-			buf[k++] = (struct fl_site_record){
-				.stack_id = atomic_load(&s->stack_id),
-				.flags = s->flags,
-				.key = s->key,
-				.allocs = allocs,
-				.frees = atomic_load(&s->frees),
-				.bytes = atomic_load(&s->bytes),
-				.live_peak_bytes = atomic_load(&s->live_peak),
-				.live_bytes = live > 0 ? (uint64_t)live : 0,
-				.objects_faulted = atomic_load(&s->objects_faulted),
-				.faults = atomic_load(&s->faults),
-			};
-		}
-		size_t len = k * sizeof(buf[0]), done = 0;
-		while (done < len) {
-			ssize_t w = pwrite(rt->sites_fd, (char *)buf + done, len - done, at);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				atomic_store(&rt->side_write_errno, w < 0 ? errno : EIO);
-				return;
-			}
-			done += (size_t)w;
-			at += w;
-		}
+	for (uint32_t i = 0; i < n; i++) {
+		struct site *s = &objs.sites[i];
+		int64_t live = atomic_load(&s->live_bytes);
+		buf[i] = (struct fl_site_record){
+			.stack_id = atomic_load(&s->stack_id),
+			.flags = s->flags,
+			.key = s->key,
+			.allocs = atomic_load(&s->allocs),
+			.frees = atomic_load(&s->frees),
+			.bytes = atomic_load(&s->bytes),
+			.live_peak_bytes = atomic_load(&s->live_peak),
+			.live_bytes = live > 0 ? (uint64_t)live : 0,
+			.objects_faulted = atomic_load(&s->objects_faulted),
+			.faults = atomic_load(&s->faults),
+		};
 	}
+	if (with_deltas)
+		fl_threads_visit_site_deltas(add_thread_delta, buf);
+	size_t kept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (buf[i].allocs == 0)
+			continue;
+		if (buf[i].live_peak_bytes < buf[i].live_bytes)
+			buf[i].live_peak_bytes = buf[i].live_bytes; /* a peak still in a thread's delta */
+		buf[kept++] = buf[i];
+	}
+	return kept;
+}
+
+/* Writes one snapshot; the caller holds sites_file.lock. */
+static void write_snapshot(struct fl_runtime *rt, bool with_deltas)
+{
+	const off_t at = sizeof(struct fl_file_header);
+	if (!sites_file.buf) {
+		sites_file.buf = fl_sys_reserve(MAX_SITES * sizeof(struct fl_site_record), "mmap(sites snapshot)");
+		if (!sites_file.buf)
+			return;
+	}
+	size_t n = take_snapshot(with_deltas), len = n * sizeof(struct fl_site_record), done = 0;
+	while (done < len) {
+		ssize_t w = pwrite(rt->sites_fd, (char *)sites_file.buf + done, len - done, at + (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			atomic_store(&rt->side_write_errno, w < 0 ? errno : EIO);
+			return;
+		}
+		done += (size_t)w;
+	}
+	if (n < sites_file.written && ftruncate(rt->sites_fd, at + (off_t)len) < 0)
+		atomic_store(&rt->side_write_errno, errno);
+	sites_file.written = n;
+}
+
+/* At shutdown (and again if called again): every site, after the threads published their deltas. */
+void fl_sites_write(struct fl_runtime *rt)
+{
+	if (rt->sites_fd < 0 || !objs.sites)
+		return;
+	while (atomic_exchange_explicit(&sites_file.lock, 1, memory_order_acquire))
+		sched_yield(); /* a periodic snapshot is being written: a few ms at most */
+	write_snapshot(rt, true);
+	sites_file.final = true;
+	atomic_store_explicit(&sites_file.lock, 0, memory_order_release);
+}
+
+/* Every ~100 ms from handler 0: never waits, never after the shutdown snapshot. */
+void fl_sites_write_periodic(struct fl_runtime *rt)
+{
+	if (rt->sites_fd < 0 || !objs.sites)
+		return;
+	if (atomic_exchange_explicit(&sites_file.lock, 1, memory_order_acquire))
+		return;
+	if (!sites_file.final)
+		write_snapshot(rt, true);
+	atomic_store_explicit(&sites_file.lock, 0, memory_order_release);
 }

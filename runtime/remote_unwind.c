@@ -22,11 +22,13 @@
 
 #include <asm/perf_regs.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <libunwind.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -157,13 +159,97 @@ static bool readable_segment(const struct object_table *t, uint64_t addr)
 	return false;
 }
 
-/* Is [addr, addr + 8) in a page of the thread's stack that is known to be readable? Pages next
- * to the window are validated with process_vm_readv (it fails where a load would fault). */
+/* Parses "lo-hi perms ..." at the start of a /proc/self/maps line; false if malformed. */
+static bool parse_maps_line(const char *line, uint64_t *lo, uint64_t *hi, bool *rw, const char **name)
+{
+	const char *p = line;
+	uint64_t *v[2] = { lo, hi };
+	for (int i = 0; i < 2; i++) {
+		*v[i] = 0;
+		int digits = 0;
+		for (;; p++, digits++) {
+			int d = (*p >= '0' && *p <= '9') ? *p - '0' : (*p >= 'a' && *p <= 'f') ? *p - 'a' + 10 : -1;
+			if (d < 0)
+				break;
+			*v[i] = *v[i] * 16 + (uint64_t)d;
+		}
+		if (digits == 0 || *p != (i == 0 ? '-' : ' '))
+			return false;
+		p++;
+	}
+	*rw = p[0] == 'r' && p[1] == 'w';
+	for (int fields = 0; *p && fields < 5; fields++) { /* perms offset dev inode, then the name */
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	*name = p;
+	return true;
+}
+
+/* The thread's own stack mapping, from /proc/self/maps (once per thread, on its first unwind
+ * that leaves the known window): the readable mapping holding its thread pointer, or [stack]
+ * for the main thread. Raw system calls and a stack buffer: handlers never allocate. A line
+ * that does not fit the buffer is skipped. */
+static void look_up_stack_mapping(struct fl_sampler *s)
+{
+	char buf[4096];
+	size_t len = 0;
+	bool skipping = false;
+	s->mapping_looked_up = true;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t r = fl_sys_read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = 0;
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = 0;
+			uint64_t lo, hi;
+			bool rw;
+			const char *name;
+			if (!skipping && parse_maps_line(line, &lo, &hi, &rw, &name) && rw &&
+			    (s->main_thread ? strcmp(name, "[stack]") == 0 : s->thread_pointer >= lo && s->thread_pointer < hi)) {
+				s->mapping_lo = lo, s->mapping_hi = hi;
+				fl_sys_close(fd);
+				return;
+			}
+			skipping = false;
+			line = nl + 1;
+		}
+		len = strlen(line);
+		if (len == sizeof(buf) - 1) { /* a line longer than the buffer: skip the rest of it */
+			len = 0;
+			skipping = true;
+		}
+		memmove(buf, line, len);
+	}
+	fl_sys_close(fd);
+}
+
+/* Is [addr, addr + 8) in a page of the thread's stack that is known to be readable? The
+ * thread's stack mapping is, without a system call; elsewhere (the main thread's stack grown
+ * since, an alternate signal stack, a coroutine's), pages next to the window are validated
+ * with process_vm_readv (it fails where a load would fault). */
 static bool stack_readable(struct fl_sampler *s, uint64_t addr)
 {
 	uint64_t page = addr & ~(FL_PAGE_SIZE - 1), last = (addr + sizeof(unw_word_t) - 1) & ~(FL_PAGE_SIZE - 1);
+	if (page >= s->mapping_lo && last + FL_PAGE_SIZE <= s->mapping_hi)
+		return true;
 	if (page >= s->stack_lo && last + FL_PAGE_SIZE <= s->stack_hi)
 		return true;
+	if (!s->mapping_looked_up) {
+		look_up_stack_mapping(s);
+		if (page >= s->mapping_lo && last + FL_PAGE_SIZE <= s->mapping_hi)
+			return true;
+	}
 	for (uint64_t p = page; p <= last; p += FL_PAGE_SIZE) {
 		if (p >= s->stack_lo && p < s->stack_hi)
 			continue;

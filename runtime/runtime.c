@@ -318,8 +318,7 @@ void fl_runtime_fork_child(void)
 	atomic_store(&rt->contexts_written, 0);
 	atomic_store(&rt->alloc_events, 0);
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
-		close(rt->handlers[i].wake_fd);
-		rt->handlers[i].wake_fd = -1; /* no handler threads in this process until they start */
+		atomic_store(&rt->handlers[i].tid, 0); /* no handler threads in this process until they start */
 		memset(&rt->handlers[i].stats, 0, sizeof(rt->handlers[i].stats));
 		rt->handlers[i].nrecords = 0;
 		rt->handlers[i].last_write_errno = 0;

@@ -49,7 +49,7 @@ struct fl_handler {
 	pthread_t thread;
 	unsigned index;
 	int cpu;                             /* pinned CPU, or -1 */
-	int wake_fd;                         /* eventfd: flush requests and shutdown */
+	_Atomic int tid;                     /* its thread id once running (the handler signal's target); 0 = none */
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
@@ -130,6 +130,7 @@ struct fl_runtime {
 		int wake_fd;                 /* eventfd written by faults that see the reserve low; -1 = off */
 		_Atomic bool sleeping;
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
+		int pidfd;                   /* this process, for batched drops (process_madvise); -1 = none */
 	} evictor;
 	struct fl_evict_stats evict;
 	struct fl_stream evict_log;          /* evict_log.c: the evictor thread's eviction events */
@@ -156,7 +157,7 @@ struct fl_runtime {
 	_Atomic uint64_t alloc_events;       /* allocation events logged (sampled or full) */
 	bool alloc_log_full;                 /* --alloc-log full: every event, to allocs.zst */
 	uint64_t alloc_sample_bytes;         /* mean bytes between sampled allocation events */
-	int sites_fd;                        /* sites: per-site aggregates, rewritten at shutdown */
+	int sites_fd;                        /* sites: per-site aggregates, rewritten every ~100 ms and at shutdown */
 	int allocs_zst_fd;                   /* allocs.zst (full log), or -1 */
 	uintptr_t own_text_start, own_text_end;  /* libfaultline's code: skipped in stacks */
 	unsigned pmu_count;                  /* events read with each fault context */
@@ -210,6 +211,9 @@ struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
 int fl_threads_setup(struct fl_runtime *rt);
 void fl_threads_flush_all(void);
 void fl_threads_flush_periodic(void);
+struct fl_site_delta;
+/* Calls visit for every pending site-counter delta of every thread in use (read while they run). */
+void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg);
 void fl_threads_after_fork(void);
 size_t fl_threads_tids(int *tids, size_t max);  /* tid per thread slot (0: free), for timeline.c */
 
@@ -243,6 +247,7 @@ int fl_objects_setup(struct fl_runtime *rt);
 void fl_objects_after_fork(struct fl_runtime *rt);
 void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_record *rec);
 void fl_sites_write(struct fl_runtime *rt);
+void fl_sites_write_periodic(struct fl_runtime *rt); /* handler 0, every ~100 ms */
 
 
 /* fault.c */

@@ -25,6 +25,7 @@ void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newa
 	return (void *)syscall(SYS_mremap, old, oldsz, newsz, flags, newaddr);
 }
 
+int fl_sys_close(int fd) { return (int)syscall(SYS_close, fd); }
 ssize_t fl_sys_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 ssize_t fl_sys_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
 ssize_t fl_sys_pread(int fd, void *buf, size_t n, off_t off) { return syscall(SYS_pread64, fd, buf, n, off); }

@@ -24,6 +24,7 @@ int fl_sys_mprotect(void *addr, size_t len, int prot);
 void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newaddr);
 void *fl_sys_reserve(size_t bytes, const char *what); /* MAP_NORESERVE memory; NULL + message */
 
+int fl_sys_close(int fd);
 ssize_t fl_sys_read(int fd, void *buf, size_t n);
 ssize_t fl_sys_write(int fd, const void *buf, size_t n);
 size_t fl_sys_read_all(int fd, char *buf, size_t cap);   /* until EOF or full; bytes read */

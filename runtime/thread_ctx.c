@@ -91,6 +91,7 @@ struct fl_thread *fl_thread_self(void)
 			t->sampler.leader_fd = -1;
 		}
 		t->tid = tid;
+		fl_sample_thread_begins(t);
 		t->alloc_count = 0;
 		t->sample_left = 0;
 		t->rng = 0;
@@ -152,6 +153,20 @@ size_t fl_threads_tids(int *tids, size_t max)
 	for (size_t i = 0; i < n; i++)
 		tids[i] = atomic_load(&pool[i].in_use) ? pool[i].tid : 0;
 	return n;
+}
+
+/* The site-counter deltas the threads have not published yet, for the periodic snapshot of the
+ * sites file (live_objects.c); their owners keep changing them meanwhile. */
+void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg)
+{
+	size_t high = atomic_load(&pool_high);
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = &pool[i];
+		if (!atomic_load(&t->in_use))
+			continue;
+		for (unsigned k = 0; k < FL_SITE_CACHE; k++)
+			visit(&t->site_delta[k], arg);
+	}
 }
 
 /* In a forked child only the forking thread exists; what the others had buffered belongs to

@@ -19,6 +19,13 @@ struct fl_sampler {
 	struct perf_event_mmap_page *ring; /* registered by tid for the handlers; NULL = none */
 	_Atomic int busy;                  /* a handler reads the ring and the thread's stack */
 	uint64_t stack_lo, stack_hi;       /* pages of the thread's stack known to be readable */
+	/* the thread's own stack mapping (remote_unwind.c), looked up once in /proc/self/maps: the
+	 * one holding its thread pointer (glibc keeps the thread's descriptor at the top of its
+	 * stack), or [stack] for the main thread; it lives as long as the thread */
+	uint64_t thread_pointer;           /* pthread_self() of the thread, set when it starts */
+	bool main_thread;
+	bool mapping_looked_up;
+	uint64_t mapping_lo, mapping_hi;   /* [lo, hi) readable; empty when unknown */
 };
 
 #define FL_SAMPLE_NREGS 17               /* ax bx cx dx si di bp sp ip r8-r15 */
@@ -64,6 +71,7 @@ int fl_sample_setup(struct fl_runtime *rt);
 void fl_sample_thread_start(struct fl_thread *t);
 void fl_sample_thread_stop(struct fl_thread *t);
 void fl_sample_thread_ended(struct fl_thread *t);
+void fl_sample_thread_begins(struct fl_thread *t);
 void fl_sample_after_fork(struct fl_thread *t);
 void fl_sample_registry_after_fork(void);
 unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values);

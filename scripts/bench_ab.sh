@@ -11,7 +11,9 @@
 #     refault    bench/refault seq FILL_MiB 2 under record -L 64 and -L FILL*4: the fill's and
 #                the read passes' ns per page, wall and process CPU (handler threads included)
 # and prints the medians, new / old, and each build against the floor. Machines here are shared
-# and noisy: only ratios within one run mean anything.
+# and noisy: only ratios within one run mean anything. Last, when strace is installed, one
+# first-touch run of each build (4096 pages, -s 1) under strace -f -c: system calls per fault,
+# all of them and those of the fault path (counts do not depend on the load).
 set -u
 cd "$(dirname "$0")/.."
 old=${1:?usage: scripts/bench_ab.sh OLD_BUILD_DIR [ROUNDS] [FILL_MiB]}
@@ -84,3 +86,18 @@ done
 for b in old new; do
 	echo "$b: fill -L 64 / fill -L $big per page: wall $(ratio "$(median fill_wall_${b}_L64)" "$(median fill_wall_${b}_L$big)"), CPU $(ratio "$(median fill_cpu_${b}_L64)" "$(median fill_cpu_${b}_L$big)")"
 done
+
+# syscalls_per_fault BUILD_NAME BUILD_DIR: system calls per fault of a first-touch run under strace
+syscalls_per_fault() {
+	local st=$work/strace.$1 faults
+	strace -f -c -o "$st" "$2/faultline" record -q -o "$work/rec" --force -L 64M -M 64M -s 1 -- build/bench/touch 4096 >/dev/null 2>&1 || return
+	faults=$(grep -o '"faults_total": *[0-9]*' "$work"/rec/*/stats.json | awk -F: '{ s += $NF } END { print s }')
+	awk -v f="$faults" -v b="$1" '$1 ~ /^[0-9.]+$/ && $NF != "total" { n[$NF] = $4; all += $4 }
+		END { path = n["read"] + n["ioctl"] + n["epoll_wait"] + n["rt_tgsigqueueinfo"] + n["getuid"] + n["getpid"] + n["rt_sigreturn"] + n["process_vm_readv"];
+		      printf "%s: %d faults; system calls per fault: all %.2f, fault path %.2f (read %.2f, ioctl %.2f, epoll_wait %.2f, signal %.2f, process_vm_readv %.3f)\n",
+		      b, f, all / f, path / f, n["read"] / f, n["ioctl"] / f, n["epoll_wait"] / f, n["rt_tgsigqueueinfo"] / f, n["process_vm_readv"] / f }' "$st"
+}
+if command -v strace >/dev/null; then
+	syscalls_per_fault old "$old"
+	syscalls_per_fault new "$new"
+fi

@@ -18,7 +18,7 @@
  *               record names the object it hit and that object's site.
  *   allocs.zst  with `record --alloc-log full` instead of allocs: every allocation event, as zstd
  *               frames of encoded chunks (see "Full allocation log" below)
- *   sites       allocation sites (fl_site_record): exact per-site aggregates, written at exit
+ *   sites       allocation sites (fl_site_record): exact per-site aggregates, rewritten in place every ~100 ms and at exit
  *   maps        text: snapshots of /proc/self/maps, each after a line
  *               "# maps <time_ns> <reason>" (reason: start, dlopen, exec, exit); a reader uses
  *               the latest snapshot taken before the time it symbolizes (or the last one)

@@ -142,7 +142,10 @@ if not header or num(header.group(1)) != p["faults"] or num(header.group(2)) != 
     errors.append("text header does not state %d faults / %d records" % (p["faults"], p["trace_faults"]))
 if not (len(lines) == len(rows) == len(p["ranges"]) > 0):
     errors.append("%d text lines, %d CSV rows, %d JSON ranges" % (len(lines), len(rows), len(p["ranges"])))
-for l, c, j in zip(lines, rows, p["ranges"]):
+by_rank = {int(l[0]): l for l in lines}   # the text lists ranges as a tree, CSV and JSON by rank
+if sorted(by_rank) != list(range(1, len(lines) + 1)):
+    errors.append("text ranks %r" % sorted(by_rank))
+for l, c, j in zip((by_rank.get(i + 1, lines[0]) for i in range(len(lines))), rows, p["ranges"]):
     got = [
         (int(l[0]), int(c["rank"]), j["rank"]),
         (int(l[1], 16), int(c["start"], 16), int(j["start"], 16)),

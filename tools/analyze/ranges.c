@@ -286,7 +286,9 @@ static void set_range(struct ranges_range *out, const rap_t *tree, uint64_t n, u
 		      uint64_t est, uint64_t excl, uint64_t upper, unsigned depth, unsigned nodes)
 {
 	memset(out, 0, sizeof(*out));
-	out->lo = lo, out->hi = hi;
+	out->lo = out->node_lo = lo;
+	out->hi = out->node_hi = hi;
+	out->parent = RANGES_NO_PARENT;
 	out->est = out->lower = est;
 	out->upper = upper;
 	out->excl = excl;
@@ -355,6 +357,111 @@ static int extract_ranges(struct ctx *c, struct ranges_proc *rp)
 	free(hot);
 	rp->nranges = out;
 	qsort(rp->ranges, out, sizeof(*rp->ranges), by_excl);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- clipping and nesting */
+
+/* Indices of the ranges by node bounds: lo ascending, hi descending (a tree's pre-order, since
+ * hot nodes and joined runs of innermost nodes nest or are disjoint). */
+static size_t *node_order(const struct ranges_proc *rp)
+{
+	size_t nr = rp->nranges, *order = malloc((nr ? nr : 1) * sizeof(*order));
+	if (!order)
+		return NULL;
+	for (size_t i = 0; i < nr; i++) {
+		size_t v = i, j = i;
+		const struct ranges_range *r = &rp->ranges[v];
+		while (j > 0) { /* insertion sort: at most a few hundred ranges */
+			const struct ranges_range *q = &rp->ranges[order[j - 1]];
+			if (q->node_lo < r->node_lo || (q->node_lo == r->node_lo && q->node_hi >= r->node_hi))
+				break;
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = v;
+	}
+	return order;
+}
+
+/* Clips every range to the region, then to the extent of the selected fault records inside its
+ * node: [first faulted page, last faulted page + page). Without a fault record inside, the range
+ * keeps its node clipped to the region. */
+static int clip_ranges(struct ranges_proc *rp, const struct ranges_options *o, const size_t *order)
+{
+	const struct fl_process *proc = rp->proc;
+	uint64_t page_size = UINT64_C(1) << gran_log2_of(proc), nr = rp->nranges;
+	uint64_t rs = proc->region_start, re = proc->region_start + proc->region_size;
+	uint64_t *first = malloc(nr * sizeof(*first)), *last = calloc(nr, sizeof(*last));
+	if (!first || !last) {
+		free(first);
+		free(last);
+		return -1;
+	}
+	for (size_t i = 0; i < nr; i++)
+		first[i] = UINT64_MAX;
+	for (size_t f = 0; f < proc->nfaults; f++) {
+		const struct fl_fault_record *rec = &proc->faults[f].rec;
+		if (!kind_selected(o, rec->kind))
+			continue;
+		uint64_t page = page_of(proc, rec->addr);
+		for (size_t k = 0; k < nr && rp->ranges[order[k]].node_lo <= page; k++) {
+			size_t i = order[k];
+			if (page >= rp->ranges[i].node_hi)
+				continue;
+			if (page < first[i])
+				first[i] = page;
+			if (page > last[i])
+				last[i] = page;
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct ranges_range *r = &rp->ranges[i];
+		if (proc->region_size && r->lo < re && r->hi > rs) {
+			r->lo = r->lo > rs ? r->lo : rs;
+			r->hi = r->hi < re ? r->hi : re;
+		}
+		if (first[i] != UINT64_MAX) {
+			r->lo = first[i] > r->lo ? first[i] : r->lo;
+			r->hi = last[i] + page_size < r->hi ? last[i] + page_size : r->hi;
+		}
+	}
+	free(first);
+	free(last);
+	return 0;
+}
+
+/* Parents and levels: the smallest range whose node holds another's is its parent. order is the
+ * pre-order of node_order, so a range's parent comes before it and is on the stack of open ones. */
+static int nest_ranges(struct ranges_proc *rp, size_t *order)
+{
+	size_t nr = rp->nranges, depth = 0;
+	size_t *open = malloc((nr ? nr : 1) * sizeof(*open));
+	if (!open)
+		return -1;
+	for (size_t k = 0; k < nr; k++) {
+		struct ranges_range *r = &rp->ranges[order[k]];
+		while (depth > 0 && rp->ranges[open[depth - 1]].node_hi <= r->node_lo)
+			depth--;
+		r->parent = depth ? open[depth - 1] : RANGES_NO_PARENT;
+		r->level = (unsigned)depth;
+		open[depth++] = order[k];
+	}
+	free(open);
+	rp->tree_order = order;
+	return 0;
+}
+
+static int clip_and_nest(struct ctx *c, struct ranges_proc *rp)
+{
+	if (rp->nranges == 0)
+		return 0;
+	size_t *order = node_order(rp);
+	if (!order || clip_ranges(rp, c->o, order) < 0 || nest_ranges(rp, order) < 0) {
+		free(order);
+		set_err(c, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -718,7 +825,8 @@ int ranges_compute(const struct fl_recording *rec, const struct ranges_options *
 		if (rp->stats.n && o->phi <= rp->stats.eps_now)
 			warn(out, "%s: phi %g is not above the tree's error fraction %.4f: ranges near the "
 			     "threshold may be missed or spurious", rp->proc->dir, o->phi, rp->stats.eps_now);
-		if (extract_ranges(&c, rp) < 0 || (o->attribute && attribute(&c, rp) < 0))
+		if (extract_ranges(&c, rp) < 0 || clip_and_nest(&c, rp) < 0 ||
+		    (o->attribute && attribute(&c, rp) < 0))
 			goto fail;
 	}
 	resolver_free(&c);
@@ -773,6 +881,7 @@ void ranges_result_free(struct ranges_result *res)
 			free(r->maps);
 		}
 		free(rp->ranges);
+		free(rp->tree_order);
 		rap_free(rp->tree);
 	}
 	free(res->procs);

@@ -24,6 +24,13 @@
  * ranges_proc.source says which, source_text says it in words ("online tree (ranges.rap)" or
  * "built from 123,456 fault records").
  *
+ * Bounds describe memory that exists: a tree node is an aligned power-of-four block of the address
+ * space, which may reach below the region or over unrelated library mappings. Each range is
+ * clipped to the process's region and then to the extent of the (selected) fault records inside
+ * it, so its start, end, size and mappings name touched memory only (node_lo/node_hi keep the
+ * node). Counts are inclusive: a range's faults hold those of the hot ranges nested in it
+ * (excl is what is left); parent/level and tree_order say how they nest.
+ *
  * Hot ranges are RAP's hierarchical heavy hitters at φ (rap_hot_ranges): walking the tree bottom
  * up, a node is hot when its exclusive count — its subtree's faults minus those of hot ranges
  * inside it — is at least φ·n. With `coalesce` (the default) hot nodes that contain no other hot
@@ -100,7 +107,13 @@ struct ranges_map {
 };
 
 struct ranges_range {
-	uint64_t lo, hi;         /* bytes, [lo, hi) */
+	uint64_t lo, hi;         /* bytes, [lo, hi): the tree node(s) clipped to the process's region and
+				  * to the pages that faulted inside them (memory that exists and was
+				  * touched); the node bounds when no fault record lies inside */
+	uint64_t node_lo, node_hi;   /* the tree node(s) the range comes from, unclipped */
+	size_t parent;           /* index in ranges[] of the smallest hot range holding this one;
+				  * RANGES_NO_PARENT for an outermost range */
+	unsigned level;          /* nesting: 0 for an outermost range, parent's level + 1 */
 	uint64_t est;            /* the tree's estimate = lower bound of the true count */
 	uint64_t lower, upper;   /* lower <= true <= upper */
 	uint64_t excl;           /* exclusive (HHH) count: est minus hot ranges nested inside */
@@ -117,6 +130,8 @@ struct ranges_range {
 	size_t nmaps, maps_total;
 };
 
+#define RANGES_NO_PARENT ((size_t)-1)
+
 struct ranges_proc {
 	const struct fl_process *proc;
 	enum ranges_source source;
@@ -125,8 +140,10 @@ struct ranges_proc {
 	struct rap_stats stats;  /* its n, ε, nodes, memory, ... */
 	uint64_t error_bound;    /* rap_error_bound: every node's est >= true - error_bound */
 	uint64_t trace_faults;   /* fault records of the process (of the selected kinds) */
-	struct ranges_range *ranges;  /* largest exclusive count first */
+	struct ranges_range *ranges;  /* largest exclusive count first (rank = index + 1) */
 	size_t nranges;
+	size_t *tree_order;      /* indices of ranges[] as a tree: address order, each range
+				  * before the ranges nested inside it */
 };
 
 struct ranges_result {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <regex.h>
 
 #include "callsite.h"
 #include "fault_time.h"
@@ -49,6 +50,11 @@ struct report_options {
 	bool progress;            /* a progress line when stderr is a terminal */
 	uint64_t ranges;          /* hot address ranges shown under the table (--ranges N; 0: none) */
 	bool ranges_given;        /* --ranges was given: JSON becomes {"rows": [...], "ranges": [...]} */
+	uint32_t *tids;           /* --tid: only faults of these threads (ntids 0: every thread) */
+	size_t ntids;
+	const char *symbol;       /* --symbol REGEX as given, NULL: no symbol filter */
+	regex_t symbol_re;        /* compiled when symbol is set: a fault is kept when any frame of
+				   * its stack (function, else binary+0xOFFSET label) matches */
 };
 
 /* Hot address ranges of the selected faults (report_ranges.c): RAP's (ranges.h), shown under the
@@ -135,6 +141,7 @@ struct report {
 	double read_seconds;      /* reading (and validating) the recording, before the build */
 	double total_seconds;     /* from the start of the verb until the report was ready */
 	struct report_ranges ranges;
+	struct report_map symbol_match;   /* --symbol: (process, stack) → 1 matches, 2 does not */
 	struct fault_clock clock; /* the --time axis */
 	struct report_records records;
 };

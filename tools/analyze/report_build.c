@@ -229,13 +229,44 @@ static uint32_t row_for_loc(struct report *r, struct pass_maps *m, uint32_t loc)
 	return m->row_of_loc[loc] - 1;
 }
 
-static bool kept(const struct report *r, const struct fl_process *proc, const struct fl_fault *f)
+/* --symbol: does any frame of the stack match? Cached per (process, stack). */
+static bool stack_matches(struct report *r, size_t p, const struct fl_stack *stack)
+{
+	const struct callsite_frame *frames;
+	size_t n = 0, pick;
+	bool added;
+
+	if (!stack)
+		return false;
+	uint64_t *known = report_map_add(&r->symbol_match, p, (uint64_t)(uintptr_t)stack, &added);
+	if (known && !added)
+		return *known == 1;
+	bool match = false;
+	if (callsite_expand(r->callsites, p, stack, &frames, &n, &pick) == 0)
+		for (size_t i = 0; i < n && !match; i++)
+			match = regexec(&r->o->symbol_re, frames[i].function ? frames[i].function : frames[i].label,
+					0, NULL, 0) == 0;
+	if (known)
+		*known = match ? 1 : 2;
+	return match;
+}
+
+static bool kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
 	uint64_t t;
 	/* "all" is every fault of the program's memory traffic: access samples (record
 	 * --sample-accesses, --mrc) are only shown when asked for (--kind access) */
 	bool kind_ok = r->o->kind == 0 ? f->rec.kind != FL_FAULT_ACCESS_SAMPLE : f->rec.kind == r->o->kind;
 	if (!kind_ok)
+		return false;
+	if (r->o->ntids) {
+		size_t i = 0;
+		while (i < r->o->ntids && r->o->tids[i] != f->rec.tid)
+			i++;
+		if (i == r->o->ntids)
+			return false;
+	}
+	if (r->o->symbol && !stack_matches(r, (size_t)(proc - r->rec->procs), callsite_fault_stack(proc, f)))
 		return false;
 	if (r->o->from_ns == 0 && r->o->to_ns == UINT64_MAX)
 		return true;
@@ -650,6 +681,7 @@ void report_build_free(struct report *r)
 		free(r->row_of_fault[p]);
 	free(r->row_of_fault);
 	free(r->event_of);
+	report_map_free(&r->symbol_match);
 	free(r->rows);
 	free(r->ranked);
 	r->row_of_fault = NULL;

@@ -8,7 +8,10 @@
  *     TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
  * TIME_S is seconds since the recording's first process started (9 decimals); ADDR is 0x + 16 hex
  * digits; KIND is first-touch|refault|soft|concurrent; pmu=-, alloc=-, stack=- when there is none.
- * Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
+ * With --symbolize each line ends with " sym=" and the stack's source frames, innermost first,
+ * separated by " ; ": "FUNCTION FILE:LINE" (inlined frames included), or the frame's
+ * "binary+0xOFFSET" label when unknown, the callsite frame (report's) marked with a leading '*'.
+ * sym= is last, as names may hold spaces. Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
  * usage error. */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callsite.h"
 #include <faultline/record_schema.h>
 
 #include "cli.h"
@@ -26,11 +30,12 @@ struct dump_options {
 	const char *dir;      /* NULL: the newest faultline-* in the current directory */
 	uint32_t pid;         /* 0: every process */
 	uint64_t limit;       /* UINT64_MAX: no limit */
+	bool symbolize;       /* --symbolize: append the stack's source frames */
 };
 
 static void dump_usage(FILE *out)
 {
-	fputs("usage: faultline dump [DIR] [--pid PID] [--limit N]\n"
+	fputs("usage: faultline dump [DIR] [--pid PID] [--limit N] [--symbolize]\n"
 	      "\n"
 	      "Prints every fault of a recording, one line each, in time order:\n"
 	      "  TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2,... alloc=ID stack=0xPC0,0xPC1,...\n"
@@ -42,20 +47,26 @@ static void dump_usage(FILE *out)
 	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
 	      "      --pid PID          only the faults of this process (all its exec images)\n"
 	      "      --limit N          stop after N faults\n"
+	      "      --symbolize        end each line with sym= and the stack's source frames,\n"
+	      "                         innermost first, separated by ' ; ': 'FUNCTION FILE:LINE'\n"
+	      "                         (or binary+0xOFFSET when unknown); '*' marks the callsite\n"
+	      "                         frame report ranks by\n"
 	      "  -h, --help             this help\n"
 	      "\n"
 	      "Warnings about the recording (a file cut by a crash) go to stderr; exit status 1 when the\n"
 	      "recording is missing or corrupt.\n", out);
 }
 
-enum { OPT_PID, OPT_LIMIT };
+enum { OPT_PID, OPT_LIMIT, OPT_SYMBOLIZE };
 
 static int dump_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
 	struct dump_options *o = ctx;
 	uint64_t number;
 
-	if (id == OPT_PID) {
+	if (id == OPT_SYMBOLIZE) {
+		o->symbolize = true;
+	} else if (id == OPT_PID) {
 		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
 			return -1;
 		o->pid = (uint32_t)number;
@@ -73,10 +84,11 @@ static int dump_parse(int argc, char **argv, struct dump_options *o)
 	static const struct cli_opt opts[] = {
 		{ NULL, "--pid", CLI_VALUE, OPT_PID },
 		{ NULL, "--limit", CLI_VALUE, OPT_LIMIT },
+		{ NULL, "--symbolize", CLI_FLAG, OPT_SYMBOLIZE },
 	};
 	struct cli_verb verb = { "dump", dump_usage, opts, sizeof(opts) / sizeof(opts[0]), dump_option, NULL, &o->dir, o };
 
-	*o = (struct dump_options){ NULL, 0, UINT64_MAX };
+	*o = (struct dump_options){ NULL, 0, UINT64_MAX, false };
 	return cli_parse_verb(&verb, argc, argv);
 }
 
@@ -125,8 +137,34 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 	putc('\n', out);
 }
 
+/* " sym=" and the source frames of stack s (--symbolize). */
+static void dump_frames(struct callsite_table *t, size_t p, const struct fl_stack *s, FILE *out)
+{
+	const struct callsite_frame *frames;
+	size_t n = 0, pick = 0;
+
+	fputs(" sym=", out);
+	if (!s || s->nframes == 0 || callsite_expand(t, p, s, &frames, &n, &pick) < 0 || n == 0) {
+		putc('-', out);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct callsite_frame *f = &frames[i];
+		fputs(i ? " ; " : "", out);
+		if (i == pick)
+			putc('*', out);
+		put_printable(f->function ? f->function : f->label, out);
+		if (f->function && f->file) {
+			putc(' ', out);
+			put_printable(f->file, out);
+			fprintf(out, ":%u", f->line);
+		}
+	}
+}
+
 /* One fault line. */
-static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, FILE *out)
+static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, struct callsite_table *sym,
+		       size_t p, FILE *out)
 {
 	const struct fl_fault_record *r = &f->rec;
 	const struct fl_fault_context *c = fl_fault_context(proc, f);
@@ -149,12 +187,23 @@ static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, 
 		putc('-', out);
 	for (uint32_t i = 0; s && i < s->nframes; i++)
 		fprintf(out, i ? ",0x%" PRIx64 : "0x%" PRIx64, s->frames[i]);
+	if (sym)
+		dump_frames(sym, p, s, out);
 	putc('\n', out);
 }
 
 /* Prints the recording's faults (of o->pid if set). Returns the exit status. */
+static void dump_diag(void *ctx, const char *message)
+{
+	(void)ctx;
+	cli_error("dump: warning: %s", message);
+}
+
 static int dump_recording(const struct fl_recording *rec, const struct dump_options *o, FILE *out)
 {
+	struct callsite_skip skip;
+	struct callsite_table *sym = NULL;
+	char err[512];
 	struct fl_fault_iter it;
 	const struct fl_process *proc;
 	const struct fl_fault *f;
@@ -171,8 +220,23 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		cli_error("dump: %s: no process with pid %u in the recording", rec->dir, o->pid);
 		return 1;
 	}
+	if (o->symbolize) {
+		if (callsite_skip_init(&skip, true, NULL, 0, err, sizeof(err)) < 0) {
+			cli_error("dump: %s", err);
+			return 1;
+		}
+		if (!(sym = callsite_table_new(rec, &skip, dump_diag, NULL))) {
+			callsite_skip_free(&skip);
+			cli_error("dump: out of memory");
+			return 1;
+		}
+	}
 	if (fl_fault_iter_init(&it, rec, o->pid) < 0) {
 		cli_error("dump: out of memory");
+		if (sym) {
+			callsite_table_free(sym);
+			callsite_skip_free(&skip);
+		}
 		return 1;
 	}
 	fputs("# faultline dump of ", out);
@@ -182,12 +246,17 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		if (o->pid == 0 || rec->procs[i].pid == o->pid)
 			dump_process_header(&rec->procs[i], out);
 	}
-	fputs("# time_s pid tid addr kind r/w handler pmu alloc stack\n", out);
+	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler pmu alloc stack sym\n"
+			   : "# time_s pid tid addr kind r/w handler pmu alloc stack\n", out);
 	while (printed < o->limit && (f = fl_fault_iter_next(&it, &proc)) != NULL) {
-		dump_fault(proc, f, out);
+		dump_fault(proc, f, sym, (size_t)(proc - rec->procs), out);
 		printed++;
 	}
 	fl_fault_iter_free(&it);
+	if (sym) {
+		callsite_table_free(sym);
+		callsite_skip_free(&skip);
+	}
 	if (fflush(out) != 0 || ferror(out)) {
 		cli_error("dump: writing the output: %s", strerror(errno));
 		return 1;

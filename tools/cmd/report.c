@@ -60,6 +60,10 @@ static void report_usage(FILE *out)
 	      "      --skip REGEX     also skip frames whose binary path or function name matches this\n"
 	      "                       POSIX extended regular expression (repeatable)\n"
 	      "      --no-skip        drop the default skip list: keep every frame (but --skip's)\n"
+	      "      --tid TID[,TID]  only faults of these threads (thread ids as dump and --by thread show)\n"
+	      "      --symbol REGEX   only faults whose stack has a frame matching this POSIX extended\n"
+	      "                       regular expression: its function name (demangled), or its\n"
+	      "                       binary+0xOFFSET label when the function is unknown\n"
 	      "  -h, --help           this help\n"
 	      "\n"
 	      "The table's header also summarizes the selected faults' service times (from the handler\n"
@@ -97,7 +101,33 @@ static const char *const format_names[] = { "table", "csv", "json" };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 enum { OPT_BY, OPT_KIND, OPT_TOP, OPT_PID, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_SKIP, OPT_RANGES, OPT_LOCALITY,
-       OPT_NO_SKIP, OPT_TIME };
+       OPT_NO_SKIP, OPT_TIME, OPT_TID, OPT_SYMBOL };
+
+/* "TID[,TID...]" appended to o->tids. */
+static int parse_tids(const char *value, struct report_options *o, char *err, size_t errlen)
+{
+	for (const char *p = value;;) {
+		char one[32];
+		uint64_t tid;
+		size_t n = strcspn(p, ",");
+		snprintf(one, sizeof(one), "%.*s", (int)(n < sizeof(one) - 1 ? n : sizeof(one) - 1), p);
+		if (n == 0 || n >= sizeof(one) || cli_parse_uint(one, 1, INT32_MAX, &tid, err, errlen) < 0) {
+			if (n == 0 || n >= sizeof(one))
+				snprintf(err, errlen, "'%s' is not a comma-separated list of thread ids", value);
+			return -1;
+		}
+		uint32_t *grown = realloc(o->tids, (o->ntids + 1) * sizeof(*grown));
+		if (!grown) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		o->tids = grown;
+		o->tids[o->ntids++] = (uint32_t)tid;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
 
 static int report_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -142,18 +172,12 @@ static int report_option(void *ctx, int id, const char *value, char *err, size_t
 		}
 		return 0;
 	case OPT_LOCALITY: o->locality = true; return 0;
+	case OPT_TID: return parse_tids(value, o, err, errlen);
+	case OPT_SYMBOL: o->symbol = value; return 0;
 	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
-	default: { /* OPT_SKIP */
-		char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
-		if (!grown) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		o->skip = grown;
-		o->skip[o->nskip++] = (char *)value;
-		return 0;
-	}
+	default: /* OPT_SKIP */
+		return cli_append_value(&o->skip, &o->nskip, value, err, errlen);
 	}
 }
 
@@ -172,6 +196,8 @@ static int parse_args(int argc, char **argv, struct report_options *o)
 		{ NULL, "--ranges", CLI_VALUE, OPT_RANGES },
 		{ NULL, "--locality", CLI_FLAG, OPT_LOCALITY },
 		{ NULL, "--no-skip", CLI_FLAG, OPT_NO_SKIP },
+		{ NULL, "--tid", CLI_VALUE, OPT_TID },
+		{ NULL, "--symbol", CLI_VALUE, OPT_SYMBOL },
 		{ NULL, "--time", CLI_VALUE, OPT_TIME },
 	};
 	struct cli_verb verb = { "report", report_usage, opts, COUNT(opts), report_option, NULL, &o->dir, o };
@@ -194,11 +220,32 @@ int report_parse(int argc, char **argv, struct report_options *o)
 		rc = usage_error("%s", err);
 	else if (rc == 0)
 		callsite_skip_free(&check);
-	if (rc != 0) {
-		free(o->skip);
-		o->skip = NULL;
+	const char *symbol = o->symbol;
+	o->symbol = NULL; /* set again once compiled: report_options_free frees what was */
+	if (rc == 0 && symbol) {
+		int bad = regcomp(&o->symbol_re, symbol, REG_EXTENDED | REG_NOSUB);
+		if (bad) {
+			regerror(bad, &o->symbol_re, err, sizeof(err));
+			rc = usage_error("--symbol '%s': %s", symbol, err);
+		} else {
+			o->symbol = symbol;
+		}
 	}
+	if (rc != 0)
+		report_options_free(o);
 	return rc;
+}
+
+void report_options_free(struct report_options *o)
+{
+	free(o->skip);
+	free(o->tids);
+	if (o->symbol)
+		regfree(&o->symbol_re);
+	o->skip = NULL;
+	o->tids = NULL;
+	o->ntids = 0;
+	o->symbol = NULL;
 }
 
 static void collect_warning(void *ctx, const char *message)
@@ -286,6 +333,6 @@ int cmd_report(int argc, char **argv)
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
 	rc = report_run(&o, stdout);
-	free(o.skip);
+	report_options_free(&o);
 	return rc;
 }

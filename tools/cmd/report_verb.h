@@ -13,5 +13,7 @@ int report_run(const struct report_options *o, FILE *out);
 /* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
  * CLI_EXIT_USAGE after printing the error. */
 int report_parse(int argc, char **argv, struct report_options *o);
+/* Frees what report_parse allocated in o (--skip, --tid lists, the --symbol regex). */
+void report_options_free(struct report_options *o);
 
 #endif

@@ -10,11 +10,13 @@
  *   4. that frame's (function, file, line, binary) is interned to a location id (by content, in an
  *      open-addressing table over the location array). */
 #include "callsite.h"
+#include "binary_id.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report_map.h"
 
@@ -128,6 +130,39 @@ struct callsite_table {
 	size_t scratch_cap;
 };
 
+/* What the recording says its binaries were (DIR/binaries, written by record: binary_id.h), so a
+ * binary rebuilt or replaced since is never symbolized with the new file's lines; and the copies
+ * record --archive kept (DIR/.build-id), read instead of the paths. A recording without the file
+ * (older, or record itself killed) keeps the symbolizer's inode check alone. -1: out of memory. */
+static int expect_recorded_binaries(struct callsite_table *t, const struct fl_recording *rec, sym_diag_fn diag,
+				    void *diag_ctx)
+{
+	struct binary_id *ids;
+	size_t n;
+	unsigned skipped;
+	char err[512], archive[4096];
+	int rc = 0;
+
+	if (binary_ids_load(rec->dir, &ids, &n, &skipped, err, sizeof(err)) < 0) {
+		if (diag)
+			diag(diag_ctx, err);
+		return 0;
+	}
+	if (skipped && diag) {
+		snprintf(err, sizeof(err), "%s/%s: %u damaged line%s skipped", rec->dir, BINARY_IDS_FILE, skipped,
+			 skipped == 1 ? "" : "s");
+		diag(diag_ctx, err);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = symbolizer_expect_binary(t->sym, ids[i].path, ids[i].build_id, ids[i].build_id_len, ids[i].size,
+					      ids[i].mtime_ns);
+	snprintf(archive, sizeof(archive), "%s/%s", rec->dir, BINARY_ARCHIVE_DIR);
+	if (rc == 0 && access(archive, X_OK) == 0)
+		rc = symbolizer_set_archive(t->sym, archive);
+	binary_ids_free(ids, n);
+	return rc;
+}
+
 struct callsite_table *callsite_table_new(const struct fl_recording *rec, const struct callsite_skip *skip,
 					  sym_diag_fn diag, void *diag_ctx)
 {
@@ -145,6 +180,11 @@ struct callsite_table *callsite_table_new(const struct fl_recording *rec, const 
 		return NULL;
 	}
 	symbolizer_set_diag(t->sym, diag, diag_ctx);
+	if (expect_recorded_binaries(t, rec, diag, diag_ctx) < 0) {
+		callsite_table_free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return t;
 }
 

@@ -118,6 +118,7 @@ struct elf_image {
 	size_t size;
 	dev_t dev;
 	ino_t ino;
+	int64_t mtime_ns;
 	const Elf64_Shdr *shdrs;
 	size_t shnum;
 	const char *shstrtab;
@@ -272,6 +273,7 @@ static int elf_image_open(struct elf_image *img, const char *path, char *why, si
 	}
 	img->dev = st.st_dev;
 	img->ino = st.st_ino;
+	img->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, img->fd, 0);
 	if (base == MAP_FAILED) {
 		snprintf(why, why_size, "mmap(\"%s\", %lld bytes): %s", path, (long long)st.st_size, strerror(errno));
@@ -356,10 +358,15 @@ struct sym_binary {
 	size_t nsections;
 };
 
+/* What the recording says a binary was (DIR/binaries, binary_id.h): its build-id when it had one,
+ * else its size and mtime. */
 struct expected_build_id {
 	char *path;
 	uint8_t id[MAX_BUILD_ID];
-	size_t len;
+	size_t len;             /* 0: no build-id; size and mtime decide */
+	bool has_stat;
+	uint64_t size;
+	int64_t mtime_ns;
 };
 
 /* Result cache slot: (binary id, offset) → result. */
@@ -373,6 +380,7 @@ struct symbolizer {
 	sym_diag_fn diag;
 	void *diag_ctx;
 	char *debug_root;
+	char *archive;                /* the recording's archive root (record --archive), or NULL */
 
 	struct sym_binary **binaries; /* by id − 1 */
 	size_t nbinaries, binaries_cap;
@@ -492,13 +500,22 @@ static void hex_string(char *out, const uint8_t *bytes, size_t len)
 static const char *binary_identity_problem(struct symbolizer *sym, struct sym_binary *b, char *buf, size_t size)
 {
 	const struct expected_build_id *want = expected_for(sym, b->path);
-	if (want) {
+	if (want && want->len == 0 && want->has_stat) {
+		if (b->image.size == want->size && b->image.mtime_ns == want->mtime_ns)
+			return NULL;
+		snprintf(buf, size, "size %zu and mtime %lld.%09lld on disk, %" PRIu64 " and %lld.%09lld recorded: "
+			 "rebuilt or replaced since the recording", b->image.size,
+			 (long long)(b->image.mtime_ns / 1000000000), (long long)(b->image.mtime_ns % 1000000000),
+			 want->size, (long long)(want->mtime_ns / 1000000000), (long long)(want->mtime_ns % 1000000000));
+		return buf;
+	}
+	if (want && want->len) {
 		if (b->image.build_id_len == want->len && memcmp(b->image.build_id, want->id, want->len) == 0)
 			return NULL;
 		char have_hex[2 * MAX_BUILD_ID + 1], want_hex[2 * MAX_BUILD_ID + 1];
 		hex_string(have_hex, b->image.build_id, b->image.build_id_len);
 		hex_string(want_hex, want->id, want->len);
-		snprintf(buf, size, "build-id %s on disk, %s recorded: replaced since the recording",
+		snprintf(buf, size, "build-id %s on disk, %s recorded: rebuilt or replaced since the recording",
 			 b->image.build_id_len ? have_hex : "(none)", want_hex);
 		return buf;
 	}
@@ -705,10 +722,26 @@ static bool try_debug_file(struct symbolizer *sym, struct sym_binary *b, const c
 	return true;
 }
 
+/* The archived copy of B (record --archive): ARCHIVE/xx/rest[SUFFIX] for the build-id the
+ * recording expects at B's path. False when there is none. */
+static bool archived_path(const struct symbolizer *sym, const struct sym_binary *b, const char *suffix,
+			  char *path, size_t len)
+{
+	const struct expected_build_id *want = sym->archive ? expected_for(sym, b->path) : NULL;
+	char rest[2 * MAX_BUILD_ID + 1];
+	if (!want || want->len < 2)
+		return false;
+	hex_string(rest, want->id + 1, want->len - 1);
+	int n = snprintf(path, len, "%s/%02x/%s%s", sym->archive, want->id[0], rest, suffix);
+	return n > 0 && (size_t)n < len && access(path, R_OK) == 0;
+}
+
 static bool find_debug_file(struct symbolizer *sym, struct sym_binary *b)
 {
 	const char *root = sym->debug_root ? sym->debug_root : DEFAULT_DEBUG_ROOT;
 	char path[PATH_MAX];
+	if (archived_path(sym, b, ".debug", path, sizeof path) && try_debug_file(sym, b, path, NULL))
+		return true;
 	if (b->image.build_id_len >= 2) {
 		char rest[2 * MAX_BUILD_ID + 1];
 		hex_string(rest, b->image.build_id + 1, b->image.build_id_len - 1);
@@ -802,8 +835,14 @@ static const struct dwarf_section *section_at(const struct sym_binary *b, uint64
 /* Opens binary B on first use. Every failure is a warning and a FAILED binary, never an error. */
 static void binary_open(struct symbolizer *sym, struct sym_binary *b)
 {
-	char why[PATH_MAX + 256];
-	if (elf_image_open(&b->image, b->path, why, sizeof why) != 0) {
+	char why[PATH_MAX + 256], archived[PATH_MAX];
+	if (archived_path(sym, b, "", archived, sizeof archived)) {
+		/* the copy kept with the recording: the binary as it was, wherever the file went since */
+		if (elf_image_open(&b->image, archived, why, sizeof why) != 0) {
+			binary_fail(sym, b, why);
+			return;
+		}
+	} else if (elf_image_open(&b->image, b->path, why, sizeof why) != 0) {
 		binary_fail(sym, b, why);
 		return;
 	}
@@ -1168,6 +1207,42 @@ int symbolizer_set_debug_root(struct symbolizer *sym, const char *dir)
 	return 0;
 }
 
+int symbolizer_set_archive(struct symbolizer *sym, const char *dir)
+{
+	char *copy = strdup(dir);
+	if (!copy)
+		return -1;
+	free(sym->archive);
+	sym->archive = copy;
+	return 0;
+}
+
+int symbolizer_expect_binary(struct symbolizer *sym, const char *path, const uint8_t *id, size_t len,
+			     uint64_t size, int64_t mtime_ns)
+{
+	if (len == 0) {
+		struct expected_build_id *grown = realloc(sym->expected, (sym->nexpected + 1) * sizeof *grown);
+		if (!grown)
+			return -1;
+		sym->expected = grown;
+		struct expected_build_id *e = &sym->expected[sym->nexpected];
+		memset(e, 0, sizeof *e);
+		if (!(e->path = strdup(path)))
+			return -1;
+		e->has_stat = true;
+		e->size = size;
+		e->mtime_ns = mtime_ns;
+		sym->nexpected++;
+		return 0;
+	}
+	if (symbolizer_expect_build_id(sym, path, id, len) < 0)
+		return -1;
+	sym->expected[sym->nexpected - 1].has_stat = true;
+	sym->expected[sym->nexpected - 1].size = size;
+	sym->expected[sym->nexpected - 1].mtime_ns = mtime_ns;
+	return 0;
+}
+
 int symbolizer_expect_build_id(struct symbolizer *sym, const char *path, const uint8_t *id, size_t len)
 {
 	if (len == 0 || len > MAX_BUILD_ID) {
@@ -1183,6 +1258,7 @@ int symbolizer_expect_build_id(struct symbolizer *sym, const char *path, const u
 		return -1;
 	memcpy(e->id, id, len);
 	e->len = len;
+	e->has_stat = false;
 	sym->nexpected++;
 	return 0;
 }
@@ -1208,5 +1284,6 @@ void symbolizer_free(struct symbolizer *sym)
 	arena_free(sym->arena);
 	free(sym->scratch);
 	free(sym->debug_root);
+	free(sym->archive);
 	free(sym);
 }

@@ -85,6 +85,17 @@ int symbolizer_set_debug_root(struct symbolizer *sym, const char *dir);
  * that reaches PATH. Returns -1 on ENOMEM or a build-id longer than 64 bytes (errno set). */
 int symbolizer_expect_build_id(struct symbolizer *sym, const char *path, const uint8_t *id, size_t len);
 
+/* Declares what the binary PATH was when it was recorded (DIR/binaries, binary_id.h): its
+ * build-id (len > 0), else its size and mtime. A file at PATH that differs is treated as
+ * replaced: one warning, label-only results ("binary+0xOFFSET"). Returns -1 on ENOMEM. */
+int symbolizer_expect_binary(struct symbolizer *sym, const char *path, const uint8_t *id, size_t len,
+			     uint64_t size, int64_t mtime_ns);
+
+/* The recording's archive of binaries (record --archive): DIR/xx/rest (the binary) and
+ * DIR/xx/rest.debug (its separate debug file), by build-id. A binary whose expected build-id has
+ * a copy there is read from the copy, never from its path. Copied; -1 on ENOMEM. */
+int symbolizer_set_archive(struct symbolizer *sym, const char *dir);
+
 /* Symbolizes PC under the layout MAPS. IS_RETURN_ADDRESS: PC is a return address (every stack frame
  * but the faulting one), so PC − 1 is looked up to land on the call instruction; offsets and
  * link_addr in the result then describe PC − 1. Returns NULL only when memory runs out. */

@@ -111,6 +111,11 @@ void record_usage(void)
 	      "                         each re-touch is a fault record of kind 'access' (report\n"
 	      "                         --kind access), never counted with the other faults\n"
 	      "      --sample-accesses-rate N  access samples per second aimed at (default 500)\n"
+	      "      --archive          keep a copy of every mapped binary (and its separate debug\n"
+	      "                         file) in DIR/.build-id, by build-id, so the recording can be\n"
+	      "                         reported after a rebuild or on another machine. Without it,\n"
+	      "                         DIR/binaries still records each binary's build-id, size and\n"
+	      "                         mtime: a binary changed since is shown as binary+0xOFFSET\n"
 	      "  -q, --quiet            no banner and no summary\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
@@ -346,7 +351,7 @@ static int apply_sample_accesses_rate(struct record_options *o, const char *v, c
 }
 
 /* The options, and what each does with its value. */
-enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_SAMPLE_ACCESSES };
+enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_SAMPLE_ACCESSES, OPT_ARCHIVE };
 
 static const struct record_value_option {
 	const char *short_name, *long_name;
@@ -376,12 +381,14 @@ static const struct record_value_option {
 #define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))
 
 /* The parser's table: the flags, then the valued options (id = index in record_value_options). */
-static struct cli_opt record_opts[5 + RECORD_NVALUED] = {
+#define RECORD_NFLAGS 6
+static struct cli_opt record_opts[RECORD_NFLAGS + RECORD_NVALUED] = {
 	{ "-h", "--help", CLI_FLAG, OPT_HELP },
 	{ "-q", "--quiet", CLI_FLAG, OPT_QUIET },
 	{ NULL, "--force", CLI_FLAG, OPT_FORCE },
 	{ NULL, "--mrc", CLI_FLAG, OPT_MRC },
 	{ NULL, "--sample-accesses", CLI_FLAG, OPT_SAMPLE_ACCESSES },
+	{ NULL, "--archive", CLI_FLAG, OPT_ARCHIVE },
 };
 
 static int record_option(void *ctx, int id, const char *value, char *err, size_t errlen)
@@ -394,6 +401,7 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_MRC: if (!o->mrc) o->mrc = 8; return 0;
 	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
+	case OPT_ARCHIVE: o->archive = true; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);
 	}
 }
@@ -450,7 +458,7 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 	int i;
 
 	for (size_t k = 0; k < RECORD_NVALUED; k++)
-		record_opts[5 + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
+		record_opts[RECORD_NFLAGS + k] = (struct cli_opt){ record_value_options[k].short_name, record_value_options[k].long_name,
 						       CLI_VALUE, (int)k };
 	record_defaults(o);
 	if (cli_parse_options(&verb, argc, argv, &i, err, errlen) != 0)
@@ -1555,10 +1563,13 @@ static int record_run_parsed(const struct record_options *o)
 		return 1;
 	}
 	print_banner(o, dir_shown);
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
 	rc = run_command(o, &env, &run);
 	child_env_free(&env);
 	if (rc != 0)
 		return rc;
+	record_binaries(dir, o->archive, &started, o->quiet); /* says why when it fails */
 	print_summary(o, &run, dir_shown, dir);
 	return exit_status_of(run.status);
 }

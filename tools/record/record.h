@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Largest -M: half of x86-64's 47-bit user address space. */
 #define RECORD_MAX_REGION_BYTES ((uint64_t)64 << 40)
@@ -38,6 +39,7 @@ struct record_options {
 	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */
 	unsigned sample_accesses; /* --sample-accesses: target access samples per second; 0 = off */
 	bool quiet;             /* -q: no banner, no summary */
+	bool archive;           /* --archive: keep copies of the mapped binaries with the recording */
 	bool help;              /* -h: print help and do nothing else */
 	char **command;         /* the command's argv, NULL-terminated, pointing into argv */
 	int command_argc;
@@ -57,5 +59,10 @@ void record_usage(void);
 
 /* The `record` verb. */
 int cmd_record(int argc, char **argv);
+
+/* After the run (record_binaries.c): DIR/binaries, the identity of every mapped file, and with
+ * archive their copies in DIR/.build-id. started: when the run began (CLOCK_REALTIME). Returns 0,
+ * or -1 after printing why. */
+int record_binaries(const char *dir, bool archive, const struct timespec *started, bool quiet);
 
 #endif

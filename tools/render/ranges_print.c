@@ -1,7 +1,9 @@
 /* ranges_print.c: the output formats of hot ranges (ranges_print in ranges.h).
  *
  * text  per process: '#' lines naming the process, the source of the counts and the tree's
- *       parameters and error bound, then a table, one line per range
+ *       parameters and error bound, then a table, one line per range, as a tree: in address
+ *       order, each range before the ranges nested in it, whose start is indented two spaces
+ *       per level (rank: the range's place by exclusive faults)
  *           rank start end size faults lower upper pct excl% trace
  *       (trace: fault records inside the range, "-" without attribution), each followed by
  *       indented "site" lines (faults, allocations, hull of the allocations, name, stack id, the
@@ -10,11 +12,15 @@
  *       the process's tree follows, as rap_dump prints it.
  * csv   one header line, then one row per range (RFC 4180 quoting):
  *           pid,process,source,rank,start,end,bytes,faults,lower,upper,percent,excl,
- *           excl_percent,trace,nodes,depth,top_site,top_site_faults,sites,unattributed,mappings
- *       start/end are 0x hex; trace is empty without attribution; mappings are ';'-separated.
+ *           excl_percent,trace,nodes,depth,top_site,top_site_faults,sites,unattributed,mappings,
+ *           node_start,node_end,parent,level
+ *       start/end are 0x hex (the clipped range; node_start/node_end the tree node); trace is
+ *       empty without attribution; mappings are ';'-separated; parent is the rank of the range
+ *       holding this one (empty for an outermost one).
  * json  one object: {"recording", "eps", "phi", "kinds", "processes": [{..., "ranges": [...],
  *       "tree": [...] with --tree}], "warnings": [...]}; addresses both as "0x..." strings
- *       (start, end) and as numbers (start_addr, end_addr). */
+ *       (start, end) and as numbers (start_addr, end_addr); ranges in rank order, each with
+ *       "parent" (a rank or null), "level", "node_start" and "node_end". */
 #include <inttypes.h>
 #include <string.h>
 
@@ -63,8 +69,8 @@ static void text_process_header(const struct ranges_proc *rp, const struct range
 static void text_range(const struct ranges_range *r, size_t rank, FILE *out)
 {
 	char size[32], e[32], l[32], u[32], t[32], f[32], hull[32];
-	fprintf(out, "%4zu  0x%016" PRIx64 "  0x%016" PRIx64 "  %10s  %11s  %11s  %11s  %6.2f  %6.2f  %11s\n",
-		rank, r->lo, r->hi, cli_format_size(r->hi - r->lo, size, sizeof(size)),
+	fprintf(out, "%4zu  %*s0x%016" PRIx64 "  0x%016" PRIx64 "  %10s  %11s  %11s  %11s  %6.2f  %6.2f  %11s\n",
+		rank, (int)(2 * r->level), "", r->lo, r->hi, cli_format_size(r->hi - r->lo, size, sizeof(size)),
 		cli_format_count(r->est, e, sizeof(e)), cli_format_count(r->lower, l, sizeof(l)),
 		cli_format_count(r->upper, u, sizeof(u)), r->pct, r->excl_pct,
 		r->has_trace ? cli_format_count(r->trace, t, sizeof(t)) : "-");
@@ -104,10 +110,15 @@ static int print_text(const struct ranges_result *res, const struct ranges_optio
 		if (rp->nranges == 0) {
 			fputs(rp->stats.n ? "# no range holds phi of the faults\n" : "# no faults\n", out);
 		} else {
+			fputs("# as a tree: a nested range is indented under the range holding it; start-end: the pages\n"
+			      "# that faulted inside the tree node, within the region; faults and pct include the nested\n"
+			      "# ranges, excl% leaves them out\n", out);
 			fprintf(out, "%4s  %-18s  %-18s  %10s  %11s  %11s  %11s  %6s  %6s  %11s\n", "rank", "start",
 				"end", "size", "faults", "lower", "upper", "pct", "excl%", "trace");
-			for (size_t i = 0; i < rp->nranges; i++)
+			for (size_t k = 0; k < rp->nranges; k++) {
+				size_t i = rp->tree_order ? rp->tree_order[k] : k;
 				text_range(&rp->ranges[i], i + 1, out);
+			}
 		}
 		if (tree) {
 			fprintf(out, "# tree of process %s\n", rp->proc->name);
@@ -123,7 +134,7 @@ static int print_text(const struct ranges_result *res, const struct ranges_optio
 static int print_csv(const struct ranges_result *res, FILE *out)
 {
 	fputs("pid,process,source,rank,start,end,bytes,faults,lower,upper,percent,excl,excl_percent,trace,"
-	      "nodes,depth,top_site,top_site_faults,sites,unattributed,mappings\n", out);
+	      "nodes,depth,top_site,top_site_faults,sites,unattributed,mappings,node_start,node_end,parent,level\n", out);
 	for (size_t p = 0; p < res->nprocs; p++) {
 		const struct ranges_proc *rp = &res->procs[p];
 		for (size_t i = 0; i < rp->nranges; i++) {
@@ -149,7 +160,10 @@ static int print_csv(const struct ranges_result *res, FILE *out)
 				strcat(joined, r->maps[k].name);
 			}
 			csv_out_field(joined, out);
-			putc('\n', out);
+			fprintf(out, ",0x%016" PRIx64 ",0x%016" PRIx64 ",", r->node_lo, r->node_hi);
+			if (r->parent != RANGES_NO_PARENT)
+				fprintf(out, "%zu", r->parent + 1);
+			fprintf(out, ",%u\n", r->level);
 		}
 	}
 	return 0;
@@ -177,6 +191,15 @@ static void json_range(const struct ranges_range *r, size_t rank, FILE *out)
 		fprintf(out, "%" PRIu64, r->trace);
 	else
 		fputs("null", out);
+	fputs(", ", out);
+	json_hex("node_start", r->node_lo, out);
+	fputs(", ", out);
+	json_hex("node_end", r->node_hi, out);
+	if (r->parent != RANGES_NO_PARENT)
+		fprintf(out, ", \"parent\": %zu", r->parent + 1);
+	else
+		fputs(", \"parent\": null", out);
+	fprintf(out, ", \"level\": %u", r->level);
 	fprintf(out, ", \"unattributed\": %" PRIu64 ",\n         \"sites\": [", r->unattributed);
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct ranges_site *s = &r->sites[i];

@@ -6,7 +6,10 @@
  *     # hot address ranges (RAP, ε 0.0100, φ 0.0500, source: online tree (ranges.rap); 1 of 1 shown)
  *     #   start               end                   size  faults            bounds       %  top allocation site
  *     #   0x00007f3bcf800000  0x00007f3bd3800000  64 MiB  49,087  [49,087, 49,179]  99.80%  main fill.c:14
- * (every line a '#' line, so the lines without '#' are still exactly the ranked rows)
+ * (every line a '#' line, so the lines without '#' are still exactly the ranked rows). The shown
+ * ranges are listed as a tree: in address order, a range nested in another shown one right after
+ * it with its start indented; start-end are the faulted pages inside the region (ranges.h clips
+ * the tree nodes), and faults and % include the nested ranges.
  * (a pid column first when the ranges come from more than one process; percent is then of that
  * process's faults). JSON, with --ranges given:
  * "ranges" (one object per shown range) and "ranges_source" (how they were computed) next to "rows".
@@ -145,6 +148,30 @@ static void put_printable(const char *text, FILE *out)
 		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
+/* Tree order of the shown ranges: process, then node start, outer before inner. */
+static int by_tree(const void *pa, const void *pb)
+{
+	const struct ranges_ref *a = pa, *b = pb;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->range->node_lo != b->range->node_lo)
+		return a->range->node_lo < b->range->node_lo ? -1 : 1;
+	return a->range->node_hi > b->range->node_hi ? -1 : a->range->node_hi < b->range->node_hi;
+}
+
+/* How many of the shown ranges hold g (its ancestors among them). */
+static unsigned shown_level(const struct ranges_ref *shown, size_t n, const struct ranges_ref *g)
+{
+	unsigned level = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ranges_range *a = shown[i].range;
+		if (shown[i].proc == g->proc && a != g->range && a->node_lo <= g->range->node_lo &&
+		    a->node_hi >= g->range->node_hi)
+			level++;
+	}
+	return level;
+}
+
 enum { COL_PID, COL_START, COL_END, COL_SIZE, COL_FAULTS, COL_BOUNDS, COL_PCT, COL_SITE, NCOLS };
 
 void report_ranges_print_table(const struct report *r, FILE *out)
@@ -154,6 +181,7 @@ void report_ranges_print_table(const struct report *r, FILE *out)
 						  "top allocation site" };
 	static const bool left[NCOLS] = { false, true, true, false, false, false, false, true };
 	char source[256], eps[64], (*cells)[NCOLS][96];
+	struct ranges_ref *shown;
 	size_t width[NCOLS] = { 0 };
 	bool pid_col;
 
@@ -175,18 +203,26 @@ void report_ranges_print_table(const struct report *r, FILE *out)
 		fputs("#   no range outside the root holds φ of the faults\n", out);
 		return;
 	}
-	if (!(cells = calloc(rr->ntop + 1, sizeof(*cells)))) {
+	cells = calloc(rr->ntop + 1, sizeof(*cells));
+	shown = malloc(rr->ntop * sizeof(*shown));
+	if (!cells || !shown) {
+		free(cells);
+		free(shown);
 		fputs("#   (out of memory)\n", out);
 		return;
 	}
+	memcpy(shown, rr->top, rr->ntop * sizeof(*shown));
+	qsort(shown, rr->ntop, sizeof(*shown), by_tree);
 	pid_col = rr->res.nprocs > 1;
 	for (size_t c = 0; c < NCOLS; c++)
 		snprintf(cells[0][c], sizeof(cells[0][c]), "%s", c == COL_PCT && pid_col ? "% of pid" : heads[c]);
 	for (size_t i = 0; i < rr->ntop; i++) {
-		const struct ranges_range *g = rr->top[i].range;
+		const struct ranges_range *g = shown[i].range;
 		char (*row)[96] = cells[i + 1], a[32], b[32], site[96];
-		snprintf(row[COL_PID], sizeof(row[0]), "%u", rr->top[i].proc->proc->pid);
-		snprintf(row[COL_START], sizeof(row[0]), "0x%016" PRIx64, g->lo);
+		unsigned level = shown_level(shown, rr->ntop, &shown[i]);
+		snprintf(row[COL_PID], sizeof(row[0]), "%u", shown[i].proc->proc->pid);
+		snprintf(row[COL_START], sizeof(row[0]), "%*s0x%016" PRIx64, (int)(2 * (level < 8 ? level : 8)), "",
+			 g->lo);
 		snprintf(row[COL_END], sizeof(row[0]), "0x%016" PRIx64, g->hi);
 		snprintf(row[COL_SIZE], sizeof(row[0]), "%s", cli_format_size(g->hi - g->lo, a, sizeof(a)));
 		snprintf(row[COL_FAULTS], sizeof(row[0]), "%s", cli_format_count(g->est, a, sizeof(a)));
@@ -212,6 +248,7 @@ void report_ranges_print_table(const struct report *r, FILE *out)
 		putc('\n', out);
 	}
 	free(cells);
+	free(shown);
 }
 
 void report_ranges_print_json(const struct report *r, FILE *out)
