@@ -20,7 +20,7 @@ SITE=$(grep -n 'SITE:' "$SRC" | cut -d: -f1)
 [ -n "$SITE" ] || fail "no SITE line in $SRC"
 expect_record mt -L 4 -M 256 -- "$PLANTED/site_agree" 8
 REC=$WORK/mt
-PID=$(ls "$REC" | grep -E '^[0-9]+$' | head -1)
+PID=$(proc_dirs "$REC" | head -1)
 [ -n "$PID" ] && [ -f "$REC/$PID/maps" ] || fail "no process directory with a maps file in $REC"
 
 "$FAULTLINE" export --sqlite "$WORK/before.db" "$REC" 2>"$WORK/export0.err" || fail "export: $(cat "$WORK/export0.err")"
