@@ -416,6 +416,8 @@ static int add_site_totals(struct report *r, struct pass_maps *m)
 			row->has_sites = true;
 			row->site_allocs += s->allocs;
 			row->site_bytes += s->bytes;
+			row->site_objects_faulted += s->objects_faulted;
+			row->site_faults += s->faults;
 		}
 	}
 	return 0;

@@ -81,6 +81,8 @@ struct viz {
 	struct heatmap *hm;
 	uint64_t faults[NKINDS];  /* selected faults per kind; [0] all */
 	size_t nprocs;
+	bool image_roots;                   /* several process images selected: each stack starts with
+	                                     * its image's command name, one root per image (as perf) */
 	struct flame_frame *frames;
 	size_t frames_cap;
 	struct ranges_options ranges_opts;  /* hot ranges: ranges.txt, marks on the heatmap */
@@ -138,6 +140,9 @@ static void viz_usage(FILE *out)
 	      "counter on the heatmap's time axis, when the recording has timelines: record --timeline),\n"
 	      "ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
 	      "faults-refault.folded, faults-alloc.folded (soft, concurrent and access ones when present).\n"
+	      "With several process images selected (forks, execs), every stack\n"
+	      "starts with its image's command name, one root frame per image, as perf does (with\n"
+	      "--reverse the name is the last frame).\n"
 	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
 	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
 	      "Exit status 1 when the recording is missing or corrupt, 2 on a usage error.\n", out);
@@ -288,18 +293,27 @@ static enum flame_class class_of(enum vf_origin origin)
 	}
 }
 
-/* The flame frames of STACK (root first; under maps SNAPSHOT, FL_NONE: the stack's first use) into viz->frames; a single pseudo frame PSEUDO when STACK
- * is NULL or only the runtime's. Returns the number of frames, or -1 on ENOMEM. */
+/* The command name of PROC's image: its executable's base name. */
+static const char *image_name(const struct fl_process *proc)
+{
+	const char *slash = proc->exe ? strrchr(proc->exe, '/') : NULL;
+	return slash ? slash + 1 : proc->exe && *proc->exe ? proc->exe : "[unknown command]";
+}
+
+/* The flame frames of STACK (root first; under maps SNAPSHOT, FL_NONE: the stack's first use) into
+ * viz->frames; a single pseudo frame PSEUDO when STACK is NULL or only the runtime's; with
+ * image_roots, after PROC's command name as the root frame.
+ * Returns the number of frames, or -1 on ENOMEM. */
 static long stack_to_frames(struct viz *v, const struct fl_process *proc, const struct fl_stack *stack,
 			    uint32_t snapshot, const char *pseudo)
 {
 	const struct vf_frame *vf = NULL;
-	size_t n = 0;
+	size_t n = 0, root = v->image_roots ? 1 : 0;
 
 	if (stack && (snapshot == FL_NONE ? vf_stack_frames(v->namer, proc, stack, true, &vf, &n)
 					  : vf_stack_frames_in(v->namer, proc, stack, snapshot, true, &vf, &n)) < 0)
 		return -1;
-	if (n + 1 > v->frames_cap) {
+	if (n + 2 > v->frames_cap) {
 		size_t cap = n + 64;
 		struct flame_frame *f = realloc(v->frames, cap * sizeof(*f));
 		if (!f)
@@ -307,13 +321,15 @@ static long stack_to_frames(struct viz *v, const struct fl_process *proc, const 
 		v->frames = f;
 		v->frames_cap = cap;
 	}
+	if (root)
+		v->frames[0] = (struct flame_frame){ image_name(proc), NULL, 0, FLAME_CLASS_PSEUDO };
 	if (n == 0) {
-		v->frames[0] = (struct flame_frame){ stack ? RUNTIME_ONLY : pseudo, NULL, 0, FLAME_CLASS_PSEUDO };
-		return 1;
+		v->frames[root] = (struct flame_frame){ stack ? RUNTIME_ONLY : pseudo, NULL, 0, FLAME_CLASS_PSEUDO };
+		return (long)root + 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		v->frames[i] = (struct flame_frame){ vf[i].function, vf[i].file, vf[i].line, class_of(vf[i].origin) };
-	return (long)n;
+		v->frames[root + i] = (struct flame_frame){ vf[i].function, vf[i].file, vf[i].line, class_of(vf[i].origin) };
+	return (long)(root + n);
 }
 
 /* Adds COUNTS[1..4] (per kind) of one stack to the trees. */
@@ -522,10 +538,12 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	}
 	{
 		uint64_t sum = 0;
-		struct flame_frame f = { NO_ALLOC, NULL, 0, FLAME_CLASS_PSEUDO };
+		struct flame_frame f[2] = { { image_name(proc), NULL, 0, FLAME_CLASS_PSEUDO },
+					    { NO_ALLOC, NULL, 0, FLAME_CLASS_PSEUDO } };
+		size_t root = v->image_roots ? 0 : 1;
 		for (unsigned k = 1; k < NKINDS; k++)
 			sum += no_alloc[k];
-		if (sum && flame_add(v->alloc_tree, &f, 1, sum) < 0)
+		if (sum && flame_add(v->alloc_tree, f + root, 2 - root, sum) < 0)
 			goto out;
 	}
 	/* Allocation lifetimes for the heatmap: the objects that took the most faults (wall time only:
@@ -989,6 +1007,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	v.rec = rec;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+	v.image_roots = v.nprocs > 1;
 	if (v.nprocs == 0) {
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
 		return 1;
