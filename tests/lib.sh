@@ -120,6 +120,26 @@ proc_dirs() {
 	ls "$1" | grep -E '^[0-9]+(\.[0-9]+)?$' | sort -n
 }
 
+# first_proc DIR: the process directory of recording DIR whose runtime started first (meta.json
+# start_ns): the traced program itself. Not the smallest pid: pids wrap (pid_max is 32768 here).
+first_proc() {
+	"$PY" - "$1" <<'EOF'
+import json, os, re, sys
+d = sys.argv[1]
+best = None
+for p in os.listdir(d):
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", p):
+        continue
+    try:
+        t = json.load(open(os.path.join(d, p, "meta.json")))["start_ns"]
+    except (OSError, ValueError, KeyError):
+        continue
+    if best is None or t < best[0]:
+        best = (t, p)
+print(best[1] if best else "")
+EOF
+}
+
 # stat_agg sum|max DIR KEY: KEY aggregated over every DIR/*/stats.json. Prints nothing and returns 1
 # (with a message) when there is no stats.json or one lacks KEY.
 stat_agg() {
