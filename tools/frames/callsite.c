@@ -484,6 +484,22 @@ int callsite_expand(struct callsite_table *t, size_t p, const struct fl_stack *s
 	return 0;
 }
 
+int callsite_frame_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack,
+			    const struct callsite_frame **frame)
+{
+	size_t n, callsite;
+
+	*frame = NULL;
+	if (!stack || stack->nframes == 0)
+		return 0;
+	if (expand(t, p, stack, false, &n, &callsite) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	*frame = &t->scratch[callsite];
+	return 0;
+}
+
 uint32_t callsite_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack)
 {
 	const struct fl_process *proc = &t->rec->procs[p];
