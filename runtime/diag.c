@@ -74,6 +74,25 @@ void fl_buf_json_str(struct fl_buf *b, const char *s)
 	fl_buf_str(b, "\"");
 }
 
+void fl_buf_json_key(struct fl_buf *b, const char *key)
+{
+	fl_buf_str(b, ",\n  \"");
+	fl_buf_str(b, key);
+	fl_buf_str(b, "\": ");
+}
+
+void fl_buf_json_key_u64(struct fl_buf *b, const char *key, uint64_t v)
+{
+	fl_buf_json_key(b, key);
+	fl_buf_u64(b, v);
+}
+
+void fl_buf_json_key_str(struct fl_buf *b, const char *key, const char *v)
+{
+	fl_buf_json_key(b, key);
+	fl_buf_json_str(b, v);
+}
+
 int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
 {
 	const char *p = buf;

@@ -17,6 +17,12 @@ void fl_buf_u64(struct fl_buf *b, uint64_t v);
 void fl_buf_i64(struct fl_buf *b, int64_t v);
 void fl_buf_hex(struct fl_buf *b, uint64_t v);
 void fl_buf_json_str(struct fl_buf *b, const char *s); /* quoted and escaped */
+/* A member of a flat JSON object written one a line (meta.json, stats.json: their keys are
+ * faultline/record_schema.h's): ",\n  \"KEY\": " then the value; fl_buf_json_key leaves the value
+ * to the caller. */
+void fl_buf_json_key(struct fl_buf *b, const char *key);
+void fl_buf_json_key_u64(struct fl_buf *b, const char *key, uint64_t v);
+void fl_buf_json_key_str(struct fl_buf *b, const char *key, const char *v);
 
 /* Writes all of buf to fd, retrying on EINTR and short writes; returns 0 or the errno.
  * *written (if not NULL) receives the bytes written before a failure. */

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "faultline/env.h"
+#include "faultline/record_schema.h"
 
 _Static_assert(FL_MAX_HANDLERS <= 16, "fl_far_state.stale has 16 rows");
 
@@ -458,41 +459,31 @@ int fl_far_after_fork(struct fl_runtime *rt)
 
 /* ---- meta.json and stats.json ---- */
 
-static void key_u64(struct fl_buf *b, const char *key, uint64_t v)
-{
-	fl_buf_str(b, ",\n  \"");
-	fl_buf_str(b, key);
-	fl_buf_str(b, "\": ");
-	fl_buf_u64(b, v);
-}
-
 void fl_far_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_far_state *fs = &rt->farst;
-	fl_buf_str(b, ",\n  \"far_spec\": ");
-	fl_buf_json_str(b, fs->spec[0] ? fs->spec : "mem");
-	fl_buf_str(b, ",\n  \"far_detail\": ");
-	fl_buf_json_str(b, rt->far->detail ? rt->far->detail(rt) : "mirror");
-	key_u64(b, "far_latency_ns", fs->latency_ns);
-	key_u64(b, "far_bandwidth_bytes_per_s", fs->bandwidth);
-	key_u64(b, "prefetch_pages", fs->prefetch);
+	fl_buf_json_key_str(b, FL_META_FAR_SPEC, fs->spec[0] ? fs->spec : "mem");
+	fl_buf_json_key_str(b, FL_META_FAR_DETAIL, rt->far->detail ? rt->far->detail(rt) : "mirror");
+	fl_buf_json_key_u64(b, FL_META_FAR_LATENCY_NS, fs->latency_ns);
+	fl_buf_json_key_u64(b, FL_META_FAR_BANDWIDTH, fs->bandwidth);
+	fl_buf_json_key_u64(b, FL_META_PREFETCH_PAGES, fs->prefetch);
 }
 
 void fl_far_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_far_stats *st = &rt->farst.stats;
-	key_u64(b, "far_reads", atomic_load(&st->reads));
-	key_u64(b, "far_read_pages", atomic_load(&st->read_pages));
-	key_u64(b, "far_read_ns", atomic_load(&st->read_ns));
-	key_u64(b, "far_writes", atomic_load(&st->writes));
-	key_u64(b, "far_write_pages", atomic_load(&st->write_pages));
-	key_u64(b, "far_write_ns", atomic_load(&st->write_ns));
-	key_u64(b, "far_delay_ns", atomic_load(&st->delay_ns));
-	key_u64(b, "prefetch_requests", atomic_load(&st->prefetch_requests));
-	key_u64(b, "prefetched_pages", atomic_load(&st->prefetched));
-	key_u64(b, "prefetch_hits", atomic_load(&st->prefetch_hits));
-	key_u64(b, "prefetch_unused", atomic_load(&st->prefetch_unused) + fl_prefetch_staged(rt));
-	key_u64(b, "far_mirror_drops", atomic_load(&st->mirror_drops));
-	key_u64(b, "far_generations", rt->farst.ngens);
-	key_u64(b, "far_compactions", atomic_load(&st->compactions));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_READS, atomic_load(&st->reads));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_READ_PAGES, atomic_load(&st->read_pages));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_READ_NS, atomic_load(&st->read_ns));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_WRITES, atomic_load(&st->writes));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_WRITE_PAGES, atomic_load(&st->write_pages));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_WRITE_NS, atomic_load(&st->write_ns));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_DELAY_NS, atomic_load(&st->delay_ns));
+	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_REQUESTS, atomic_load(&st->prefetch_requests));
+	fl_buf_json_key_u64(b, FL_STATS_PREFETCHED_PAGES, atomic_load(&st->prefetched));
+	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_HITS, atomic_load(&st->prefetch_hits));
+	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_UNUSED, atomic_load(&st->prefetch_unused) + fl_prefetch_staged(rt));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_MIRROR_DROPS, atomic_load(&st->mirror_drops));
+	fl_buf_json_key_u64(b, FL_STATS_FAR_GENERATIONS, rt->farst.ngens);
+	fl_buf_json_key_u64(b, FL_STATS_FAR_COMPACTIONS, atomic_load(&st->compactions));
 }

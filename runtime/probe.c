@@ -496,39 +496,31 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
 }
 
-static void key_u64(struct fl_buf *b, const char *key, uint64_t v)
-{
-	fl_buf_str(b, ",\n  \"");
-	fl_buf_str(b, key);
-	fl_buf_str(b, "\": ");
-	fl_buf_u64(b, v);
-}
-
 void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_probe *p = rt->probe;
-	key_u64(b, "mrc_rate_denominator", p && p->mrc ? p->mrc_denominator : 0);
-	key_u64(b, "mrc_threshold", p && p->mrc ? p->mrc_threshold_start : 0);
-	key_u64(b, "mrc_max_pages", p && p->mrc ? p->mrc_max_pages : 0);
-	key_u64(b, "sample_accesses_rate", p ? p->access_rate : 0);
-	key_u64(b, "probe_period_ns", p ? p->period_ns : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_RATE_DENOMINATOR, p && p->mrc ? p->mrc_denominator : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_THRESHOLD, p && p->mrc ? p->mrc_threshold_start : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_MAX_PAGES, p && p->mrc ? p->mrc_max_pages : 0);
+	fl_buf_json_key_u64(b, FL_META_SAMPLE_ACCESSES_RATE, p ? p->access_rate : 0);
+	fl_buf_json_key_u64(b, FL_META_PROBE_PERIOD_NS, p ? p->period_ns : 0);
 }
 
 void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_probe *p = rt->probe;
-	key_u64(b, FL_STATS_ACCESS_SAMPLES, p ? atomic_load(&p->samples) : 0);
+	fl_buf_json_key_u64(b, FL_STATS_ACCESS_SAMPLES, p ? atomic_load(&p->samples) : 0);
 	if (!p)
 		return;
 	if (p->mrc) {
-		key_u64(b, "mrc_threshold", atomic_load(&p->mrc_threshold));
-		key_u64(b, "mrc_pages", p->mrc_pages);
+		fl_buf_json_key_u64(b, FL_STATS_MRC_THRESHOLD, atomic_load(&p->mrc_threshold));
+		fl_buf_json_key_u64(b, FL_STATS_MRC_PAGES, p->mrc_pages);
 	}
-	key_u64(b, "probe_armed", atomic_load(&p->armed));
-	key_u64(b, "probe_rearmed", atomic_load(&p->rearmed));
-	key_u64(b, "probe_arm_skipped", atomic_load(&p->arm_skipped));
-	key_u64(b, "probe_restored", atomic_load(&p->restored));
-	key_u64(b, "probe_dropped", atomic_load(&p->ring_drops) + atomic_load(&p->pending_drops));
-	key_u64(b, "probe_rounds", atomic_load(&p->rounds));
-	key_u64(b, "probe_sample_pages", p->access ? p->slot_target : 0);
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_ARMED, atomic_load(&p->armed));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_REARMED, atomic_load(&p->rearmed));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_ARM_SKIPPED, atomic_load(&p->arm_skipped));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_RESTORED, atomic_load(&p->restored));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_DROPPED, atomic_load(&p->ring_drops) + atomic_load(&p->pending_drops));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_ROUNDS, atomic_load(&p->rounds));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_SAMPLE_PAGES, p->access ? p->slot_target : 0);
 }

@@ -24,6 +24,7 @@
  * parent's counters and starts its own sampler. */
 #include "runtime.h"
 #include "diag.h"
+#include "faultline/record_schema.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -92,15 +93,12 @@ int fl_timeline_setup(struct fl_runtime *rt)
 void fl_timeline_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 {
 	struct fl_timeline *tl = rt->timeline;
-	fl_buf_str(b, ",\n  \"timeline_ms\": ");
-	fl_buf_u64(b, tl ? tl->period_ms : 0);
-	fl_buf_str(b, ",\n  \"timeline_every\": ");
-	fl_buf_u64(b, tl ? tl->every : 0);
-	fl_buf_str(b, ",\n  \"timeline_events\": ");
+	fl_buf_json_key_u64(b, FL_META_TIMELINE_MS, tl ? tl->period_ms : 0);
+	fl_buf_json_key_u64(b, FL_META_TIMELINE_EVERY, tl ? tl->every : 0);
+	fl_buf_json_key(b, FL_META_TIMELINE_EVENTS);
 	fl_buf_str(b, !tl ? "[]" : tl->hardware ? "[\"task-clock\", \"page-faults\", \"context-switches\", \"instructions\", \"cycles\"]"
 					       : "[\"task-clock\", \"page-faults\", \"context-switches\"]");
-	fl_buf_str(b, ",\n  \"timeline_pmu_kind\": ");
-	fl_buf_str(b, !tl ? "\"none\"" : tl->hardware ? "\"hardware\"" : "\"software\"");
+	fl_buf_json_key_str(b, FL_META_TIMELINE_PMU_KIND, !tl ? "none" : tl->hardware ? "hardware" : "software");
 }
 
 /* The runtime's own counters, read lock-free. */

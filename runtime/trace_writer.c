@@ -190,22 +190,6 @@ static size_t read_proc(const char *path, char *buf, size_t cap)
 	return len;
 }
 
-static void json_key_u64(struct fl_buf *b, const char *key, uint64_t v)
-{
-	fl_buf_str(b, ",\n  \"");
-	fl_buf_str(b, key);
-	fl_buf_str(b, "\": ");
-	fl_buf_u64(b, v);
-}
-
-static void json_key_str(struct fl_buf *b, const char *key, const char *v)
-{
-	fl_buf_str(b, ",\n  \"");
-	fl_buf_str(b, key);
-	fl_buf_str(b, "\": ");
-	fl_buf_json_str(b, v);
-}
-
 /* Creates a JSON file once, in the process's new directory: never clobbers, never follows. */
 static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_buf *b)
 {
@@ -263,34 +247,36 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 
 	fl_buf_str(&b, "{\n  \"" FL_META_FORMAT_VERSION "\": ");
 	fl_buf_u64(&b, FL_TRACE_VERSION);
-	json_key_u64(&b, FL_META_PID, (uint64_t)getpid());
-	json_key_u64(&b, FL_META_PPID, (uint64_t)getppid());
-	json_key_str(&b, FL_META_EXE, exe);
-	fl_buf_str(&b, ",\n  \"" FL_META_CMDLINE "\": [");
+	fl_buf_json_key_u64(&b, FL_META_PID, (uint64_t)getpid());
+	fl_buf_json_key_u64(&b, FL_META_PPID, (uint64_t)getppid());
+	fl_buf_json_key_str(&b, FL_META_EXE, exe);
+	fl_buf_json_key(&b, FL_META_CMDLINE);
+	fl_buf_str(&b, "[");
 	for (size_t off = 0; off < n; off += strlen(cmdline + off) + 1) {
 		if (off)
 			fl_buf_str(&b, ", ");
 		fl_buf_json_str(&b, cmdline + off);
 	}
 	fl_buf_str(&b, "]");
-	json_key_u64(&b, FL_META_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, FL_META_MAX_BYTES, rt->max_bytes);
-	json_key_u64(&b, FL_META_HANDLERS, rt->nhandlers);
-	json_key_str(&b, FL_META_POLICY, rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
-	json_key_str(&b, FL_META_FAR, rt->far->name);
-	json_key_u64(&b, FL_META_PAGE_SIZE, FL_PAGE_SIZE);
-	json_key_u64(&b, FL_META_REGION_START, (uint64_t)(uintptr_t)rt->region);
-	json_key_u64(&b, FL_META_REGION_SIZE, rt->region_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, FL_META_START_NS, rt->start_ns);
-	json_key_u64(&b, FL_META_UFFD_FEATURES, rt->features);
-	json_key_u64(&b, FL_META_WRITE_PROTECT, rt->write_protect);
-	json_key_u64(&b, FL_META_STACK_DEPTH, rt->stack_depth);
-	json_key_u64(&b, FL_META_SAMPLE, rt->sample);
-	json_key_u64(&b, FL_META_ALLOC_SAMPLE, rt->alloc_sample);
-	json_key_str(&b, FL_META_ALLOC_LOG, rt->alloc_log_full ? "full" : "sampled");
-	json_key_u64(&b, FL_META_ALLOC_SAMPLE_BYTES, rt->alloc_log_full ? 0 : rt->alloc_sample_bytes);
-	json_key_u64(&b, FL_META_STACK_SIGNAL, (uint64_t)rt->stack_signal);
-	fl_buf_str(&b, ",\n  \"" FL_META_PMU_EVENTS "\": [");
+	fl_buf_json_key_u64(&b, FL_META_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_META_MAX_BYTES, rt->max_bytes);
+	fl_buf_json_key_u64(&b, FL_META_HANDLERS, rt->nhandlers);
+	fl_buf_json_key_str(&b, FL_META_POLICY, rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
+	fl_buf_json_key_str(&b, FL_META_FAR, rt->far->name);
+	fl_buf_json_key_u64(&b, FL_META_PAGE_SIZE, FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_META_REGION_START, (uint64_t)(uintptr_t)rt->region);
+	fl_buf_json_key_u64(&b, FL_META_REGION_SIZE, rt->region_pages * FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_META_START_NS, rt->start_ns);
+	fl_buf_json_key_u64(&b, FL_META_UFFD_FEATURES, rt->features);
+	fl_buf_json_key_u64(&b, FL_META_WRITE_PROTECT, rt->write_protect);
+	fl_buf_json_key_u64(&b, FL_META_STACK_DEPTH, rt->stack_depth);
+	fl_buf_json_key_u64(&b, FL_META_SAMPLE, rt->sample);
+	fl_buf_json_key_u64(&b, FL_META_ALLOC_SAMPLE, rt->alloc_sample);
+	fl_buf_json_key_str(&b, FL_META_ALLOC_LOG, rt->alloc_log_full ? "full" : "sampled");
+	fl_buf_json_key_u64(&b, FL_META_ALLOC_SAMPLE_BYTES, rt->alloc_log_full ? 0 : rt->alloc_sample_bytes);
+	fl_buf_json_key_u64(&b, FL_META_STACK_SIGNAL, (uint64_t)rt->stack_signal);
+	fl_buf_json_key(&b, FL_META_PMU_EVENTS);
+	fl_buf_str(&b, "[");
 	for (const char *p = rt->pmu_names; *p;) {
 		char name[64];
 		size_t n = 0;
@@ -304,7 +290,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 			fl_buf_str(&b, ", ");
 	}
 	fl_buf_str(&b, "]");
-	json_key_str(&b, FL_META_PMU_KIND, rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
+	fl_buf_json_key_str(&b, FL_META_PMU_KIND, rt->pmu_count == 0 ? "none" : rt->pmu_hardware ? "hardware" : "software");
 	fl_far_json_meta(rt, &b); /* far store settings (far_store.c) */
 	fl_timeline_json_meta(rt, &b); /* counter timeline settings (timeline.c) */
 	fl_probe_json_meta(rt, &b); /* access prober settings (probe.c) */
@@ -340,51 +326,51 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	}
 	fl_buf_str(&b, "{\n  \"" FL_STATS_PID "\": ");
 	fl_buf_u64(&b, (uint64_t)getpid());
-	json_key_u64(&b, FL_STATS_FAULTS_TOTAL, total);
-	json_key_u64(&b, FL_STATS_FAULTS_FIRST_TOUCH, first);
-	json_key_u64(&b, FL_STATS_FAULTS_REFAULT, refault);
-	json_key_u64(&b, FL_STATS_FAULTS_SOFT, soft);
-	json_key_u64(&b, FL_STATS_FAULTS_CONCURRENT, conc);
-	json_key_u64(&b, FL_STATS_WRITE_PROTECT_FAULTS, wp);
-	json_key_u64(&b, FL_STATS_EVICTIONS, atomic_load(&rt->evict.evictions));
-	json_key_u64(&b, FL_STATS_WRITEBACKS, atomic_load(&rt->evict.writebacks));
-	json_key_u64(&b, FL_STATS_EVICTIONS_CLEAN, atomic_load(&rt->evict.evictions_clean));
-	json_key_u64(&b, FL_STATS_SOFT_EVICTIONS, atomic_load(&rt->evict.soft_evictions));
-	json_key_u64(&b, FL_STATS_EVICTION_ROUNDS, atomic_load(&rt->evict.rounds));
-	json_key_u64(&b, FL_STATS_EVICT_MOVED, atomic_load(&rt->evict.moved));
-	json_key_u64(&b, FL_STATS_EVICT_COPIED, atomic_load(&rt->evict.copied));
-	json_key_u64(&b, FL_STATS_EVICT_DROPPED, atomic_load(&rt->evict.dropped));
-	json_key_u64(&b, FL_STATS_EVICTOR_ROUNDS, atomic_load(&rt->evict.evictor_rounds));
-	json_key_u64(&b, FL_STATS_EVICT_INLINE_ROUNDS, atomic_load(&rt->evict.inline_rounds));
-	json_key_u64(&b, FL_STATS_BUSY_WAITS, waits);
-	json_key_u64(&b, FL_STATS_HANDLER_WAKEUPS, wakeups);
-	json_key_u64(&b, FL_STATS_HANDLER_EMPTY_WAKEUPS, empty_wakeups);
-	json_key_u64(&b, FL_STATS_TRACE_WRITE_WAIT_NS, write_wait);
-	json_key_u64(&b, FL_STATS_RESIDENT_AT_EXIT, atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
-	json_key_u64(&b, FL_STATS_PEAK_RESIDENT, atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
-	json_key_u64(&b, FL_STATS_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
-	json_key_u64(&b, FL_STATS_MAX_BYTES, rt->max_bytes);
-	json_key_u64(&b, FL_STATS_HEAP_AT_EXIT, atomic_load(&rt->heap_bytes));
-	json_key_u64(&b, FL_STATS_PEAK_HEAP, atomic_load(&rt->peak_heap_bytes));
-	json_key_u64(&b, FL_STATS_RECORDS_WRITTEN, written);
-	json_key_u64(&b, FL_STATS_RECORDS_DROPPED, dropped);
+	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_TOTAL, total);
+	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_FIRST_TOUCH, first);
+	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_REFAULT, refault);
+	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_SOFT, soft);
+	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_CONCURRENT, conc);
+	fl_buf_json_key_u64(&b, FL_STATS_WRITE_PROTECT_FAULTS, wp);
+	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS, atomic_load(&rt->evict.evictions));
+	fl_buf_json_key_u64(&b, FL_STATS_WRITEBACKS, atomic_load(&rt->evict.writebacks));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS_CLEAN, atomic_load(&rt->evict.evictions_clean));
+	fl_buf_json_key_u64(&b, FL_STATS_SOFT_EVICTIONS, atomic_load(&rt->evict.soft_evictions));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICTION_ROUNDS, atomic_load(&rt->evict.rounds));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICT_MOVED, atomic_load(&rt->evict.moved));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICT_COPIED, atomic_load(&rt->evict.copied));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICT_DROPPED, atomic_load(&rt->evict.dropped));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICTOR_ROUNDS, atomic_load(&rt->evict.evictor_rounds));
+	fl_buf_json_key_u64(&b, FL_STATS_EVICT_INLINE_ROUNDS, atomic_load(&rt->evict.inline_rounds));
+	fl_buf_json_key_u64(&b, FL_STATS_BUSY_WAITS, waits);
+	fl_buf_json_key_u64(&b, FL_STATS_HANDLER_WAKEUPS, wakeups);
+	fl_buf_json_key_u64(&b, FL_STATS_HANDLER_EMPTY_WAKEUPS, empty_wakeups);
+	fl_buf_json_key_u64(&b, FL_STATS_TRACE_WRITE_WAIT_NS, write_wait);
+	fl_buf_json_key_u64(&b, FL_STATS_RESIDENT_AT_EXIT, atomic_load(&rt->local_pages) * FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_STATS_PEAK_RESIDENT, atomic_load(&rt->peak_local_pages) * FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_STATS_LOCAL_LIMIT, rt->local_limit_pages * FL_PAGE_SIZE);
+	fl_buf_json_key_u64(&b, FL_STATS_MAX_BYTES, rt->max_bytes);
+	fl_buf_json_key_u64(&b, FL_STATS_HEAP_AT_EXIT, atomic_load(&rt->heap_bytes));
+	fl_buf_json_key_u64(&b, FL_STATS_PEAK_HEAP, atomic_load(&rt->peak_heap_bytes));
+	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_WRITTEN, written);
+	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_DROPPED, dropped);
 	int side_errno = atomic_load(&rt->side_write_errno);
 	if (!write_errno)
 		write_errno = side_errno;
-	json_key_str(&b, FL_STATS_RECORDS_DROPPED_REASON, write_errno ? strerrordesc_np(write_errno) : "");
-	json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED, atomic_load(&rt->side_bytes_dropped));
-	json_key_u64(&b, FL_STATS_CONTEXTS_WRITTEN, atomic_load(&rt->contexts_written));
-	json_key_u64(&b, FL_STATS_STACKS_FROM_SAMPLES, sampled);
-	json_key_u64(&b, FL_STATS_STACK_SIGNALS_SENT, atomic_load(&rt->stack_signals_sent));
-	json_key_u64(&b, FL_STATS_STACK_SIGNALS_FAILED, atomic_load(&rt->stack_signals_failed));
-	json_key_u64(&b, FL_STATS_LATE_STACKS_DROPPED, atomic_load(&rt->late_stacks));
-	json_key_u64(&b, FL_STATS_ALLOC_EVENTS, atomic_load(&rt->alloc_events));
+	fl_buf_json_key_str(&b, FL_STATS_RECORDS_DROPPED_REASON, write_errno ? strerrordesc_np(write_errno) : "");
+	fl_buf_json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED, atomic_load(&rt->side_bytes_dropped));
+	fl_buf_json_key_u64(&b, FL_STATS_CONTEXTS_WRITTEN, atomic_load(&rt->contexts_written));
+	fl_buf_json_key_u64(&b, FL_STATS_STACKS_FROM_SAMPLES, sampled);
+	fl_buf_json_key_u64(&b, FL_STATS_STACK_SIGNALS_SENT, atomic_load(&rt->stack_signals_sent));
+	fl_buf_json_key_u64(&b, FL_STATS_STACK_SIGNALS_FAILED, atomic_load(&rt->stack_signals_failed));
+	fl_buf_json_key_u64(&b, FL_STATS_LATE_STACKS_DROPPED, atomic_load(&rt->late_stacks));
+	fl_buf_json_key_u64(&b, FL_STATS_ALLOC_EVENTS, atomic_load(&rt->alloc_events));
 	if (rt->check_states)
-		json_key_u64(&b, FL_STATS_PAGE_STATE_MISMATCHES, rt->state_mismatches);
+		fl_buf_json_key_u64(&b, FL_STATS_PAGE_STATE_MISMATCHES, rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
 	fl_probe_json_stats(rt, &b); /* access samples, the --mrc sampling rate (probe.c) */
-	json_key_u64(&b, FL_STATS_WALL_NS, fl_now_ns() - rt->start_ns);
-	json_key_str(&b, FL_STATS_EXIT, exit_reason);
+	fl_buf_json_key_u64(&b, FL_STATS_WALL_NS, fl_now_ns() - rt->start_ns);
+	fl_buf_json_key_str(&b, FL_STATS_EXIT, exit_reason);
 	fl_buf_str(&b, "\n}\n");
 	write_stats_file(rt, &b);
 }

@@ -114,6 +114,12 @@ json_get() {
 	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
+# proc_dirs DIR: the process directories of recording DIR (<pid>, <pid>.N after an exec), one a
+# line in numeric order; the recording's other entries (binaries, .build-id) are not listed.
+proc_dirs() {
+	ls "$1" | grep -E '^[0-9]+(\.[0-9]+)?$' | sort -n
+}
+
 # stat_agg sum|max DIR KEY: KEY aggregated over every DIR/*/stats.json. Prints nothing and returns 1
 # (with a message) when there is no stats.json or one lacks KEY.
 stat_agg() {

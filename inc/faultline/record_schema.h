@@ -1,6 +1,6 @@
 /* record_schema.h: the keys of a process directory's meta.json and stats.json (trace.h), defined
- * once: the runtime writes them (runtime/trace_writer.c, far_store.c) and the tools read them by
- * these names. Both files are one flat JSON object; values are integers unless marked.
+ * once: the runtime writes them (runtime/trace_writer.c, and for their own parts far_store.c,
+ * probe.c, timeline.c) and the tools read them by these names; no key is spelt anywhere else. Both files are one flat JSON object; values are integers unless marked.
  *
  * A reader treats a missing key as unknown (older recordings lack newer keys) and ignores keys it
  * does not know. A key is never renamed or given another meaning: a new meaning is a new key. */
@@ -37,6 +37,17 @@
 #define FL_META_FAR_LATENCY_NS   "far_latency_ns"
 #define FL_META_FAR_BANDWIDTH    "far_bandwidth_bytes_per_s"
 #define FL_META_PREFETCH_PAGES   "prefetch_pages"
+/* the access prober (runtime/probe.c: record --mrc, --sample-accesses); 0 when off */
+#define FL_META_MRC_RATE_DENOMINATOR "mrc_rate_denominator" /* --mrc: 1 page in N sampled */
+#define FL_META_MRC_THRESHOLD    "mrc_threshold"    /* --mrc: the starting sampling threshold */
+#define FL_META_MRC_MAX_PAGES    "mrc_max_pages"
+#define FL_META_SAMPLE_ACCESSES_RATE "sample_accesses_rate"
+#define FL_META_PROBE_PERIOD_NS  "probe_period_ns"
+/* the counter timeline (runtime/timeline.c) */
+#define FL_META_TIMELINE_MS      "timeline_ms"      /* sampling period; 0 when off */
+#define FL_META_TIMELINE_EVERY   "timeline_every"   /* a sample every N faults; 0 when off */
+#define FL_META_TIMELINE_EVENTS  "timeline_events"  /* array of strings: the counters sampled */
+#define FL_META_TIMELINE_PMU_KIND "timeline_pmu_kind" /* string: "none", "hardware", "software" */
 
 /* ---------------------------------------------------------------- stats.json (written at exit) */
 #define FL_STATS_PID                  "pid"
@@ -86,6 +97,22 @@
 #define FL_STATS_PREFETCHED_PAGES     "prefetched_pages"
 #define FL_STATS_PREFETCH_HITS        "prefetch_hits"
 #define FL_STATS_PREFETCH_UNUSED      "prefetch_unused"
+#define FL_STATS_FAR_READ_NS          "far_read_ns"
+#define FL_STATS_FAR_WRITE_NS         "far_write_ns"
+#define FL_STATS_PREFETCH_REQUESTS    "prefetch_requests"
+#define FL_STATS_FAR_MIRROR_DROPS     "far_mirror_drops"
+#define FL_STATS_FAR_GENERATIONS      "far_generations"
+#define FL_STATS_FAR_COMPACTIONS      "far_compactions"
+/* the access prober (runtime/probe.c); the probe_* keys only when it ran */
+#define FL_STATS_MRC_THRESHOLD        "mrc_threshold"  /* --mrc: the threshold at exit */
+#define FL_STATS_MRC_PAGES            "mrc_pages"
+#define FL_STATS_PROBE_ARMED          "probe_armed"
+#define FL_STATS_PROBE_REARMED        "probe_rearmed"
+#define FL_STATS_PROBE_ARM_SKIPPED    "probe_arm_skipped"
+#define FL_STATS_PROBE_RESTORED       "probe_restored"
+#define FL_STATS_PROBE_DROPPED        "probe_dropped"
+#define FL_STATS_PROBE_ROUNDS         "probe_rounds"
+#define FL_STATS_PROBE_SAMPLE_PAGES   "probe_sample_pages"
 #define FL_STATS_WALL_NS              "wall_ns"
 #define FL_STATS_EXIT                 "exit"         /* string: how the process ended */
 

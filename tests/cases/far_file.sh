@@ -103,7 +103,7 @@ say "SIGKILL while recording fill 1024 with --far file:"
 rec=$!
 pid=
 for _ in $(seq 200); do
-	pid=$(ls "$WORK/killed" 2>/dev/null | head -n 1)
+	pid=$(proc_dirs "$WORK/killed" 2>/dev/null | head -n 1)
 	[ -n "$pid" ] && break
 	sleep 0.05
 done
@@ -117,7 +117,7 @@ store_empty killed
 # --keep-far: the files stay, named PATH.<pid>.<n>
 size=8 local=2
 expect_record keep -L "$local" -M "$max" "${far[@]}" --keep-far "$WORK/kept" -- "$PLANTED/fill" "$size"
-pid=$(ls "$WORK/keep" | head -n 1)
+pid=$(proc_dirs "$WORK/keep" | head -n 1)
 [ -f "$WORK/kept.$pid.0" ] || fail "keep: no $WORK/kept.$pid.0 ($(ls "$WORK"))"
 used=$(du -k "$WORK/kept.$pid.0" | cut -f1)
 check_ge "keep: KiB of data in kept.$pid.0" "$used" $(( (size - local) * 1024 / 2 ))

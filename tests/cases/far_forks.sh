@@ -18,7 +18,7 @@ FAULTLINE_FAR_IO=uring-buffered expect_record forks -L "$local" -M "$max" --far 
 	-- "$PLANTED/far_forks" "$size" "$rounds"
 same_output forks forks
 check_stats forks --local $((local * MIB)) --max $((max * MIB)) --procs $((rounds + 1))
-parent=$(ls "$WORK/forks" | sort -n | head -n 1)
+parent=$(proc_dirs "$WORK/forks" | head -n 1)
 check_ge "forks: parent's far_compactions" "$(json_get "$WORK/forks/$parent/stats.json" far_compactions)" 1
 check_le "forks: parent's far_generations" "$(json_get "$WORK/forks/$parent/stats.json" far_generations)" 31
 [ -z "$(ls -A "$WORK/store")" ] || fail "forks: files left in the store directory"

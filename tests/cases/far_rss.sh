@@ -26,7 +26,7 @@ sampled() {
 		>"$WORK/$name.out" 2>"$WORK/$name.err" &
 	local rec=$! pid= peak=0 hwm=0 samples=0 r h
 	for _ in $(seq 400); do
-		pid=$(ls "$WORK/$name" 2>/dev/null | head -n 1)
+		pid=$(proc_dirs "$WORK/$name" 2>/dev/null | head -n 1)
 		[ -n "$pid" ] && break
 		sleep 0.02
 	done

@@ -115,7 +115,7 @@ spin_case() {  # SIGKILL from outside while every thread (and a forked child) fa
 	[ "$RC" -eq 137 ] || { show_err "$name"; fail "$name: faultline record exited $RC after the program was killed with SIGKILL, want 137"; }
 	echo "ok $name: faultline record exit status 137 (program pid $ppid killed, its child $cpid dies with it)"
 	no_leftovers "$name"
-	check_eq "$name process directories" "$(ls "$WORK/$name" | wc -l)" 2
+	check_eq "$name process directories" "$(proc_dirs "$WORK/$name" | wc -l)" 2
 	dump_after "$name" killed
 }
 

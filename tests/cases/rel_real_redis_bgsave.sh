@@ -126,7 +126,7 @@ if [ -z "$done_ok" ]; then
 	for pid in $(descendants "$SERVER_PID"); do
 		echo "--- process $pid: $(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null), state $(awk '{print $3}' /proc/$pid/stat 2>/dev/null), threads $(ls /proc/$pid/task 2>/dev/null | wc -l), kernel wait: $(cat /proc/$pid/wchan 2>/dev/null)" >&2
 	done
-	echo "--- process directories in the recording: $(ls "$WORK/bgsave" | tr '\n' ' ')" >&2
+	echo "--- process directories in the recording: $(proc_dirs "$WORK/bgsave" | tr '\n' ' ')" >&2
 	show_err bgsave
 	fail "bgsave: BGSAVE did not finish with status ok within 40 s (the BGSAVE child is stuck; see the process states above)"
 fi

@@ -1,7 +1,8 @@
 /* test_timeline.c: the timeline reader and timeline.svg on made-up files.
  *   - records of several writers come back sorted by time; a file cut inside a record keeps its
  *     complete records with a warning; a longer record_size (a newer writer) is read by its prefix;
- *   - a bad magic, another pid, an unknown reason are errors naming the file and offset;
+ *   - a bad magic (at its first wrong byte), the other byte order, another pid, an unknown reason
+ *     are errors naming the file and offset;
  *   - no file: present false, no error;
  *   - the SVG: one strip per counter present, the far-read strip's total = the last value, a rate
  *     drawn per interval, the axis given by end_ns (as the heatmap's). */
@@ -95,7 +96,11 @@ int main(void)
 	fl_timeline_free(&tl);
 
 	write_file(42, FL_TRACE_MAGIC ^ 0xff00000000000000ull, sizeof(recs[0]), recs, 3, 0);
-	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 0: bad magic"), "bad magic: %s", err);
+	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 7: bad magic"),
+	      "bad magic, named at its first wrong byte: %s", err);
+	write_file(42, FL_TRACE_MAGIC_SWAPPED, sizeof(recs[0]), recs, 3, 0);
+	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "offset 0: written in the other byte order"),
+	      "the other byte order: %s", err);
 	write_file(43, FL_TRACE_MAGIC, sizeof(recs[0]), recs, 3, 0);
 	CHECK(fl_timeline_read(&proc, &tl, err, sizeof(err)) < 0 && strstr(err, "pid 43"), "another pid: %s", err);
 	recs[1].reason = 9;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "faultline/record_schema.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
 
@@ -57,9 +58,9 @@ static int64_t fenwick_prefix(const int32_t *tree, size_t pos_inclusive)
 
 static bool mrc_threshold_of(const struct fl_process *proc, uint64_t *threshold)
 {
-	if (proc->has_stats && stats_json_uint(&proc->stats, "mrc_threshold", threshold) == 0)
+	if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_MRC_THRESHOLD, threshold) == 0)
 		return *threshold > 0;
-	return stats_json_uint(&proc->meta, "mrc_threshold", threshold) == 0 && *threshold > 0;
+	return stats_json_uint(&proc->meta, FL_META_MRC_THRESHOLD, threshold) == 0 && *threshold > 0;
 }
 
 /* The sampled accesses of one process -> its reuses. 0, or -1 when out of memory. */
@@ -122,10 +123,10 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 	mp->sampled_pages = distinct;
 	mp->accesses = n;
 	uint64_t peak = 0;
-	if (!(proc->has_stats && stats_json_uint(&proc->stats, "peak_resident_bytes", &peak) == 0) || peak == 0)
+	if (!(proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_PEAK_RESIDENT, &peak) == 0) || peak == 0)
 		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
 	mp->peak_bytes = peak;
-	stats_json_uint(&proc->meta, "local_limit_bytes", &mp->local_limit_bytes);
+	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
 	rc = 0;
 out:
 	free(pages);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -399,4 +400,16 @@ int cli_parse_verb(const struct cli_verb *v, int argc, char **argv)
 	if (rc == CLI_EXIT_USAGE)
 		cli_usage_error(v->name, "%s", err);
 	return rc;
+}
+
+int cli_append_value(char ***list, size_t *n, const char *value, char *err, size_t errlen)
+{
+	char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+	if (!grown) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*list = grown;
+	grown[(*n)++] = (char *)value;
+	return 0;
 }

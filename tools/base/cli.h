@@ -32,6 +32,10 @@ int cli_parse_size(const char *text, uint64_t default_unit, uint64_t *out, char 
 /* Parses a plain decimal integer in [min, max] (no sign, no unit, no spaces). */
 int cli_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen);
 
+/* Appends VALUE (an argv string, not copied) to the growing list *list of *n entries, for an
+ * option given several times (--skip). 0, or -1 with "out of memory" in err. */
+int cli_append_value(char ***list, size_t *n, const char *value, char *err, size_t errlen);
+
 /* Matches argv[*index] against an option that takes a value, in any of the forms
  *   -L VALUE   -LVALUE   -L=VALUE   --local VALUE   --local=VALUE
  * (short_name "-L" or NULL, long_name "--local" or NULL). Returns 1 and sets *value and

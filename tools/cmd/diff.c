@@ -89,16 +89,8 @@ static int diff_option(void *ctx, int id, const char *value, char *err, size_t e
 	case OPT_FLAME: o->flame = value; return 0;
 	case OPT_FOLDED: o->folded = value; return 0;
 	case OPT_NO_SKIP: o->ro.default_skip = false; return 0;
-	default: { /* OPT_SKIP */
-		char **grown = realloc(o->ro.skip, (o->ro.nskip + 1) * sizeof(*grown));
-		if (!grown) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		o->ro.skip = grown;
-		o->ro.skip[o->ro.nskip++] = (char *)value;
-		return 0;
-	}
+	default: /* OPT_SKIP */
+		return cli_append_value(&o->ro.skip, &o->ro.nskip, value, err, errlen);
 	}
 }
 

@@ -180,7 +180,6 @@ enum { OPT_SQLITE, OPT_SKIP, OPT_FORCE, OPT_NO_SKIP, OPT_PPROF, OPT_TIME };
 static int export_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
 	struct export_options *o = ctx;
-	char **grown;
 
 	switch (id) {
 	case OPT_SQLITE: o->file = value; return 0;
@@ -189,13 +188,7 @@ static int export_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
 	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	default: /* OPT_SKIP */
-		if (!(grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown)))) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		o->skip = grown;
-		o->skip[o->nskip++] = (char *)value;
-		return 0;
+		return cli_append_value(&o->skip, &o->nskip, value, err, errlen);
 	}
 }
 

@@ -176,16 +176,8 @@ static int report_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_SYMBOL: o->symbol = value; return 0;
 	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	case OPT_NO_SKIP: o->default_skip = false; return 0;
-	default: { /* OPT_SKIP */
-		char **grown = realloc(o->skip, (o->nskip + 1) * sizeof(*grown));
-		if (!grown) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		o->skip = grown;
-		o->skip[o->nskip++] = (char *)value;
-		return 0;
-	}
+	default: /* OPT_SKIP */
+		return cli_append_value(&o->skip, &o->nskip, value, err, errlen);
 	}
 }
 

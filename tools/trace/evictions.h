@@ -2,24 +2,24 @@
  * validated on demand by the verbs that show them (report's summary, export).
  *
  * Kept apart from trace_reader.c: a recording opens without them (older recordings have no such
- * file), and only the verbs that show evictions pay for reading them. Validation as the reader's:
- * magic, version, kind, header size, record_size (at least 24, a multiple of 8: longer records are
- * read by their known prefix), pid, start_ns and region against the faults header, decision values
- * and flag bits, addresses inside the region and page-aligned. A file cut inside a record (SIGKILL)
- * keeps its complete records and says so in `warning`. */
+ * file), and only the verbs that show evictions pay for reading them. The file and its header are
+ * read by the one reader of side files (side_file.h: a longer record is read by its known prefix, a
+ * cut file keeps its complete records and says so in `warning`); this reader checks the records:
+ * decision values and flag bits, addresses inside the region and page-aligned. */
 #ifndef FAULTLINE_TOOLS_EVICTIONS_H
 #define FAULTLINE_TOOLS_EVICTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "side_file.h"
 #include "trace_reader.h"
 
 struct fl_evictions {
 	struct fl_evict_record *recs; /* in time order (ties keep file order: the order evicted) */
 	size_t n;
 	bool present;                 /* the process has an evictions file */
-	char warning[320];            /* "" or one line: the file was cut */
+	char warning[FL_SIDE_WARNING_MAX]; /* "" or one line: the file was cut */
 };
 
 /* Reads PROC's evictions file into *out (absent: 0 with present false). Returns 0, or -1 with one

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 int fl_time_axis_parse(const char *text, enum fl_time_axis *axis, char *err, size_t errlen)
 {
 	if (strcmp(text, "wall") == 0)
@@ -79,7 +81,7 @@ int fault_clock_init(struct fault_clock *c, const struct fl_recording *rec, enum
 		char *const *names;
 		size_t n;
 		c->task_clock[p] = -1;
-		if (stats_json_strings(&rec->procs[p].meta, "pmu_events", &names, &n) < 0)
+		if (stats_json_strings(&rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			continue;
 		for (size_t i = 0; i < n && i < FL_PMU_MAX; i++)
 			if (strcmp(names[i], "task-clock") == 0) {

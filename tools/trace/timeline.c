@@ -1,13 +1,13 @@
-/* timeline.c: the reader of a process's counter timeline (see timeline.h). */
+/* timeline.c: a process's counter timeline (see timeline.h): its records checked and sorted, on
+ * the side files' reader (side_file.c); its counters' names. */
 #include "timeline.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "side_file.h"
 
 static const struct {
 	const char *name, *label;
@@ -64,124 +64,34 @@ static int by_time(const void *a, const void *b)
 	return (int)x->reason - (int)y->reason;
 }
 
-/* The whole file into memory; -1 with errno (ENOENT: no timeline). */
-static int slurp(const char *path, unsigned char **data, size_t *len)
+/* Checks record I of the file (fl_side_record_check): its reason is one this reader knows. */
+static int check_record(const struct fl_side_file *file, size_t i, const void *arg, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		int err = errno;
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	*data = malloc((size_t)st.st_size + 1);
-	*len = 0;
-	if (!*data) {
-		close(fd);
-		errno = ENOMEM;
-		return -1;
-	}
-	while (*len < (size_t)st.st_size) {
-		ssize_t r = read(fd, *data + *len, (size_t)st.st_size - *len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		*len += (size_t)r;
-	}
-	close(fd);
+	const struct fl_timeline_record *r = (const struct fl_timeline_record *)file->recs + i;
+	(void)arg;
+	if (r->reason < FL_TL_PERIODIC || r->reason > FL_TL_FINAL)
+		return fl_side_file_fail_at(file, i, offsetof(struct fl_timeline_record, reason), err, errlen,
+					    "timeline record with reason %u", r->reason);
 	return 0;
-}
-
-static int check_header(const struct fl_process *proc, const char *path, const struct fl_file_header *h, char *err,
-			size_t errlen)
-{
-	if (h->magic == FL_TRACE_MAGIC_SWAPPED)
-		snprintf(err, errlen, "%s: offset 0: written on a machine of the other byte order", path);
-	else if (h->magic != FL_TRACE_MAGIC)
-		snprintf(err, errlen, "%s: offset 0: bad magic: not a faultline trace file", path);
-	else if (h->version > FL_TRACE_VERSION)
-		snprintf(err, errlen, "%s: offset 8: format version %u is newer than this faultline's (%u)", path,
-			 h->version, FL_TRACE_VERSION);
-	else if (h->kind != FL_FILE_TIMELINE)
-		snprintf(err, errlen, "%s: offset 12: file kind %u is not a timeline (%u)", path, h->kind, FL_FILE_TIMELINE);
-	else if (h->header_size < sizeof(*h) || h->header_size % 8 || h->header_size > 65536)
-		snprintf(err, errlen, "%s: offset 16: header_size %u, want a multiple of 8, at least %zu", path,
-			 h->header_size, sizeof(*h));
-	else if (h->record_size < sizeof(struct fl_timeline_record) || h->record_size % 8 || h->record_size > 65536)
-		snprintf(err, errlen, "%s: offset 20: record_size %u is not a timeline record (at least %zu, a multiple of 8)",
-			 path, h->record_size, sizeof(struct fl_timeline_record));
-	else if (h->pid != proc->pid)
-		snprintf(err, errlen, "%s: offset 24: pid %u, but the process directory is %s", path, h->pid, proc->name);
-	else if (h->start_ns != proc->start_ns)
-		snprintf(err, errlen, "%s: offset 32: start_ns %llu differs from the faults file's (%llu)", path,
-			 (unsigned long long)h->start_ns, (unsigned long long)proc->start_ns);
-	else
-		return 0;
-	return -1;
 }
 
 int fl_timeline_read(const struct fl_process *proc, struct fl_timeline *out, char *err, size_t errlen)
 {
-	char path[4096];
-	unsigned char *data = NULL;
-	size_t len = 0;
-	struct fl_file_header h;
+	struct fl_side_file file;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(path, sizeof(path), "%s/%s", proc->dir, FL_FILE_NAME_TIMELINE);
-	if (slurp(path, &data, &len) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fl_side_file_read(proc, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE, sizeof(struct fl_timeline_record),
+			      check_record, NULL, &file, err, errlen) < 0)
 		return -1;
-	}
-	out->present = true;
-	if (len < sizeof(h)) {
-		snprintf(out->warning, sizeof(out->warning), "%s: truncated at offset %zu (inside the header; no records)",
-			 path, len);
-		free(data);
-		return 0;
-	}
-	memcpy(&h, data, sizeof(h));
-	if (check_header(proc, path, &h, err, errlen) < 0) {
-		free(data);
-		return -1;
-	}
-	if (len < h.header_size) {
-		snprintf(out->warning, sizeof(out->warning), "%s: truncated at offset %zu (inside the header; no records)",
-			 path, len);
-		free(data);
-		return 0;
-	}
-	size_t n = (len - h.header_size) / h.record_size, tail = (len - h.header_size) % h.record_size;
-	if (tail)
-		snprintf(out->warning, sizeof(out->warning), "%s: truncated at offset %zu (%zu complete records; the last %zu bytes are cut)",
-			 path, len - tail, n, tail);
-	out->recs = calloc(n ? n : 1, sizeof(*out->recs));
-	if (!out->recs) {
-		snprintf(err, errlen, "%s: out of memory for %zu records", path, n);
-		free(data);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t at = h.header_size + i * h.record_size;
-		struct fl_timeline_record *r = &out->recs[i];
-		memcpy(r, data + at, sizeof(*r));
-		if (r->reason < FL_TL_PERIODIC || r->reason > FL_TL_FINAL) {
-			snprintf(err, errlen, "%s: offset %zu: timeline record with reason %u", path, at + 12, r->reason);
-			fl_timeline_free(out);
-			free(data);
-			return -1;
-		}
-		r->valid &= (uint16_t)((1u << FL_TL_COUNTERS) - 1); /* slots this reader does not know */
-	}
-	out->nrecs = n;
-	qsort(out->recs, n, sizeof(*out->recs), by_time);
-	free(data);
+	out->present = file.present;
+	snprintf(out->warning, sizeof(out->warning), "%s", file.warning);
+	struct fl_timeline_record *recs = file.recs;
+	for (size_t i = 0; i < file.n; i++)
+		recs[i].valid &= (uint16_t)((1u << FL_TL_COUNTERS) - 1); /* slots this reader does not know */
+	out->recs = recs;
+	out->nrecs = file.n;
+	if (out->nrecs)
+		qsort(out->recs, out->nrecs, sizeof(*out->recs), by_time);
 	return 0;
 }
 

@@ -2,11 +2,10 @@
  * "Timeline") and names its counters. Its own file beside trace_reader.c: the timeline is an
  * optional stream, read only by the verbs that show it (visualize, export).
  *
- * Validation: magic, version, kind, header_size, a record_size of at least the known record (a
- * longer one is read by its known prefix, trace.h's extension rule), pid against the process,
- * the clock origin against the process's start, reason values. A file cut inside a record keeps
- * its complete records and says so in `warning`. Records are returned sorted by time (several
- * writers append them: the sampler and the fault handlers). */
+ * The file and its header are read by the one reader of side files (side_file.h: a longer record
+ * is read by its known prefix, a cut file keeps its complete records and says so in `warning`);
+ * this reader checks the reason values. Records are returned sorted by time (several writers
+ * append them: the sampler and the fault handlers). */
 #ifndef FAULTLINE_TOOLS_TIMELINE_H
 #define FAULTLINE_TOOLS_TIMELINE_H
 
@@ -16,13 +15,14 @@
 
 #include <faultline/trace.h>
 
+#include "side_file.h"
 #include "trace_reader.h"
 
 struct fl_timeline {
 	bool present;                     /* the process has a timeline file */
 	struct fl_timeline_record *recs;  /* sorted by (time_ns, tid, reason); zero-extended to 16 values */
 	size_t nrecs;
-	char warning[4608];               /* "" or one line: the file was cut */
+	char warning[FL_SIDE_WARNING_MAX]; /* "" or one line: the file was cut */
 };
 
 /* Reads PROC's timeline. Returns 0 (present false and nothing allocated when there is no file), or

@@ -1,8 +1,8 @@
 /* trace_load.c: opens a recording — its process directories, each process's meta.json and
  * stats.json, and the order a process's files are loaded in (load_process) — and the machinery
  * every file's loader shares: error and warning lines that name the file and byte offset, and
- * binary files mapped read-only with their headers checked (magic and byte order, version, kind,
- * header_size, record_size, and the fields every header of a process must agree on).
+ * binary files mapped read-only with their headers checked against the faults header (the mapping
+ * and the checks themselves are trace_file.c's, shared with the side files' reader).
  *
  * Nothing is read into memory whole: binary files are mapped and their records validated and
  * decoded where they lie (trace_load_faults.c, trace_load_allocs.c). The contract is in
@@ -16,26 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <faultline/record_schema.h>
 
 #define PID_MAX_VALUE 0x7fffffffu
-
-static const char *file_kind_name(uint32_t kind)
-{
-	switch (kind) {
-	case FL_FILE_FAULTS: return FL_FILE_NAME_FAULTS;
-	case FL_FILE_STACKS: return FL_FILE_NAME_STACKS;
-	case FL_FILE_ALLOCS: return FL_FILE_NAME_ALLOCS;
-	case FL_FILE_CONTEXTS: return FL_FILE_NAME_CONTEXTS;
-	case FL_FILE_SITES: return FL_FILE_NAME_SITES;
-	case FL_FILE_ALLOCS_ZSTD: return FL_FILE_NAME_ALLOCS_ZSTD;
-	default: return "unknown";
-	}
-}
 
 /* ======================================================================= errors and warnings */
 
@@ -132,19 +118,6 @@ void fl_load_report_dangling(struct loader *ld, const char *what)
 
 /* ======================================================================= file headers */
 
-/* One header field to check against the reference: skipped when the file was cut before its end
- * (END is the field's end offset) or the reference does not know it (BIT not in ld->known). */
-static int check_field(struct loader *ld, size_t len, size_t offset, size_t end, unsigned bit, uint64_t got,
-		       uint64_t want, const char *name, const char *source)
-{
-	if (len < end || !(ld->known & bit))
-		return 0;
-	if (got != want)
-		return fl_load_fail_at(ld, offset, "header %s %llu differs from %s (%llu)", name,
-			       (unsigned long long)got, source, (unsigned long long)want);
-	return 0;
-}
-
 /* Makes the faults header (its fields present in LEN bytes) the reference for the other files. */
 static void set_reference(struct loader *ld, const struct fl_file_header *hdr, size_t len)
 {
@@ -159,169 +132,50 @@ static void set_reference(struct loader *ld, const struct fl_file_header *hdr, s
 		ref->region_size = hdr->region_size, ld->known |= REF_REGION_SIZE;
 }
 
-/* The shortest record of KIND a file of format VERSION may declare (0: variable-sized records). */
-static uint32_t min_record_size(uint32_t kind, uint32_t version)
-{
-	switch (kind) {
-	case FL_FILE_FAULTS: return version == 1 ? FL_FAULT_RECORD_SIZE_V1 : FL_FAULT_RECORD_SIZE_V2;
-	case FL_FILE_CONTEXTS: return version == 1 ? FL_CONTEXT_SIZE_V1 : sizeof(struct fl_fault_context);
-	case FL_FILE_STACKS: return 0;
-	case FL_FILE_ALLOCS:
-	case FL_FILE_ALLOCS_ZSTD: return sizeof(struct fl_alloc_record);
-	case FL_FILE_SITES: return sizeof(struct fl_site_record);
-	default: return 0;
-	}
-}
-
-/* Checks the magic in the first HAVE bytes of the header (at most 8 of them). */
-static int check_magic(struct loader *ld, const struct fl_file_header *hdr, size_t have)
-{
-	uint64_t want = FL_TRACE_MAGIC;
-	const unsigned char *got = (const unsigned char *)&hdr->magic, *bytes = (const unsigned char *)&want;
-	size_t n = have < 8 ? have : 8;
-
-	if (n == 8 && hdr->magic == FL_TRACE_MAGIC_SWAPPED)
-		return fl_load_fail_at(ld, 0, "written in the other byte order (big-endian): faultline reads little-endian "
-			       "recordings only");
-	if (memcmp(got, bytes, n) == 0)
-		return 0;
-	size_t at = 0;
-	while (at < n && got[at] == bytes[at])
-		at++;
-	return fl_load_fail_at(ld, at, "bad magic: not a faultline trace file (want \"FLTRACE\\0\")");
-}
-
-/* Validates the header of the current binary file, of kind KIND. A file shorter than a header is
- * accepted when what it holds is a valid beginning of one (a crash between creating and writing
- * it): *complete is set to false and a warning added. A header longer than this reader knows
- * (header_size > 64: fields of a later version) is accepted; its tail is skipped. */
+/* Validates the header of the current binary file, of kind KIND (trace_file.c); a file cut inside
+ * its header is accepted (*complete false). Sets ld->version, data_offset and record_size. */
 static int check_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind,
 			struct fl_file_header *hdr, bool *complete)
 {
-	const struct fl_file_header *ref = &ld->faults_header;
-	const char *ref_name = kind == FL_FILE_FAULTS ? FL_FILE_NAME_META : "the faults header";
-	size_t have = len < FL_HEADER_SIZE ? len : FL_HEADER_SIZE;
+	struct fl_header_want want = {
+		.path = ld->path, .kind = kind, .pid = ld->proc->pid, .proc_name = ld->proc->name,
+		.ref = &ld->faults_header, .known = ld->known,
+		.ref_name = kind == FL_FILE_FAULTS ? FL_FILE_NAME_META : "the faults header",
+	};
+	struct fl_header_found found;
 
-	memset(hdr, 0, sizeof(*hdr));
-	if (have)
-		memcpy(hdr, data, have);
-	ld->version = FL_TRACE_VERSION;
-	ld->data_offset = FL_HEADER_SIZE;
-	if (check_magic(ld, hdr, have) < 0)
-		return -1;
-	if (have >= 12) {
-		if (hdr->version == 0)
-			return fl_load_fail_at(ld, offsetof(struct fl_file_header, version), "bad format version 0");
-		if (hdr->version > FL_TRACE_VERSION)
-			return fl_load_fail_at(ld, offsetof(struct fl_file_header, version), "format version %u is newer than this faultline reads (%d): "
-				       "use a newer faultline", hdr->version, FL_TRACE_VERSION);
-		ld->version = hdr->version;
-	}
-	if (have >= 16 && hdr->kind != kind)
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, kind), "file kind %u (%s), want %u (%s)", hdr->kind, file_kind_name(hdr->kind),
-			       kind, file_kind_name(kind));
-	/* A header may be longer than this reader knows (fields added at its end, trace.h). */
-	if (have >= 20 && (hdr->header_size < FL_HEADER_SIZE || hdr->header_size > 65536 || hdr->header_size % 8 != 0))
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, header_size), "header_size %u, want a multiple of 8, at least %u",
-			       hdr->header_size, FL_HEADER_SIZE);
-	if (have >= 20)
-		ld->data_offset = hdr->header_size;
-	*complete = len >= ld->data_offset;
-	/* A record may be longer than this reader knows (fields added at its end, trace.h): the known
-	 * prefix is read and the tail skipped. Shorter than the first version of the record is wrong. */
-	uint32_t record_size = min_record_size(kind, ld->version);
-	if (have >= 24 && (record_size == 0 ? hdr->record_size != 0
-					    : hdr->record_size < record_size || hdr->record_size > 65536 ||
-						      hdr->record_size % 8 != 0))
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, record_size), "record_size %u, want %s%u for a %s file",
-			       hdr->record_size, record_size ? "a multiple of 8, at least " : "", record_size,
-			       file_kind_name(kind));
-	ld->record_size = have >= 24 ? hdr->record_size : record_size;
-	if (have >= 28 && hdr->pid != ld->proc->pid)
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, pid), "pid %u, but the process directory is %s", hdr->pid, ld->proc->name);
-	if (have >= 32 && (hdr->page_size == 0 || (hdr->page_size & (hdr->page_size - 1)) != 0))
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, page_size), "page_size %u is not a power of two", hdr->page_size);
-	if (have >= 56 && hdr->region_start + hdr->region_size < hdr->region_start)
-		return fl_load_fail_at(ld, offsetof(struct fl_file_header, region_size), "region [0x%llx, +%llu) wraps around the address space",
-			       (unsigned long long)hdr->region_start, (unsigned long long)hdr->region_size);
-	/* The faults header agrees with meta.json; every other header with the faults header. */
-	if (check_field(ld, len, 28, 32, REF_PAGE_SIZE, hdr->page_size, ref->page_size, "page_size", ref_name) < 0 ||
-	    check_field(ld, len, 32, 40, REF_START_NS, hdr->start_ns, ref->start_ns, "start_ns", ref_name) < 0 ||
-	    check_field(ld, len, 40, 48, REF_REGION_START, hdr->region_start, ref->region_start, "region_start",
-			ref_name) < 0 ||
-	    check_field(ld, len, 48, 56, REF_REGION_SIZE, hdr->region_size, ref->region_size, "region_size",
-			ref_name) < 0)
-		return -1;
-	if (!*complete) {
-		ld->proc->maybe_cut = true;
-		fl_load_warning(ld->rec, "%s: truncated at offset %zu, inside its %u-byte header (0 complete records)",
-			    ld->path, len, ld->data_offset);
-	}
-	return 0;
+	int rc = fl_trace_file_check_header(&want, data, len, &found, ld->err, ld->errlen);
+	ld->version = found.version;
+	ld->data_offset = found.data_offset;
+	ld->record_size = found.record_size;
+	*hdr = found.hdr;
+	*complete = found.complete;
+	return rc;
 }
 
-/* For a file of fixed-size records: how many complete records it holds; warns about a cut tail. */
-static size_t count_records(struct loader *ld, size_t len, uint32_t record_size)
+/* The number of complete records of the current file (0 for variable-sized records); a cut file
+ * (inside its header or a record) is warned about and its process marked as maybe cut. */
+static size_t count_records(struct loader *ld, size_t len, bool complete)
 {
-	if (len <= ld->data_offset)
-		return 0;
-	size_t body = len - ld->data_offset, n = body / record_size, rest = body % record_size;
-	if (rest) {
+	struct fl_header_found found = { .version = ld->version, .data_offset = ld->data_offset,
+					 .record_size = ld->record_size, .complete = complete };
+	char warning[PATH_MAX + 256];
+	size_t n = fl_trace_file_count_records(ld->path, &found, len, warning, sizeof(warning));
+	if (warning[0]) {
 		ld->proc->maybe_cut = true;
-		fl_load_warning(ld->rec, "%s: truncated at offset %zu (%zu complete records; %zu bytes of a "
-			    "partial record ignored)", ld->path, ld->data_offset + n * record_size, n, rest);
+		fl_load_warning(ld->rec, "%s", warning);
 	}
 	return n;
 }
 
-/* Reads the current binary file and checks its header. Returns 1 with the data and the number of
- * complete fixed-size records (0 for stacks), 0 when the file is absent, -1 on error. */
 int fl_load_map(struct loader *ld, struct mapped_file *out)
 {
-	struct stat st;
-	/* O_NONBLOCK: opening a FIFO planted in a recording must not wait for a writer (the
-	 * file is refused below as not regular; reads of a regular file ignore the flag) */
-	int fd = open(ld->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	out->data = NULL;
-	out->len = 0;
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return fl_load_fail(ld, "open: %s", strerror(errno));
-	}
-	if (fstat(fd, &st) < 0) {
-		int saved = errno;
-		close(fd);
-		return fl_load_fail(ld, "fstat: %s", strerror(saved));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fl_load_fail(ld, "not a regular file");
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return 1;
-	}
-	/* MAP_POPULATE: the whole file is read (it is validated record by record), so map it at once
-	 * rather than page by page. Private and writable: a loader may clear a dangling reference in
-	 * place (copy on write; the file is never written) */
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	int saved = errno;
-	close(fd);
-	if (p == MAP_FAILED)
-		return fl_load_fail(ld, "mmap of %lld bytes: %s", (long long)st.st_size, strerror(saved));
-	out->data = p;
-	out->len = (size_t)st.st_size;
-	return 1;
+	return fl_trace_file_map(ld->path, out, ld->err, ld->errlen);
 }
 
 void fl_load_unmap(struct mapped_file *file)
 {
-	if (file->data)
-		munmap((void *)file->data, file->len);
-	file->data = NULL;
-	file->len = 0;
+	fl_trace_file_unmap(file);
 }
 
 int fl_load_binary(struct loader *ld, const char *name, uint32_t kind, struct mapped_file *file, size_t *nrecords)
@@ -342,8 +196,12 @@ int fl_load_binary(struct loader *ld, const char *name, uint32_t kind, struct ma
 	}
 	if (kind == FL_FILE_FAULTS)
 		set_reference(ld, &hdr, file->len);
+	if (!complete) {
+		count_records(ld, file->len, false); /* its warning */
+		return 1;
+	}
 	if (kind != FL_FILE_STACKS && kind != FL_FILE_ALLOCS_ZSTD) /* variable-sized records, zstd frames */
-		*nrecords = count_records(ld, file->len, ld->record_size);
+		*nrecords = count_records(ld, file->len, true);
 	return 1;
 }
 

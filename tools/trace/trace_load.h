@@ -13,15 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace_file.h"
 #include "trace_reader.h"
-
-#define FL_HEADER_SIZE ((uint32_t)sizeof(struct fl_file_header))
-
-/* A file of the recording mapped read-only (or an empty one: data NULL, len 0). */
-struct mapped_file {
-	const unsigned char *data;
-	size_t len;
-};
 
 /* What a process owns besides its public arrays. */
 struct fl_process_private {
@@ -42,14 +35,6 @@ struct fl_process_private {
 	uint32_t fault_version;     /* its format version */
 	struct mapped_file stacks_file;   /* fl_stack.frames point into it */
 	struct mapped_file contexts_file; /* proc->contexts may point into it */
-};
-
-/* Header fields a file must agree on with the reference (meta.json for faults, faults for others). */
-enum {
-	REF_PAGE_SIZE = 1,
-	REF_START_NS = 2,
-	REF_REGION_START = 4,
-	REF_REGION_SIZE = 8,
 };
 
 /* What loading one process needs at hand: where errors go and which file is being read. */
