@@ -90,6 +90,8 @@ struct report_row {
 	bool has_sites;           /* alloc rows: the sites files name this row's site(s): */
 	uint64_t site_allocs;     /*   objects allocated there over the run (exact) */
 	uint64_t site_bytes;      /*   bytes allocated there */
+	uint64_t site_objects_faulted; /* objects of the site that took at least one fault (runtime count) */
+	uint64_t site_faults;     /*   faults on objects of the site (runtime count, every kind) */
 	uint64_t pmu_sum[REPORT_MAX_EVENTS];    /* Σ delta of each event over the row's faults */
 	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults that have a delta of that event */
 	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none */

@@ -300,7 +300,7 @@ static uint32_t alloc_site(struct report *r, size_t p, const struct fl_process *
 		return unallocated_loc(r, proc, f);
 	*stack = a->stack_id ? callsite_stack_by_id(proc, a->stack_id) : NULL;
 	if (*stack)
-		return callsite_of_stack(r->callsites, p, *stack);
+		return callsite_of_stack_at(r->callsites, p, *stack, a->time_ns);
 	return callsite_intern(r->callsites, REPORT_ALLOC_NO_STACK, NULL, 0, NULL, false);
 }
 
@@ -323,7 +323,7 @@ static int attribute(struct report *r, struct pass_maps *m, size_t p, const stru
 		     const struct fl_fault *f)
 {
 	const struct fl_stack *stack = callsite_fault_stack(proc, f), *alloc_stack = NULL;
-	uint32_t loc = callsite_of_stack(r->callsites, p, stack), key_loc = FL_NONE, row_index;
+	uint32_t loc = callsite_of_stack_at(r->callsites, p, stack, f->rec.time_ns), key_loc = FL_NONE, row_index;
 	const struct fl_alloc_record *a = NULL;
 
 	if (loc == FL_NONE)
@@ -416,6 +416,8 @@ static int add_site_totals(struct report *r, struct pass_maps *m)
 			row->has_sites = true;
 			row->site_allocs += s->allocs;
 			row->site_bytes += s->bytes;
+			row->site_objects_faulted += s->objects_faulted;
+			row->site_faults += s->faults;
 		}
 	}
 	return 0;

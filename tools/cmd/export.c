@@ -42,8 +42,9 @@
 #include "timeline.h"
 #include "trace_reader.h"
 
-#define EXPORT_SCHEMA_VERSION 4 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
-                                 * evictions, meta time_axis (--time); 4: timeline */
+#define EXPORT_SCHEMA_VERSION 5 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
+                                 * evictions, meta time_axis (--time); 4: timeline; 5: a stacks row per (stack,
+                                 * maps snapshot) in use, stacks.maps_snapshot, maps_snapshots */
 #define PROGRESS_STEP 65536
 
 static const char EXPORT_SCHEMA[] =
@@ -57,7 +58,10 @@ static const char EXPORT_SCHEMA[] =
 	"CREATE TABLE stacks(\n"
 	"  id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL REFERENCES processes(id),\n"
 	"  recorded_id INTEGER NOT NULL, nframes INTEGER NOT NULL, exact_pc INTEGER NOT NULL,\n"
-	"  truncated INTEGER NOT NULL, callsite_depth INTEGER);\n"
+	"  truncated INTEGER NOT NULL, callsite_depth INTEGER, maps_snapshot INTEGER NOT NULL);\n"
+	"CREATE TABLE maps_snapshots(\n"
+	"  process_id INTEGER NOT NULL REFERENCES processes(id), idx INTEGER NOT NULL, time_ns INTEGER NOT NULL,\n"
+	"  reason TEXT NOT NULL, mappings INTEGER NOT NULL, PRIMARY KEY (process_id, idx));\n"
 	"CREATE TABLE frames(\n"
 	"  stack_id INTEGER NOT NULL REFERENCES stacks(id), depth INTEGER NOT NULL, frame INTEGER NOT NULL,\n"
 	"  pc INTEGER NOT NULL, function TEXT NOT NULL, file TEXT, line INTEGER, binary TEXT, offset INTEGER,\n"
@@ -139,6 +143,10 @@ struct exporter {
 	struct report_warnings warnings;
 	struct fault_clock clock;   /* wall and virtual fault times */
 	uint64_t *stack_base, *alloc_base, *fault_base; /* per process: ids before its records */
+	/* stacks rows beyond the first nstacks: ((process << 32) | stack index, maps snapshot) → row id,
+	 * for a stack used at a time when another snapshot was in force than at its first use */
+	struct report_map stack_in_snapshot;
+	uint64_t nstack_rows;       /* rows of the stacks table */
 	char err[1024];
 };
 
@@ -414,51 +422,151 @@ static int write_frames(struct exporter *x, sqlite3_stmt *stmt, uint64_t stack_i
 	return 0;
 }
 
+/* One row of the stacks table: stack I of process P named under maps snapshot SNAP, and its frames. */
+static int write_stack(struct exporter *x, sqlite3_stmt *stacks, sqlite3_stmt *frames, uint64_t id, size_t p,
+		       size_t i, uint32_t snap)
+{
+	const struct fl_stack *s = &x->rec->procs[p].stacks[i];
+	const struct callsite_frame *f;
+	size_t n, callsite;
+
+	if (callsite_expand_in(x->callsites, p, s, snap, &f, &n, &callsite) < 0) {
+		snprintf(x->err, sizeof(x->err), "out of memory symbolizing stacks");
+		return -1;
+	}
+	bind_int(stacks, 1, id);
+	bind_int(stacks, 2, p);
+	bind_int(stacks, 3, s->id);
+	bind_int(stacks, 4, s->nframes);
+	bind_int(stacks, 5, (s->flags & FL_STACK_EXACT_PC) != 0);
+	bind_int(stacks, 6, (s->flags & FL_STACK_TRUNCATED) != 0);
+	if (n)
+		bind_int(stacks, 7, callsite);
+	bind_int(stacks, 8, snap);
+	if (sql_insert(x, stacks, "stacks") < 0)
+		return -1;
+	return write_frames(x, frames, id, f, n);
+}
+
+/* The stacks table: each stack under its first use's maps snapshot (id stack_base + index + 1), then
+ * the (stack, snapshot) pairs other events used (numbered by collect_stack_snapshots). */
 static int write_stacks(struct exporter *x)
 {
-	sqlite3_stmt *stacks = sql_prepare(x, "INSERT INTO stacks VALUES (?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_stmt *stacks = sql_prepare(x, "INSERT INTO stacks VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_stmt *frames = sql_prepare(x, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-	uint64_t done = 0, total = 0;
+	const struct report_map_slot *slot;
+	uint64_t done = 0;
 	int rc = stacks && frames ? 0 : -1;
 
-	for (size_t p = 0; p < x->rec->nprocs; p++)
-		total += x->rec->procs[p].nstacks;
-	report_progress_phase(&x->progress, "symbolizing stacks", total);
+	report_progress_phase(&x->progress, "symbolizing stacks", x->nstack_rows);
 	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
 		const struct fl_process *proc = &x->rec->procs[p];
 		for (size_t i = 0; i < proc->nstacks && rc == 0; i++) {
-			const struct fl_stack *s = &proc->stacks[i];
-			const struct callsite_frame *f;
-			size_t n, callsite;
-			uint64_t id = x->stack_base[p] + i + 1;
-			if (callsite_expand(x->callsites, p, s, &f, &n, &callsite) < 0) {
+			uint32_t snap = callsite_stack_snapshot(x->callsites, p, &proc->stacks[i]);
+			if (snap == FL_NONE) {
 				snprintf(x->err, sizeof(x->err), "out of memory symbolizing stacks");
 				rc = -1;
 				break;
 			}
-			bind_int(stacks, 1, id);
-			bind_int(stacks, 2, p);
-			bind_int(stacks, 3, s->id);
-			bind_int(stacks, 4, s->nframes);
-			bind_int(stacks, 5, (s->flags & FL_STACK_EXACT_PC) != 0);
-			bind_int(stacks, 6, (s->flags & FL_STACK_TRUNCATED) != 0);
-			if (n)
-				bind_int(stacks, 7, callsite);
-			rc = sql_insert(x, stacks, "stacks");
-			if (rc == 0)
-				rc = write_frames(x, frames, id, f, n);
+			rc = write_stack(x, stacks, frames, x->stack_base[p] + i + 1, p, i, snap);
 			report_progress_set(&x->progress, ++done);
 		}
+	}
+	for (size_t k = 0; rc == 0 && (slot = report_map_next(&x->stack_in_snapshot, &k)) != NULL;) {
+		rc = write_stack(x, stacks, frames, slot->value, (size_t)(slot->a >> 32), (uint32_t)slot->a,
+				 (uint32_t)slot->b);
+		report_progress_set(&x->progress, ++done);
 	}
 	sqlite3_finalize(stacks);
 	sqlite3_finalize(frames);
 	return rc;
 }
 
+/* The maps_snapshots table: each process's snapshots, as stacks.maps_snapshot numbers them. */
+static int write_maps_snapshots(struct exporter *x)
+{
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO maps_snapshots VALUES (?, ?, ?, ?, ?)");
+	int rc = stmt ? 0 : -1;
+
+	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
+		const struct fl_process *proc = &x->rec->procs[p];
+		for (size_t i = 0; i < proc->nmaps && rc == 0; i++) {
+			bind_int(stmt, 1, p);
+			bind_int(stmt, 2, i);
+			bind_int(stmt, 3, proc->offset_ns + proc->maps[i].time_ns);
+			bind_text(stmt, 4, proc->maps[i].reason ? proc->maps[i].reason : "");
+			bind_int(stmt, 5, proc->maps[i].maps ? proc->maps[i].maps->count : 0);
+			rc = sql_insert(x, stmt, "maps_snapshots");
+		}
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/* The stacks row of S (of process P) for an event at TIME_NS: the row under the maps snapshot in force
+ * then. 0 when memory runs out. ADD numbers a row not seen before (collect_stack_snapshots). */
+static uint64_t stack_row(struct exporter *x, size_t p, const struct fl_stack *s, uint64_t time_ns, bool add)
+{
+	size_t i = (size_t)(s - x->rec->procs[p].stacks);
+	uint32_t snap, first;
+	uint64_t *id;
+
+	if (x->rec->procs[p].nmaps <= 1 || (snap = callsite_snapshot_at(x->callsites, p, time_ns)) ==
+						   (first = callsite_stack_snapshot(x->callsites, p, s)))
+		return x->stack_base[p] + i + 1;
+	if (first == FL_NONE)
+		return 0;
+	if (!add)
+		return (id = report_map_find(&x->stack_in_snapshot, (uint64_t)p << 32 | i, snap)) ? *id : 0;
+	if (!(id = report_map_add(&x->stack_in_snapshot, (uint64_t)p << 32 | i, snap, NULL)))
+		return 0;
+	if (*id == 0)
+		*id = ++x->nstack_rows;
+	return *id;
+}
+
+/* Numbers the stacks rows the events need beyond one per stack: a stack used at a time when another
+ * maps snapshot was in force than at its first use (a library loaded or replaced in between). */
+static int collect_stack_snapshots(struct exporter *x)
+{
+	for (size_t p = 0; p < x->rec->nprocs; p++) {
+		const struct fl_process *proc = &x->rec->procs[p];
+		if (proc->nmaps <= 1)
+			continue;
+		for (size_t i = 0; i < proc->nfaults; i++) {
+			const struct fl_fault *f = &proc->faults[i];
+			const struct fl_fault_context *c = fl_fault_context(proc, f);
+			const struct fl_stack *s = callsite_fault_stack(proc, f);
+			if (s && !stack_row(x, p, s, f->rec.time_ns, true))
+				return -1;
+			s = c && c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL;
+			if (s && !stack_row(x, p, s, f->rec.time_ns, true))
+				return -1;
+		}
+		for (size_t i = 0; i < proc->nallocs; i++) {
+			const struct fl_alloc_record *a = &proc->allocs[i];
+			const struct fl_stack *s = a->stack_id ? callsite_stack_by_id(proc, a->stack_id) : NULL;
+			if (s && !stack_row(x, p, s, a->time_ns, true))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* S as the stack of an event without a time (a site: a whole run's aggregate): its first use's row. */
 static void bind_stack(struct exporter *x, sqlite3_stmt *stmt, int column, size_t p, const struct fl_stack *s)
 {
 	if (s)
 		bind_int(stmt, column, x->stack_base[p] + (size_t)(s - x->rec->procs[p].stacks) + 1);
+}
+
+/* S as the stack of an event at TIME_NS: the row naming it under the maps snapshot in force then. */
+static void bind_stack_at(struct exporter *x, sqlite3_stmt *stmt, int column, size_t p, const struct fl_stack *s,
+			  uint64_t time_ns)
+{
+	uint64_t id = s ? stack_row(x, p, s, time_ns, false) : 0;
+	if (id)
+		bind_int(stmt, column, id);
 }
 
 /* For each allocation event i of PROC: freed[i], the recording time at which object i was freed (or
@@ -531,7 +639,7 @@ static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_st
 			bind_int(objects, 7, a->addr);
 			bind_int(objects, 8, a->size);
 			bind_int(objects, 9, a->tid);
-			bind_stack(x, objects, 10, p, s);
+			bind_stack_at(x, objects, 10, p, s, a->time_ns);
 			bind_text(objects, 11, alloc_source(proc, a));
 			rc = sql_insert(x, objects, "allocations");
 		}
@@ -543,7 +651,7 @@ static int write_allocs_of(struct exporter *x, sqlite3_stmt *objects, sqlite3_st
 		bind_int(events, 4, a->addr);
 		bind_int(events, 5, a->size);
 		bind_int(events, 6, a->tid);
-		bind_stack(x, events, 7, p, s);
+		bind_stack_at(x, events, 7, p, s, a->time_ns);
 		if (owner[i])
 			bind_int(events, 8, x->alloc_base[p] + owner[i]);
 		if (rc == 0)
@@ -618,7 +726,7 @@ static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t 
 	bind_int(stmt, 9, (f->rec.flags & FL_FAULT_WRITE) != 0);
 	bind_int(stmt, 10, f->rec.flags);
 	bind_int(stmt, 11, f->rec.handler);
-	bind_stack(x, stmt, 12, p, callsite_fault_stack(proc, f));
+	bind_stack_at(x, stmt, 12, p, callsite_fault_stack(proc, f), f->rec.time_ns);
 	if (f->alloc != FL_NONE)
 		bind_int(stmt, 13, x->alloc_base[p] + f->alloc + 1);
 	bind_int(stmt, 14, wall);
@@ -664,7 +772,8 @@ static int write_context(struct exporter *x, sqlite3_stmt *stmt, size_t p, const
 	bind_int(stmt, 1, x->fault_base[p] + fault + 1);
 	bind_int(stmt, 2, p);
 	bind_int(stmt, 3, c->tid);
-	bind_stack(x, stmt, 4, p, c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL);
+	bind_stack_at(x, stmt, 4, p, c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL,
+		      proc->faults[fault].rec.time_ns);
 	bind_int(stmt, 5, c->npmu);
 	for (uint32_t j = 0; j < n; j++) {
 		uint64_t prev = j < last->n ? last->value[j] : 0;
@@ -828,7 +937,8 @@ static int number_records(struct exporter *x)
 		allocs += x->rec->procs[p].nallocs;
 		faults += x->rec->procs[p].nfaults;
 	}
-	return 0;
+	x->nstack_rows = stacks;
+	return collect_stack_snapshots(x);
 }
 
 static int write_database(struct exporter *x, const char *path)
@@ -845,6 +955,8 @@ static int write_database(struct exporter *x, const char *path)
 		rc = write_meta(x);
 	if (rc == 0)
 		rc = write_processes(x);
+	if (rc == 0)
+		rc = write_maps_snapshots(x);
 	if (rc == 0)
 		rc = write_stacks(x);
 	if (rc == 0)
@@ -1011,6 +1123,7 @@ int cmd_export(int argc, char **argv)
 	fl_recording_close(x.rec);
 	report_warnings_free(&x.warnings);
 	free(x.stack_base);
+	report_map_free(&x.stack_in_snapshot);
 	free(x.alloc_base);
 	free(x.fault_base);
 	free(o.skip);

@@ -40,6 +40,7 @@
 #include "timeline_svg.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
+#include "report_map.h"
 #include "visualize_frames.h"
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
@@ -80,6 +81,8 @@ struct viz {
 	struct heatmap *hm;
 	uint64_t faults[NKINDS];  /* selected faults per kind; [0] all */
 	size_t nprocs;
+	bool image_roots;                   /* several process images selected: each stack starts with
+	                                     * its image's command name, one root per image (as perf) */
 	struct flame_frame *frames;
 	size_t frames_cap;
 	struct ranges_options ranges_opts;  /* hot ranges: ranges.txt, marks on the heatmap */
@@ -137,6 +140,9 @@ static void viz_usage(FILE *out)
 	      "counter on the heatmap's time axis, when the recording has timelines: record --timeline),\n"
 	      "ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
 	      "faults-refault.folded, faults-alloc.folded (soft, concurrent and access ones when present).\n"
+	      "With several process images selected (forks, execs), every stack\n"
+	      "starts with its image's command name, one root frame per image, as perf does (with\n"
+	      "--reverse the name is the last frame).\n"
 	      "Folded stacks are root first (\"main;a;b COUNT\") even with --reverse. Faults without a\n"
 	      "stack count under \"" NO_STACK "\", so each folded file sums to the faults of its kind.\n"
 	      "Exit status 1 when the recording is missing or corrupt, 2 on a usage error.\n", out);
@@ -287,17 +293,27 @@ static enum flame_class class_of(enum vf_origin origin)
 	}
 }
 
-/* The flame frames of STACK (root first) into viz->frames; a single pseudo frame PSEUDO when STACK
- * is NULL or only the runtime's. Returns the number of frames, or -1 on ENOMEM. */
+/* The command name of PROC's image: its executable's base name. */
+static const char *image_name(const struct fl_process *proc)
+{
+	const char *slash = proc->exe ? strrchr(proc->exe, '/') : NULL;
+	return slash ? slash + 1 : proc->exe && *proc->exe ? proc->exe : "[unknown command]";
+}
+
+/* The flame frames of STACK (root first; under maps SNAPSHOT, FL_NONE: the stack's first use) into
+ * viz->frames; a single pseudo frame PSEUDO when STACK is NULL or only the runtime's; with
+ * image_roots, after PROC's command name as the root frame.
+ * Returns the number of frames, or -1 on ENOMEM. */
 static long stack_to_frames(struct viz *v, const struct fl_process *proc, const struct fl_stack *stack,
-			    const char *pseudo)
+			    uint32_t snapshot, const char *pseudo)
 {
 	const struct vf_frame *vf = NULL;
-	size_t n = 0;
+	size_t n = 0, root = v->image_roots ? 1 : 0;
 
-	if (stack && vf_stack_frames(v->namer, proc, stack, true, &vf, &n) < 0)
+	if (stack && (snapshot == FL_NONE ? vf_stack_frames(v->namer, proc, stack, true, &vf, &n)
+					  : vf_stack_frames_in(v->namer, proc, stack, snapshot, true, &vf, &n)) < 0)
 		return -1;
-	if (n + 1 > v->frames_cap) {
+	if (n + 2 > v->frames_cap) {
 		size_t cap = n + 64;
 		struct flame_frame *f = realloc(v->frames, cap * sizeof(*f));
 		if (!f)
@@ -305,13 +321,15 @@ static long stack_to_frames(struct viz *v, const struct fl_process *proc, const 
 		v->frames = f;
 		v->frames_cap = cap;
 	}
+	if (root)
+		v->frames[0] = (struct flame_frame){ image_name(proc), NULL, 0, FLAME_CLASS_PSEUDO };
 	if (n == 0) {
-		v->frames[0] = (struct flame_frame){ stack ? RUNTIME_ONLY : pseudo, NULL, 0, FLAME_CLASS_PSEUDO };
-		return 1;
+		v->frames[root] = (struct flame_frame){ stack ? RUNTIME_ONLY : pseudo, NULL, 0, FLAME_CLASS_PSEUDO };
+		return (long)root + 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		v->frames[i] = (struct flame_frame){ vf[i].function, vf[i].file, vf[i].line, class_of(vf[i].origin) };
-	return (long)n;
+		v->frames[root + i] = (struct flame_frame){ vf[i].function, vf[i].file, vf[i].line, class_of(vf[i].origin) };
+	return (long)(root + n);
 }
 
 /* Adds COUNTS[1..4] (per kind) of one stack to the trees. */
@@ -399,13 +417,35 @@ static void alloc_label(struct viz *v, const struct fl_process *proc, const stru
 			size_t len)
 {
 	const struct fl_stack *s = fl_process_stack(proc, a->stack_id);
-	uint32_t site = s ? callsite_of_stack(v->callsites, (size_t)(proc - v->rec->procs), s) : FL_NONE;
+	uint32_t site = s ? callsite_of_stack_at(v->callsites, (size_t)(proc - v->rec->procs), s, a->time_ns) : FL_NONE;
 	const struct callsite_loc *loc = site != FL_NONE ? callsite_loc(v->callsites, site) : NULL;
 
 	if (loc) /* the allocation site as report --by alloc and ranges name it */
 		snprintf(buf, len, "alloc #%u (pid %u) from %s", a->alloc_id, proc->pid, loc->function);
 	else
 		snprintf(buf, len, "alloc #%u (pid %u)", a->alloc_id, proc->pid);
+}
+
+/* Counts one event of STACK (kind KIND, at TIME_NS) into *COUNT when the maps snapshot in force at
+ * TIME_NS is the stack's first use's (the usual case: one snapshot), else into OTHER under (stack
+ * index + 1, snapshot × NKINDS + kind), to be named under that snapshot. -1 on ENOMEM. */
+static int count_stack(struct viz *v, const struct fl_process *proc, const struct fl_stack *stack, uint64_t time_ns,
+		       struct report_map *other, uint64_t *count, unsigned kind)
+{
+	size_t p = (size_t)(proc - v->rec->procs);
+	uint32_t snap, first;
+	uint64_t *c;
+
+	if (!stack || proc->nmaps <= 1 || (snap = callsite_snapshot_at(v->callsites, p, time_ns)) ==
+						 (first = callsite_stack_snapshot(v->callsites, p, stack))) {
+		(*count)++;
+		return 0;
+	}
+	if (first == FL_NONE ||
+	    !(c = report_map_add(other, (uint64_t)(stack - proc->stacks) + 1, (uint64_t)snap * NKINDS + kind, NULL)))
+		return -1;
+	(*c)++;
+	return 0;
 }
 
 /* Counts one process's selected faults into the trees and the heatmap. */
@@ -417,6 +457,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	uint64_t *alloc_faults = calloc(proc->nallocs + 1, sizeof(uint64_t)), *ends = NULL;
 	uint64_t no_alloc[NKINDS] = { 0 };
 	struct { size_t index; uint64_t faults; } *top = NULL;
+	struct report_map other = REPORT_MAP_INIT, other_alloc = REPORT_MAP_INIT;
+	const struct report_map_slot *slot;
 	int rc = -1;
 
 	if (!counts || !alloc_counts || !alloc_faults)
@@ -434,7 +476,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			v->faults[0]++;
 		s = fl_fault_stack(proc, f);
 		si = s ? (size_t)(s - proc->stacks) + 1 : 0;
-		counts[si * NKINDS + kind]++;
+		if (count_stack(v, proc, s, f->rec.time_ns, &other, &counts[si * NKINDS + kind], kind) < 0)
+			goto out;
 		uint64_t t;
 		if (!fault_clock_time(&v->clock, proc, f, &t))
 			v->untimed++;
@@ -446,7 +489,9 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			size_t ai = as ? (size_t)(as - proc->stacks) + 1 : 0;
 			if (kind != FL_FAULT_ACCESS_SAMPLE) { /* the allocation flame graph weighs faults */
 				alloc_faults[f->alloc]++;
-				alloc_counts[ai * NKINDS + kind]++;
+				if (count_stack(v, proc, as, a->time_ns, &other_alloc, &alloc_counts[ai * NKINDS + kind],
+						kind) < 0)
+					goto out;
 			}
 		} else if (kind != FL_FAULT_ACCESS_SAMPLE) {
 			no_alloc[kind]++;
@@ -463,7 +508,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			any_alloc |= ac[k] != 0;
 		}
 		if (any) {
-			if ((n = stack_to_frames(v, proc, s, NO_STACK)) < 0 ||
+			if ((n = stack_to_frames(v, proc, s, FL_NONE, NO_STACK)) < 0 ||
 			    add_counts(v, v->frames, (size_t)n, c) < 0)
 				goto out;
 		}
@@ -471,17 +516,34 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 			uint64_t sum = 0;
 			for (unsigned k = 1; k < NKINDS; k++)
 				sum += ac[k];
-			if ((n = stack_to_frames(v, proc, s, NOT_SAMPLED)) < 0 ||
+			if ((n = stack_to_frames(v, proc, s, FL_NONE, NOT_SAMPLED)) < 0 ||
 			    flame_add(v->alloc_tree, v->frames, (size_t)n, sum) < 0)
 				goto out;
 		}
 	}
+	/* Stacks counted under another maps snapshot than their first use's: named under that one. */
+	for (size_t i = 0; (slot = report_map_next(&other, &i)) != NULL;) {
+		uint64_t c[NKINDS] = { 0 };
+		long n;
+		c[slot->b % NKINDS] = slot->value;
+		if ((n = stack_to_frames(v, proc, &proc->stacks[slot->a - 1], (uint32_t)(slot->b / NKINDS),
+					 NO_STACK)) < 0 || add_counts(v, v->frames, (size_t)n, c) < 0)
+			goto out;
+	}
+	for (size_t i = 0; (slot = report_map_next(&other_alloc, &i)) != NULL;) {
+		long n;
+		if ((n = stack_to_frames(v, proc, &proc->stacks[slot->a - 1], (uint32_t)(slot->b / NKINDS),
+					 NOT_SAMPLED)) < 0 || flame_add(v->alloc_tree, v->frames, (size_t)n, slot->value) < 0)
+			goto out;
+	}
 	{
 		uint64_t sum = 0;
-		struct flame_frame f = { NO_ALLOC, NULL, 0, FLAME_CLASS_PSEUDO };
+		struct flame_frame f[2] = { { image_name(proc), NULL, 0, FLAME_CLASS_PSEUDO },
+					    { NO_ALLOC, NULL, 0, FLAME_CLASS_PSEUDO } };
+		size_t root = v->image_roots ? 0 : 1;
 		for (unsigned k = 1; k < NKINDS; k++)
 			sum += no_alloc[k];
-		if (sum && flame_add(v->alloc_tree, &f, 1, sum) < 0)
+		if (sum && flame_add(v->alloc_tree, f + root, 2 - root, sum) < 0)
 			goto out;
 	}
 	/* Allocation lifetimes for the heatmap: the objects that took the most faults (wall time only:
@@ -517,6 +579,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	}
 	rc = 0;
 out:
+	report_map_free(&other);
+	report_map_free(&other_alloc);
 	free(counts);
 	free(alloc_counts);
 	free(alloc_faults);
@@ -943,6 +1007,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	v.rec = rec;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+	v.image_roots = v.nprocs > 1;
 	if (v.nprocs == 0) {
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
 		return 1;

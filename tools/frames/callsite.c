@@ -3,7 +3,9 @@
  * Follow one query (callsite_of_stack) top to bottom:
  *   1. the memo of the process answers a stack seen before;
  *   2. else the stack's maps snapshot is the one in force at its first use (first_use_snapshots,
- *      computed once per process by one pass over its faults and allocations);
+ *      computed once per process by one pass over its faults and allocations); callsite_of_stack_at
+ *      takes the one in force at the event's time instead, memoized per (stack, snapshot) when it
+ *      differs from the first-use one (a process with one snapshot never leaves the first memo);
  *   3. frames are symbolized innermost first (expand_pc: one symbolizer_lookup per PC, whose result
  *      the symbolizer caches) until a source frame escapes the skip list (skip decisions are cached
  *      per binary and per function name: the symbolizer interns both, so a pointer names each);
@@ -108,8 +110,9 @@ const struct fl_stack *callsite_fault_stack(const struct fl_process *proc, const
 
 struct proc_memo {
 	bool ready;                 /* snapshot_of_stack computed */
-	uint32_t *loc_of_stack;     /* per stack index: location id + 1, 0 = not computed */
+	uint32_t *loc_of_stack;     /* per stack index: location id + 1 under its first-use snapshot, 0 = not computed */
 	uint32_t *snapshot_of_stack;/* per stack index: index into proc->maps */
+	struct report_map loc_in_snapshot; /* (stack index, other snapshot) → location id + 1 */
 };
 
 struct callsite_table {
@@ -195,6 +198,7 @@ void callsite_table_free(struct callsite_table *t)
 	for (size_t i = 0; t->memo && i < t->rec->nprocs; i++) {
 		free(t->memo[i].loc_of_stack);
 		free(t->memo[i].snapshot_of_stack);
+		report_map_free(&t->memo[i].loc_in_snapshot);
 	}
 	free(t->memo);
 	symbolizer_free(t->sym);
@@ -445,16 +449,13 @@ static int expand_pc(struct callsite_table *t, const struct fl_process *proc, ui
 	return 0;
 }
 
-/* Expands STACK into t->scratch; with ALL false, stops at the callsite. */
-static int expand(struct callsite_table *t, size_t p, const struct fl_stack *stack, bool all, size_t *nframes,
-		  size_t *callsite)
+/* Expands STACK under maps snapshot SNAP into t->scratch; with ALL false, stops at the callsite. */
+static int expand(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint32_t snap, bool all,
+		  size_t *nframes, size_t *callsite)
 {
 	const struct fl_process *proc = &t->rec->procs[p];
 	size_t n = 0, found = SIZE_MAX;
 
-	if (!t->memo[p].ready && first_use_snapshots(t, p) < 0)
-		return -1;
-	uint32_t snap = t->memo[p].snapshot_of_stack[stack - proc->stacks];
 	for (uint32_t i = 0; i < stack->nframes && (all || found == SIZE_MAX); i++) {
 		size_t before = n;
 		if (expand_pc(t, proc, snap, stack, i, &n) < 0)
@@ -469,19 +470,58 @@ static int expand(struct callsite_table *t, size_t p, const struct fl_stack *sta
 	return 0;
 }
 
-int callsite_expand(struct callsite_table *t, size_t p, const struct fl_stack *stack,
-		    const struct callsite_frame **frames, size_t *nframes, size_t *callsite)
+uint32_t callsite_snapshot_at(const struct callsite_table *t, size_t p, uint64_t time_ns)
+{
+	const struct fl_process *proc = &t->rec->procs[p];
+	return proc->nmaps > 1 ? (uint32_t)(fl_process_maps_at(proc, time_ns) - proc->maps) : 0;
+}
+
+uint32_t callsite_stack_snapshot(struct callsite_table *t, size_t p, const struct fl_stack *stack)
+{
+	const struct fl_process *proc = &t->rec->procs[p];
+
+	if (!stack || proc->nmaps <= 1)
+		return 0;
+	if (!t->memo[p].ready && first_use_snapshots(t, p) < 0)
+		return FL_NONE;
+	return t->memo[p].snapshot_of_stack[stack - proc->stacks];
+}
+
+/* callsite_expand and callsite_expand_at: under snapshot SNAP, or FL_NONE for the first-use one. */
+static int expand_frames(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint32_t snap,
+			 const struct callsite_frame **frames, size_t *nframes, size_t *callsite)
 {
 	*frames = NULL;
 	*nframes = *callsite = 0;
 	if (!stack || stack->nframes == 0)
 		return 0;
-	if (expand(t, p, stack, true, nframes, callsite) < 0) {
+	if (snap == FL_NONE)
+		snap = callsite_stack_snapshot(t, p, stack);
+	if (snap == FL_NONE || expand(t, p, stack, snap, true, nframes, callsite) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
 	*frames = t->scratch;
 	return 0;
+}
+
+int callsite_expand(struct callsite_table *t, size_t p, const struct fl_stack *stack,
+		    const struct callsite_frame **frames, size_t *nframes, size_t *callsite)
+{
+	return expand_frames(t, p, stack, FL_NONE, frames, nframes, callsite);
+}
+
+int callsite_expand_at(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint64_t time_ns,
+		       const struct callsite_frame **frames, size_t *nframes, size_t *callsite)
+{
+	return expand_frames(t, p, stack, callsite_snapshot_at(t, p, time_ns), frames, nframes, callsite);
+}
+
+int callsite_expand_in(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint32_t snapshot,
+		       const struct callsite_frame **frames, size_t *nframes, size_t *callsite)
+{
+	const struct fl_process *proc = &t->rec->procs[p];
+	return expand_frames(t, p, stack, snapshot < proc->nmaps ? snapshot : 0, frames, nframes, callsite);
 }
 
 int callsite_frame_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack,
@@ -492,7 +532,8 @@ int callsite_frame_of_stack(struct callsite_table *t, size_t p, const struct fl_
 	*frame = NULL;
 	if (!stack || stack->nframes == 0)
 		return 0;
-	if (expand(t, p, stack, false, &n, &callsite) < 0) {
+	uint32_t snap = callsite_stack_snapshot(t, p, stack);
+	if (snap == FL_NONE || expand(t, p, stack, snap, false, &n, &callsite) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -504,16 +545,48 @@ uint32_t callsite_of_stack(struct callsite_table *t, size_t p, const struct fl_s
 {
 	const struct fl_process *proc = &t->rec->procs[p];
 	size_t n, callsite;
-	uint32_t loc;
+	uint32_t loc, snap;
 
 	if (!stack || stack->nframes == 0)
 		return callsite_intern(t, CALLSITE_NO_STACK, NULL, 0, NULL, false);
 	if (t->memo[p].ready && t->memo[p].loc_of_stack[stack - proc->stacks])
 		return t->memo[p].loc_of_stack[stack - proc->stacks] - 1;
-	if (expand(t, p, stack, false, &n, &callsite) < 0)
+	if (!t->memo[p].ready && first_use_snapshots(t, p) < 0)
+		return FL_NONE;
+	snap = proc->nmaps > 1 ? t->memo[p].snapshot_of_stack[stack - proc->stacks] : 0;
+	if (expand(t, p, stack, snap, false, &n, &callsite) < 0)
 		return FL_NONE;
 	loc = callsite_intern_frame(t, &t->scratch[callsite]);
 	if (loc != FL_NONE)
 		t->memo[p].loc_of_stack[stack - proc->stacks] = loc + 1;
+	return loc;
+}
+
+uint32_t callsite_of_stack_at(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint64_t time_ns)
+{
+	const struct fl_process *proc = &t->rec->procs[p];
+	size_t n, callsite;
+	uint64_t *memo;
+	bool added;
+
+	if (!stack || stack->nframes == 0 || proc->nmaps <= 1)
+		return callsite_of_stack(t, p, stack);
+	uint32_t snap = callsite_snapshot_at(t, p, time_ns), first = callsite_stack_snapshot(t, p, stack);
+	if (first == FL_NONE)
+		return FL_NONE;
+	if (snap == first)
+		return callsite_of_stack(t, p, stack);
+	memo = report_map_add(&t->memo[p].loc_in_snapshot, (uint64_t)(stack - proc->stacks), snap, &added);
+	if (!memo)
+		return FL_NONE;
+	if (*memo) /* 0: new, or a lookup that ran out of memory */
+		return (uint32_t)(*memo - 1);
+	if (expand(t, p, stack, snap, false, &n, &callsite) < 0)
+		return FL_NONE;
+	uint32_t loc = callsite_intern_frame(t, &t->scratch[callsite]);
+	if (loc == FL_NONE)
+		return FL_NONE;
+	/* neither expand nor interning touches loc_in_snapshot: the pointer is still good */
+	*memo = (uint64_t)loc + 1;
 	return loc;
 }

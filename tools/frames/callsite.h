@@ -18,10 +18,14 @@
  * from it, ranges its allocation sites, visualize its frames (visualize_frames.h names them for
  * flame graphs), so every verb names the same callsite for the same fault.
  *
- * Layout. A stack may be used at several times (faults, allocations); it is symbolized once, under
- * the maps snapshot in force at its first use (the earliest fault or allocation naming it); a PC
- * outside that snapshot is looked up in the later snapshots, then the earlier ones (a library loaded
- * or unloaded in between).
+ * Layout. A stack may be used at several times (faults, allocations), and the same PC may be named by
+ * different files at different times (a library unloaded and another loaded in its place, an exec).
+ * The rule: an event's stack is named under the maps snapshot in force at the time of the event
+ * (the last "# maps TIME REASON" snapshot taken at or before it): the *_at functions, memoized per
+ * (stack, snapshot), as fast as the plain ones when a process has one snapshot. The plain functions,
+ * for a stack without an event (sites aggregate a whole run), take the snapshot in force at the
+ * stack's first use (the earliest fault or allocation naming it). A PC outside the chosen snapshot is
+ * looked up in the later snapshots, then the earlier ones (a library loaded or unloaded in between).
  *
  * Locations are interned: one id per distinct (function, file, line, binary), compared by content,
  * where a frame without a function name is named by its label ("fill+0x14c3"). A report row is a
@@ -108,6 +112,25 @@ void callsite_table_free(struct callsite_table *table);
 /* The callsite location id of STACK of process rec->procs[PROC]; NULL stack: "<no stack>". Memoized
  * per stack; symbolizes only the frames up to the callsite. FL_NONE when memory runs out. */
 uint32_t callsite_of_stack(struct callsite_table *table, size_t proc, const struct fl_stack *stack);
+
+/* callsite_of_stack for an event at TIME_NS (the fault's or allocation's time_ns): under the maps
+ * snapshot in force then. Memoized per (stack, snapshot). */
+uint32_t callsite_of_stack_at(struct callsite_table *table, size_t proc, const struct fl_stack *stack,
+			      uint64_t time_ns);
+
+/* callsite_expand for an event at TIME_NS: under the maps snapshot in force then. */
+int callsite_expand_at(struct callsite_table *table, size_t proc, const struct fl_stack *stack, uint64_t time_ns,
+		       const struct callsite_frame **frames, size_t *nframes, size_t *callsite);
+
+/* callsite_expand under maps snapshot SNAPSHOT (an index from the functions below). */
+int callsite_expand_in(struct callsite_table *table, size_t proc, const struct fl_stack *stack, uint32_t snapshot,
+		       const struct callsite_frame **frames, size_t *nframes, size_t *callsite);
+
+/* The maps snapshot (index into rec->procs[PROC].maps; 0 when the process has at most one) in force
+ * at TIME_NS, and the one the plain functions use for STACK (its first use; FL_NONE when memory runs
+ * out). Two events of one stack are named alike when these indexes agree. */
+uint32_t callsite_snapshot_at(const struct callsite_table *table, size_t proc, uint64_t time_ns);
+uint32_t callsite_stack_snapshot(struct callsite_table *table, size_t proc, const struct fl_stack *stack);
 
 /* Every source frame of STACK, innermost first, and the index of the callsite among them (0 when
  * there is no frame). *frames belongs to the table and stays valid until the next call. -1 (ENOMEM). */

@@ -108,10 +108,23 @@ static bool is_program(const struct fl_process *proc, const char *binary)
 int vf_stack_frames(struct vf_namer *n, const struct fl_process *proc, const struct fl_stack *stack,
 		    bool root_first, const struct vf_frame **out, size_t *nout)
 {
+	uint32_t snap = stack ? callsite_stack_snapshot(n->table, (size_t)(proc - n->rec->procs), stack) : 0;
+
+	if (snap == FL_NONE) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return vf_stack_frames_in(n, proc, stack, snap, root_first, out, nout);
+}
+
+int vf_stack_frames_in(struct vf_namer *n, const struct fl_process *proc, const struct fl_stack *stack,
+		       uint32_t snapshot, bool root_first, const struct vf_frame **out, size_t *nout)
+{
 	const struct callsite_frame *cf = NULL;
 	size_t len = 0, ncf = 0, callsite;
 
-	if (stack && callsite_expand(n->table, (size_t)(proc - n->rec->procs), stack, &cf, &ncf, &callsite) < 0)
+	if (stack && callsite_expand_in(n->table, (size_t)(proc - n->rec->procs), stack, snapshot, &cf, &ncf,
+					&callsite) < 0)
 		goto nomem;
 	for (size_t k = 0; k < ncf; k++) {
 		const struct callsite_frame *sf = &cf[k];

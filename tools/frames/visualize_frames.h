@@ -3,7 +3,8 @@
  * out, and each frame marked as the program's code, a library's, or a pseudo frame.
  *
  * The frames themselves come from the one stack → frames → callsite resolver (callsite.h), the
- * one report, ranges and export use: the same maps snapshot, the same lookups (frame 0 an exact PC
+ * one report, ranges and export use: the same maps snapshot (the one in force at the event's time,
+ * vf_stack_frames_in), the same lookups (frame 0 an exact PC
  * when the stack says so, FL_STACK_EXACT_PC, every other frame a return address, PC - 1). This
  * module only names them for stack views (flame graphs), innermost first or root first.
  *
@@ -57,6 +58,11 @@ void vf_namer_free(struct vf_namer *namer);
  * vf_namer_free and the symbolizer's free. */
 int vf_stack_frames(struct vf_namer *namer, const struct fl_process *proc, const struct fl_stack *stack,
 		    bool root_first, const struct vf_frame **out, size_t *n);
+
+/* vf_stack_frames under maps snapshot SNAPSHOT of PROC (callsite_snapshot_at of the event's time),
+ * where vf_stack_frames takes the snapshot of the stack's first use. */
+int vf_stack_frames_in(struct vf_namer *namer, const struct fl_process *proc, const struct fl_stack *stack,
+		       uint32_t snapshot, bool root_first, const struct vf_frame **out, size_t *n);
 
 /* True when BINARY (a mapped file's path) is faultline's runtime library. */
 bool vf_is_runtime_binary(const char *binary);

@@ -84,6 +84,16 @@ static void add_null(struct field *f, size_t *n, const char *name)
 	f[(*n)++] = (struct field){ .name = name, .type = FIELD_NULL };
 }
 
+/* Alloc rows: the site's faults per MiB it allocated, both whole-run runtime counts. False when the
+ * recording has no sites file or the site allocated no bytes. */
+static bool site_faults_per_mib(const struct report_row *row, double *value)
+{
+	if (!row->has_sites || row->site_bytes == 0)
+		return false;
+	*value = (double)row->site_faults / ((double)row->site_bytes / 1048576.0);
+	return true;
+}
+
 static double percent(const struct report *r, const struct report_row *row)
 {
 	return r->selected ? 100.0 * (double)row->faults / (double)r->selected : 0.0;
@@ -124,10 +134,18 @@ static size_t row_fields(const struct report *r, const struct field_names *names
 		if (row->has_sites) {
 			add_int(f, &n, "allocated", row->site_allocs);
 			add_int(f, &n, "alloc_bytes", row->site_bytes);
+			add_int(f, &n, "objects_faulted", row->site_objects_faulted);
+			add_int(f, &n, "site_faults", row->site_faults);
 		} else {
 			add_null(f, &n, "allocated");
 			add_null(f, &n, "alloc_bytes");
+			add_null(f, &n, "objects_faulted");
+			add_null(f, &n, "site_faults");
 		}
+		if (site_faults_per_mib(row, &value))
+			add_real(f, &n, "faults_per_mib", value, 3);
+		else
+			add_null(f, &n, "faults_per_mib");
 	}
 	for (size_t e = 0; e < r->nevents; e++) {
 		if (report_row_pmu(r, row, e, &value))
@@ -537,6 +555,9 @@ static void table_columns(const struct report *r, struct table *t, char heads[][
 		table_col(t, "allocs", false);
 		table_col(t, "allocated", false);
 		table_col(t, "alloc-MiB", false);
+		table_col(t, "obj-faulted", false);
+		table_col(t, "site-faults", false);
+		table_col(t, "faults/MiB", false);
 	}
 	for (size_t e = 0; e < r->nevents; e++)
 		table_col(t, pmu_head(&r->events[e], heads[e], 64), false);
@@ -601,10 +622,16 @@ static int table_row(const struct report *r, struct table *t, size_t i, const st
 		if (row->has_sites) {
 			rc |= cellf(t, ti, c++, "%s", cli_format_count(row->site_allocs, a, sizeof(a)));
 			rc |= cellf(t, ti, c++, "%.1f", (double)row->site_bytes / 1048576.0);
+			rc |= cellf(t, ti, c++, "%s", cli_format_count(row->site_objects_faulted, a, sizeof(a)));
+			rc |= cellf(t, ti, c++, "%s", cli_format_count(row->site_faults, a, sizeof(a)));
 		} else {
-			rc |= cellf(t, ti, c++, "-");
-			rc |= cellf(t, ti, c++, "-");
+			for (int k = 0; k < 4; k++)
+				rc |= cellf(t, ti, c++, "-");
 		}
+		if (site_faults_per_mib(row, &value))
+			rc |= cellf(t, ti, c++, "%.1f", value);
+		else
+			rc |= cellf(t, ti, c++, "-");
 	}
 	for (size_t e = 0; e < r->nevents; e++) {
 		if (report_row_pmu(r, row, e, &value))
