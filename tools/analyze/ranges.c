@@ -515,6 +515,8 @@ static const struct callsite_skip *skip_list(struct ctx *c)
 /* The shared resolver (callsite.h), made on first use; NULL when it cannot be. */
 static struct callsite_table *resolver(struct ctx *c)
 {
+	if (c->o->resolver)
+		return c->o->resolver;
 	if (!c->callsites && skip_list(c)) {
 		c->callsites = callsite_table_new(c->rec, &c->skip, sym_diag, c->res);
 		if (!c->callsites)
@@ -555,22 +557,20 @@ static void name_site(struct ctx *c, const struct fl_process *proc, struct range
 {
 	const struct fl_stack *stack = site->stack_id ? fl_process_stack(proc, site->stack_id) : NULL;
 	struct callsite_table *t = c->o->symbolize ? resolver(c) : NULL;
-	const struct callsite_frame *frames;
-	size_t n = 0, pick = 0;
+	const struct callsite_frame *f = NULL;
 	char buf[1024];
 
 	if (!stack || stack->nframes == 0) {
 		site->name = strdup(site->stack_id ? "(stack not in the trace)" : "(no stack)");
 		return;
 	}
-	if (t && callsite_expand(t, (size_t)(proc - c->rec->procs), stack, &frames, &n, &pick) < 0)
-		n = 0;
-	if (n == 0) {
+	if (t && callsite_frame_of_stack(t, (size_t)(proc - c->rec->procs), stack, &f) < 0)
+		f = NULL;
+	if (!f) {
 		raw_site(c, proc, stack, site, buf, sizeof(buf));
 		site->name = strdup(buf);
 		return;
 	}
-	const struct callsite_frame *f = &frames[pick];
 	site->pc = f->pc;
 	if (f->function && f->file) {
 		const char *base = strrchr(f->file, '/');

@@ -61,6 +61,8 @@
 
 #include "trace_reader.h"
 
+struct callsite_table;
+
 #define RANGES_DEFAULT_EPS 0.01
 #define RANGES_DEFAULT_PHI 0.05
 #define RANGES_BRANCH_LOG2 2        /* b = 4, as the runtime's online trees */
@@ -81,6 +83,9 @@ struct ranges_options {
 	bool symbolize;          /* name sites with libbfd (default true; else "binary+0xOFF") */
 	unsigned max_sites;      /* sites kept per range, most faults first (default 3) */
 	unsigned max_maps;       /* mappings kept per range, in address order (default 3) */
+	struct callsite_table *resolver; /* optional, borrowed: a resolver (callsite.h) with the default
+					  * skip list, used to name sites instead of making one (report
+					  * shares its own: one symbolizer per run); NULL = make one */
 };
 
 enum ranges_source {

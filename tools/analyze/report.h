@@ -124,6 +124,8 @@ struct report {
 	struct fl_recording *rec;
 	struct callsite_table *callsites;
 	struct callsite_skip skip;
+	struct sym_stats symbolized;  /* the symbolizer's counters for the rows, taken before the ranges
+				       * section shares the symbolizer (report_ranges_compute) */
 	struct report_progress progress;
 	struct report_warnings warnings;
 

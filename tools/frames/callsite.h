@@ -137,6 +137,12 @@ uint32_t callsite_stack_snapshot(struct callsite_table *table, size_t proc, cons
 int callsite_expand(struct callsite_table *table, size_t proc, const struct fl_stack *stack,
 		    const struct callsite_frame **frames, size_t *nframes, size_t *callsite);
 
+/* The callsite's source frame of STACK alone, as callsite_expand's frames[callsite], expanding the
+ * stack only down to it (the frames beyond are not symbolized). *frame belongs to the table and stays
+ * valid until the next call; NULL for a NULL or empty stack. -1 (ENOMEM). */
+int callsite_frame_of_stack(struct callsite_table *table, size_t proc, const struct fl_stack *stack,
+			    const struct callsite_frame **frame);
+
 /* Interns a location (function must not be NULL; the strings must outlive the table). Its id, or
  * FL_NONE when memory runs out. */
 uint32_t callsite_intern(struct callsite_table *table, const char *function, const char *file, unsigned line,

@@ -448,7 +448,7 @@ static const char *by_name(enum report_by by)
 static void header_selection(const struct report *r, FILE *out)
 {
 	const struct report_options *o = r->o;
-	struct sym_stats st;
+	const struct sym_stats st = r->symbolized;
 	char a[32];
 
 	fprintf(out, "# rows:            by %s; %zu of %zu shown; %s faults", by_name(o->by), r->nshown, r->nrows,
@@ -473,7 +473,6 @@ static void header_selection(const struct report *r, FILE *out)
 	}
 	if (!o->default_skip && o->nskip == 0)
 		fputs("none (--no-skip)", out);
-	callsite_sym_stats(r->callsites, &st);
 	fprintf(out, "\n# symbolized:      %" PRIu64 " distinct PCs in %u binaries (%u with debug info, %u unusable); "
 		"report built in %.2f s (reading the recording %.2f s, aggregating and symbolizing %.2f s)\n",
 		st.distinct, st.binaries, st.with_debug, st.failed, r->total_seconds, r->read_seconds, r->build_seconds);

@@ -36,6 +36,7 @@ void report_ranges_compute(struct report *r)
 	char err[512];
 
 	memset(rr, 0, sizeof(*rr));
+	callsite_sym_stats(r->callsites, &r->symbolized); /* the header counts the rows' symbolization */
 	if (o->ranges == 0 || o->format == REPORT_FORMAT_CSV ||
 	    (o->format == REPORT_FORMAT_JSON && !o->ranges_given))
 		return;
@@ -45,6 +46,8 @@ void report_ranges_compute(struct report *r)
 	rr->o.kinds = o->kind ? RANGES_KIND(o->kind) : RANGES_KINDS_ALL;
 	rr->o.max_sites = 1;
 	rr->o.max_maps = 1;
+	if (o->default_skip && o->nskip == 0)
+		rr->o.resolver = r->callsites; /* the same skip list: one symbolizer per run */
 	if (ranges_compute(r->rec, &rr->o, &rr->res, err, sizeof(err)) < 0) {
 		report_warn(&r->warnings, "hot address ranges not shown: %s", err);
 		return;
