@@ -120,6 +120,7 @@ struct fl_probe {
 	size_t nslots, slot_target;
 	uint64_t window_start_ns, window_samples_start;
 	double tokens;                       /* --sample-accesses: re-arms allowed now (RATE per second) */
+	bool starved;                        /* a due re-arm waited for a token in this adapt window */
 	uint64_t tokens_ns;                  /* when they were last refilled */
 	uint64_t rng;
 	/* counters (stats.json) */
@@ -378,11 +379,20 @@ static void refresh_slots(struct fl_runtime *rt, struct fl_probe *p, uint64_t no
 	if (now - p->window_start_ns >= PROBE_ADAPT_MS * 1000000ull) {
 		uint64_t got = atomic_load(&p->samples) - p->window_samples_start;
 		uint64_t want = p->access_rate * (now - p->window_start_ns) / 1000000000ull;
-		if (got > want && p->slot_target > PROBE_SLOTS_MIN)
-			p->slot_target = p->slot_target * 3 / 4 < PROBE_SLOTS_MIN ? PROBE_SLOTS_MIN : p->slot_target * 3 / 4;
+		/* the tokens cap `got` near `want`, so a set that asks for more re-arms than RATE
+		 * shows as re-arms waiting for tokens, not as more samples. It must shrink then: every
+		 * page in line waits as long, a hot page as a cold one, so while the line lasts each
+		 * page of the set yields about one sample per wait, whatever its access frequency.
+		 * The line's length does not tell by how much, so the set halves (a set grown to the
+		 * maximum while nothing was touched again, as in a program's first-touch phase, is
+		 * down to the minimum in 3 windows) */
+		size_t smaller = p->starved ? p->slot_target / 2 : p->slot_target * 3 / 4;
+		if ((got > want || p->starved) && p->slot_target > PROBE_SLOTS_MIN)
+			p->slot_target = smaller < PROBE_SLOTS_MIN ? PROBE_SLOTS_MIN : smaller;
 		else if (got < want / 2 && p->slot_target < PROBE_SLOTS_MAX)
 			p->slot_target = p->slot_target * 5 / 4 + 1 > PROBE_SLOTS_MAX ? PROBE_SLOTS_MAX : p->slot_target * 5 / 4 + 1;
 		p->window_start_ns = now;
+		p->starved = false;
 		p->window_samples_start = atomic_load(&p->samples);
 	}
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
@@ -413,11 +423,17 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 	pthread_mutex_lock(&rt->evict_lock);
 	for (; p->pending_head != p->pending_tail; p->pending_head++) {
 		const struct probe_pending *e = &p->pending[p->pending_head % PROBE_PENDING];
-		if (e->due_ns > now || (p->access && !p->mrc && p->tokens < 1))
-			break; /* not yet due, or no token left: waits in line */
+		if (e->due_ns > now)
+			break;
+		if (!in_sample(p, e->page))
+			continue; /* retired from the set meanwhile: costs no token */
+		if (p->access && !p->mrc && p->tokens < 1) {
+			p->starved = true; /* the set asks for more than RATE: refresh_slots shrinks it */
+			break;             /* waits in line for a token */
+		}
 		if (p->access)
 			p->tokens -= 1;
-		if (in_sample(p, e->page) && arm(rt, p, e->page))
+		if (arm(rt, p, e->page))
 			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
 	}
 	if (p->access)
