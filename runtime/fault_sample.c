@@ -70,11 +70,6 @@ static uint64_t regs_mask(void)
 	return mask;
 }
 
-static int open_event(struct perf_event_attr *attr, int group_fd)
-{
-	return (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
-
 static bool is_task_clock(uint32_t type, uint64_t config)
 {
 	return type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_TASK_CLOCK;
@@ -102,7 +97,7 @@ static void add_task_clock(struct fl_runtime *rt, struct fl_sampler *s, unsigned
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.read_format = PERF_FORMAT_GROUP;
 	attr.exclude_hv = 1;
-	int fd = open_event(&attr, s->leader_fd);
+	int fd = fl_perf_event_open(0, &attr, s->leader_fd);
 	if (fd < 0)
 		return;
 	s->member_fds[s->nmembers++] = fd;
@@ -137,7 +132,7 @@ int fl_sample_setup(struct fl_runtime *rt)
 		return 0; /* every stack through the signal path (fault_context.c) */
 	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
 		sampler_attr(&attr, kernel);
-		int fd = open_event(&attr, -1);
+		int fd = fl_perf_event_open(0, &attr, -1);
 		if (fd >= 0) {
 			close(fd);
 			sampling = true;
@@ -197,7 +192,7 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 	atomic_store(&s->busy, 0);
 	if (sampling && registry) {
 		sampler_attr(&attr, sampling_kernel);
-		leader = open_event(&attr, -1);
+		leader = fl_perf_event_open(0, &attr, -1);
 		if (leader >= 0) {
 			size_t len = (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE;
 			void *ring = fl_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, leader, 0);
@@ -216,7 +211,7 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 	unsigned opened = 0;
 	for (unsigned i = 0; i < rt->pmu_count; i++) {
 		fl_pmu_attr(rt, i, &attr);
-		int fd = open_event(&attr, s->leader_fd >= 0 ? s->leader_fd : -1);
+		int fd = fl_perf_event_open(0, &attr, s->leader_fd >= 0 ? s->leader_fd : -1);
 		if (fd < 0)
 			break;
 		if (s->leader_fd < 0) {

@@ -31,8 +31,9 @@ static void counter_attr(struct perf_event_attr *attr, uint32_t type, uint64_t c
 	attr->exclude_hv = 1;
 }
 
-/* The one perf_event_open of pmu.c: a counting event on thread tid (0: the calling thread). */
-static int open_counter_on(int tid, struct perf_event_attr *attr, int group_fd)
+/* The runtime's one perf_event_open: event ATTR on thread tid (0: the calling thread), any CPU,
+ * in GROUP_FD's group (-1: a new group), close-on-exec. Counters here, samples in fault_sample.c. */
+int fl_perf_event_open(int tid, struct perf_event_attr *attr, int group_fd)
 {
 	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
@@ -41,7 +42,7 @@ static int open_counter(uint32_t type, uint64_t config, int group_fd)
 {
 	struct perf_event_attr attr;
 	counter_attr(&attr, type, config);
-	return open_counter_on(0, &attr, group_fd);
+	return fl_perf_event_open(0, &attr, group_fd);
 }
 
 /* Adds the event if this machine can count it; returns false (and says why) if not. */
@@ -118,10 +119,10 @@ static int open_thread_counter(int tid, uint32_t type, uint64_t config, int grou
 {
 	struct perf_event_attr attr;
 	counter_attr(&attr, type, config);
-	int fd = open_counter_on(tid, &attr, group_fd);
+	int fd = fl_perf_event_open(tid, &attr, group_fd);
 	if (fd < 0 && errno == EACCES) {
 		attr.exclude_kernel = 1;
-		fd = open_counter_on(tid, &attr, group_fd);
+		fd = fl_perf_event_open(tid, &attr, group_fd);
 	}
 	return fd;
 }

@@ -235,6 +235,8 @@ void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr
  * read(2): task-clock (leader), page-faults, context-switches, and instructions, cycles when
  * `hardware`. Returns how many were opened into fds (0: none; fds[0] leads). */
 unsigned fl_pmu_open_thread_counters(int tid, bool hardware, int *fds, unsigned max);
+struct perf_event_attr;
+int fl_perf_event_open(int tid, struct perf_event_attr *attr, int group_fd); /* pmu.c: the one opener */
 bool fl_pmu_hardware_present(void);      /* this machine counts instructions and cycles */
 
 int fl_alloc_log_setup(struct fl_runtime *rt);
