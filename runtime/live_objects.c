@@ -617,7 +617,7 @@ static void write_snapshot(struct fl_runtime *rt, bool with_deltas)
 	}
 	size_t n = take_snapshot(with_deltas), len = n * sizeof(struct fl_site_record), done = 0;
 	while (done < len) {
-		ssize_t w = pwrite(rt->sites_fd, (char *)sites_file.buf + done, len - done, at + (off_t)done);
+		ssize_t w = fl_sys_pwrite(rt->sites_fd, (char *)sites_file.buf + done, len - done, at + (off_t)done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
