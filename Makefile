@@ -3,6 +3,7 @@
 # folders of tools/README.md, each on the include path) into the CLI, lib/*.c (standalone libraries such as RAP) into both, tests/planted/*.c and
 # tests/unit/test_*.c become test programs.
 CC      ?= gcc
+.DEFAULT_GOAL := all
 BUILD   := build
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
