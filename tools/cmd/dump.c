@@ -10,8 +10,9 @@
  * digits; KIND is first-touch|refault|soft|concurrent; pmu=-, alloc=-, stack=- when there is none.
  * With --symbolize each line ends with " sym=" and the stack's source frames, innermost first,
  * separated by " ; ": "FUNCTION FILE:LINE" (inlined frames included), or the frame's
- * "binary+0xOFFSET" label when unknown, the callsite frame (report's) marked with a leading '*'.
- * sym= is last, as names may hold spaces. Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
+ * "binary+0xOFFSET" label when unknown, the callsite frame (report's) marked with a leading '*'; the
+ * stack is named under the maps snapshot in force at the fault's time (callsite.h), as report's
+ * rows name it. sym= is last, as names may hold spaces. Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
  * usage error. */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,7 +51,8 @@ static void dump_usage(FILE *out)
 	      "      --symbolize        end each line with sym= and the stack's source frames,\n"
 	      "                         innermost first, separated by ' ; ': 'FUNCTION FILE:LINE'\n"
 	      "                         (or binary+0xOFFSET when unknown); '*' marks the callsite\n"
-	      "                         frame report ranks by\n"
+	      "                         frame report ranks by; named under the maps snapshot in force\n"
+	      "                         at the fault's time, as report's rows\n"
 	      "  -h, --help             this help\n"
 	      "\n"
 	      "Warnings about the recording (a file cut by a crash) go to stderr; exit status 1 when the\n"
@@ -137,14 +139,14 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 	putc('\n', out);
 }
 
-/* " sym=" and the source frames of stack s (--symbolize). */
-static void dump_frames(struct callsite_table *t, size_t p, const struct fl_stack *s, FILE *out)
+/* " sym=" and the source frames of stack s of a fault at TIME_NS (--symbolize). */
+static void dump_frames(struct callsite_table *t, size_t p, const struct fl_stack *s, uint64_t time_ns, FILE *out)
 {
 	const struct callsite_frame *frames;
 	size_t n = 0, pick = 0;
 
 	fputs(" sym=", out);
-	if (!s || s->nframes == 0 || callsite_expand(t, p, s, &frames, &n, &pick) < 0 || n == 0) {
+	if (!s || s->nframes == 0 || callsite_expand_at(t, p, s, time_ns, &frames, &n, &pick) < 0 || n == 0) {
 		putc('-', out);
 		return;
 	}
@@ -188,7 +190,7 @@ static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, 
 	for (uint32_t i = 0; s && i < s->nframes; i++)
 		fprintf(out, i ? ",0x%" PRIx64 : "0x%" PRIx64, s->frames[i]);
 	if (sym)
-		dump_frames(sym, p, s, out);
+		dump_frames(sym, p, s, r->time_ns, out);
 	putc('\n', out);
 }
 
