@@ -54,7 +54,8 @@ struct report_options {
 	size_t ntids;
 	const char *symbol;       /* --symbol REGEX as given, NULL: no symbol filter */
 	regex_t symbol_re;        /* compiled when symbol is set: a fault is kept when any frame of
-				   * its stack (function, else binary+0xOFFSET label) matches */
+				   * its stack (function, else binary+0xOFFSET label) matches, the
+				   * stack named under the maps snapshot in force at the fault's time */
 };
 
 /* Hot address ranges of the selected faults (report_ranges.c): RAP's (ranges.h), shown under the
@@ -145,7 +146,7 @@ struct report {
 	double read_seconds;      /* reading (and validating) the recording, before the build */
 	double total_seconds;     /* from the start of the verb until the report was ready */
 	struct report_ranges ranges;
-	struct report_map symbol_match;   /* --symbol: (process, stack) → 1 matches, 2 does not */
+	struct report_map symbol_match;   /* --symbol: (process << 32 | maps snapshot, stack) → 1 matches, 2 does not */
 	struct fault_clock clock; /* the --time axis */
 	struct report_records records;
 };

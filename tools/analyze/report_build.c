@@ -229,8 +229,9 @@ static uint32_t row_for_loc(struct report *r, struct pass_maps *m, uint32_t loc)
 	return m->row_of_loc[loc] - 1;
 }
 
-/* --symbol: does any frame of the stack match? Cached per (process, stack). */
-static bool stack_matches(struct report *r, size_t p, const struct fl_stack *stack)
+/* --symbol: does any frame of the stack of a fault at TIME_NS match, the stack named under the maps
+ * snapshot in force then (as the fault's row names it)? Cached per (process, snapshot, stack). */
+static bool stack_matches(struct report *r, size_t p, const struct fl_stack *stack, uint64_t time_ns)
 {
 	const struct callsite_frame *frames;
 	size_t n = 0, pick;
@@ -238,11 +239,12 @@ static bool stack_matches(struct report *r, size_t p, const struct fl_stack *sta
 
 	if (!stack)
 		return false;
-	uint64_t *known = report_map_add(&r->symbol_match, p, (uint64_t)(uintptr_t)stack, &added);
+	uint32_t snap = callsite_snapshot_at(r->callsites, p, time_ns);
+	uint64_t *known = report_map_add(&r->symbol_match, (uint64_t)p << 32 | snap, (uint64_t)(uintptr_t)stack, &added);
 	if (known && !added)
 		return *known == 1;
 	bool match = false;
-	if (callsite_expand(r->callsites, p, stack, &frames, &n, &pick) == 0)
+	if (callsite_expand_in(r->callsites, p, stack, snap, &frames, &n, &pick) == 0)
 		for (size_t i = 0; i < n && !match; i++)
 			match = regexec(&r->o->symbol_re, frames[i].function ? frames[i].function : frames[i].label,
 					0, NULL, 0) == 0;
@@ -266,7 +268,8 @@ static bool kept(struct report *r, const struct fl_process *proc, const struct f
 		if (i == r->o->ntids)
 			return false;
 	}
-	if (r->o->symbol && !stack_matches(r, (size_t)(proc - r->rec->procs), callsite_fault_stack(proc, f)))
+	if (r->o->symbol &&
+	    !stack_matches(r, (size_t)(proc - r->rec->procs), callsite_fault_stack(proc, f), f->rec.time_ns))
 		return false;
 	if (r->o->from_ns == 0 && r->o->to_ns == UINT64_MAX)
 		return true;
