@@ -95,9 +95,12 @@ struct report_row {
 	uint64_t site_faults;     /*   faults on objects of the site (runtime count, every kind) */
 	uint64_t pmu_sum[REPORT_MAX_EVENTS];    /* Σ delta of each event over the row's faults */
 	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults that have a delta of that event */
-	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none */
-	uint64_t stack_count;
-	uint32_t alloc_stack_proc, alloc_stack; /* alloc rows: most common allocation stack */
+	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none, */
+	uint32_t stack_snapshot;                /*   with the maps snapshot its faults name it under */
+	uint64_t stack_count;                   /*   (faults of one stack at times of two snapshots
+						 *   count apart: each pair is a stack as named) */
+	uint32_t alloc_stack_proc, alloc_stack; /* alloc rows: most common allocation stack, */
+	uint32_t alloc_stack_snapshot;          /*   and the snapshot of its allocations' time */
 	uint64_t alloc_stack_count;
 	bool has_locality;
 	struct locality_scores locality;

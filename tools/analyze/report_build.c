@@ -115,8 +115,8 @@ static int setup_events(struct report *r)
 /* Counts per (row, key) pair. Consecutive faults mostly repeat the pair (a loop faulting through one
  * stack), so increments are held in a pending run and added to the map when the pair changes. */
 struct pair_counter {
-	struct report_map map;           /* (row, key) → faults */
-	uint32_t row;                    /* the pending run */
+	struct report_map map;           /* (row, key) → faults; row may carry more in its high half */
+	uint64_t row;                    /* the pending run */
 	uint64_t key, pending;
 };
 
@@ -133,7 +133,7 @@ static int pair_flush(struct pair_counter *c)
 	return 0;
 }
 
-static int pair_count(struct pair_counter *c, uint32_t row, uint64_t key)
+static int pair_count(struct pair_counter *c, uint64_t row, uint64_t key)
 {
 	if (c->pending && c->row == row && c->key == key) {
 		c->pending++;
@@ -151,9 +151,11 @@ struct pass_maps {
 	struct report_map rows;          /* thread and process rows: key → row index */
 	uint32_t *row_of_loc;            /* other rows: key location id → row index + 1 (0: none yet) */
 	size_t row_of_loc_cap;
-	struct pair_counter stacks;      /* (row, proc << 32 | stack index) → faults */
+	struct pair_counter stacks;      /* (snapshot << 32 | row, proc << 32 | stack index) → faults: the
+					  * fault's stack, named under the maps snapshot of its time */
 	struct pair_counter locs;        /* (row, callsite) → faults */
-	struct pair_counter alloc_stacks;/* (row, proc << 32 | stack index) → faults */
+	struct pair_counter alloc_stacks;/* (snapshot << 32 | row, proc << 32 | stack index) → faults: the
+					  * allocation's stack, under the snapshot of the allocation's time */
 	struct report_map allocs;        /* (row, proc << 32 | alloc index): allocations hit */
 	uint32_t last_alloc_row;         /* the last pair added to allocs */
 	uint64_t last_alloc;
@@ -294,6 +296,13 @@ static uint64_t pack(size_t proc, size_t index)
 	return (uint64_t)proc << 32 | (uint32_t)index;
 }
 
+/* ROW with, in the high half, the maps snapshot of process P in force at TIME_NS: the key of a
+ * (row, stack) pair whose stack is then named as at that time. */
+static uint64_t with_snapshot(const struct report *r, size_t p, uint64_t time_ns, uint32_t row)
+{
+	return (uint64_t)callsite_snapshot_at(r->callsites, p, time_ns) << 32 | row;
+}
+
 /* The allocation-site location of a fault that hit A (NULL: no live allocation), and A's stack. */
 static uint32_t alloc_site(struct report *r, size_t p, const struct fl_process *proc, const struct fl_fault *f,
 			   const struct fl_alloc_record *a, const struct fl_stack **stack)
@@ -364,11 +373,13 @@ static int attribute(struct report *r, struct pass_maps *m, size_t p, const stru
 	}
 	account(r, row, f);
 	r->row_of_fault[p][f - proc->faults] = row_index;
-	if (stack && pair_count(&m->stacks, row_index, pack(p, (size_t)(stack - proc->stacks))) < 0)
+	if (stack && pair_count(&m->stacks, with_snapshot(r, p, f->rec.time_ns, row_index),
+				pack(p, (size_t)(stack - proc->stacks))) < 0)
 		return -1;
 	if (key_loc != loc && r->o->by != REPORT_BY_ALLOC && pair_count(&m->locs, row_index, loc) < 0)
 		return -1;
-	if (alloc_stack && pair_count(&m->alloc_stacks, row_index, pack(p, (size_t)(alloc_stack - proc->stacks))) < 0)
+	if (alloc_stack && pair_count(&m->alloc_stacks, with_snapshot(r, p, a->time_ns, row_index),
+				      pack(p, (size_t)(alloc_stack - proc->stacks))) < 0)
 		return -1;
 	if (a && (row_index != m->last_alloc_row || pack(p, (size_t)(a - proc->allocs)) != m->last_alloc)) {
 		bool added;
@@ -457,15 +468,19 @@ static void pick_stacks(struct report *r, const struct report_map *pairs, bool a
 	const struct report_map_slot *s;
 
 	for (size_t i = 0; (s = report_map_next(pairs, &i)) != NULL;) {
-		struct report_row *row = &r->rows[s->a];
+		struct report_row *row = &r->rows[(uint32_t)s->a];
 		uint32_t *best_proc = alloc ? &row->alloc_stack_proc : &row->stack_proc;
 		uint32_t *best = alloc ? &row->alloc_stack : &row->stack;
+		uint32_t *best_snapshot = alloc ? &row->alloc_stack_snapshot : &row->stack_snapshot;
 		uint64_t *count = alloc ? &row->alloc_stack_count : &row->stack_count;
 		uint64_t key = pack(*best_proc, *best);
-		if (s->value > *count || (s->value == *count && s->b < key)) {
+		uint32_t snapshot = (uint32_t)(s->a >> 32);
+		if (s->value > *count ||
+		    (s->value == *count && (s->b < key || (s->b == key && snapshot < *best_snapshot)))) {
 			*count = s->value;
 			*best_proc = (uint32_t)(s->b >> 32);
 			*best = (uint32_t)s->b;
+			*best_snapshot = snapshot;
 		}
 	}
 }

@@ -7,7 +7,9 @@
  * numbers without separators, empty fields for unknown values. JSON: an array of one object per row,
  * unknown values null, strings escaped (control characters as \u00XX, invalid UTF-8 as U+FFFD), plus
  * "stack": the full symbolized stack that names the row, innermost first (by allocation site the
- * allocation's, with the most common faulting stack as "fault_stack"). With
+ * allocation's, with the most common faulting stack as "fault_stack"), named as its faults (its
+ * allocations) are: under the maps snapshot in force at their time, a stack used under two counting
+ * as two (callsite.h's rule). With
  * --ranges N, one object instead: {"rows": [that array], "ranges": [...], "ranges_source": {...}}.
  * The table ends with the hot address ranges (report_ranges.c). */
 #include "report_render.h"
@@ -214,14 +216,16 @@ static void json_fields(const struct field *f, size_t n, FILE *out)
 	}
 }
 
-/* "name": [frames of the stack], innermost first. -1 on ENOMEM. */
-static int json_stack(struct report *r, const char *name, uint32_t proc, uint32_t stack_index, FILE *out)
+/* "name": [frames of the stack], innermost first, named under maps snapshot SNAPSHOT (the one in
+ * force at the time of the faults or allocations that made it the row's stack). -1 on ENOMEM. */
+static int json_stack(struct report *r, const char *name, uint32_t proc, uint32_t stack_index, uint32_t snapshot,
+		      FILE *out)
 {
 	const struct fl_stack *stack = proc == FL_NONE ? NULL : &r->rec->procs[proc].stacks[stack_index];
 	const struct callsite_frame *frames;
 	size_t n, callsite;
 
-	if (callsite_expand(r->callsites, proc == FL_NONE ? 0 : proc, stack, &frames, &n, &callsite) < 0)
+	if (callsite_expand_in(r->callsites, proc == FL_NONE ? 0 : proc, stack, snapshot, &frames, &n, &callsite) < 0)
 		return -1;
 	fprintf(out, ", \"%s\": [", name);
 	for (size_t i = 0; i < n; i++) {
@@ -270,10 +274,11 @@ static int print_json(struct report *r, FILE *out)
 		/* a row's "stack" is the stack that names the row: by allocation site, the allocation's
 		 * (it was the most common faulting stack); that one is then "fault_stack" */
 		if (r->o->by == REPORT_BY_ALLOC) {
-			if (json_stack(r, "stack", row->alloc_stack_proc, row->alloc_stack, out) < 0 ||
-			    json_stack(r, "fault_stack", row->stack_proc, row->stack, out) < 0)
+			if (json_stack(r, "stack", row->alloc_stack_proc, row->alloc_stack, row->alloc_stack_snapshot,
+				       out) < 0 ||
+			    json_stack(r, "fault_stack", row->stack_proc, row->stack, row->stack_snapshot, out) < 0)
 				return -1;
-		} else if (json_stack(r, "stack", row->stack_proc, row->stack, out) < 0) {
+		} else if (json_stack(r, "stack", row->stack_proc, row->stack, row->stack_snapshot, out) < 0) {
 			return -1;
 		}
 		putc('}', out);
