@@ -1,10 +1,12 @@
 /* pprof.c: a recording as a pprof profile (see pprof.h).
  *
- * Follow one fault: its (process, stack, thread, kind, allocation site) key counts it in a hash map
- * (report_map: two 64-bit words hold the five fields). After the pass each key becomes one Sample:
- * its stack's location ids (memoized per stack: the stack's source frames from callsite_expand,
- * from its callsite outwards, grouped by PC into Locations, each PC interned once per process), its
- * values, its labels. Strings and functions are interned (the string table is pprof's, index 0 the
+ * Follow one fault: its stack is named under the maps snapshot in force at the fault's time
+ * (callsite.h's rule, as report's rows): its location ids are memoized per (process, stack,
+ * snapshot) — the stack's source frames from callsite_expand_in, from its callsite outwards, grouped
+ * by PC into Locations, each PC interned once per (process, snapshot): a PC that two snapshots name
+ * differently is two Locations. Its (stack's location ids, thread, kind, allocation site) key counts
+ * it in a hash map (report_map: two 64-bit words hold the fields). After the pass each key becomes
+ * one Sample: those location ids, its values, its labels. Strings and functions are interned (the string table is pprof's, index 0 the
  * empty string). The Profile message is then packed by protobuf-c into one buffer and gzipped. */
 #include "pprof.h"
 
@@ -59,8 +61,10 @@ struct builder {
 	struct ptrs functions;          /* Function *, owned */
 	struct report_map function_index; /* (name, file) → id */
 	struct ptrs locations;          /* Location *, owned (with their lines) */
-	struct report_map location_index; /* (proc << 9 | return << 8 | skip, pc) → id */
-	struct report_map stack_index;  /* (proc, stack slot) → offset into ids + 1 */
+	struct report_map scope_index;  /* (proc, maps snapshot) → scope + 1: where a PC has one name */
+	size_t nscopes;
+	struct report_map location_index; /* (scope << 9 | return << 8 | skip, pc) → id */
+	struct report_map stack_index;  /* (proc << 32 | maps snapshot, stack slot) → offset into ids + 1 */
 	uint64_t *ids;                  /* location ids of the memoized stacks, each run preceded by its length */
 	size_t nids, ids_cap;
 	struct ptrs samples;            /* Sample *, owned (with values, labels) */
@@ -195,16 +199,30 @@ static int push_id(struct builder *b, uint64_t id)
 	return 0;
 }
 
-/* The location ids of STACK (NULL: none) of process P, leaf first: ids[*offset] is their number,
- * the ids follow it. -1 on ENOMEM. */
-static int stack_locations(struct builder *b, size_t p, const struct fl_stack *stack, size_t *offset)
+/* The scope of PCs of process P named under maps snapshot SNAP: a dense id, FL_NONE on ENOMEM. */
+static uint64_t scope_of(struct builder *b, size_t p, uint32_t snap)
+{
+	bool added;
+	uint64_t *slot = report_map_add(&b->scope_index, p, snap, &added);
+
+	if (!slot)
+		return FL_NONE;
+	if (added)
+		*slot = ++b->nscopes;
+	return *slot - 1;
+}
+
+/* The location ids of STACK (NULL: none) of process P named under maps snapshot SNAP, leaf first:
+ * ids[*offset] is their number, the ids follow it. -1 on ENOMEM. */
+static int stack_locations(struct builder *b, size_t p, const struct fl_stack *stack, uint32_t snap, size_t *offset)
 {
 	const struct fl_process *proc = &b->rec->procs[p];
 	uint64_t slot_key = stack ? (uint64_t)(stack - proc->stacks) + 1 : 0;
 	const struct callsite_frame *frames;
 	size_t n, callsite, start;
 	bool added;
-	uint64_t *slot = report_map_add(&b->stack_index, p, slot_key, &added);
+	uint64_t *slot = report_map_add(&b->stack_index, (uint64_t)p << 32 | snap, slot_key, &added);
+	uint64_t scope;
 
 	if (!slot)
 		return -1;
@@ -215,10 +233,10 @@ static int stack_locations(struct builder *b, size_t p, const struct fl_stack *s
 	start = b->nids;
 	*slot = start + 1;
 	*offset = start;
-	if (push_id(b, 0) < 0)
+	if (push_id(b, 0) < 0 || (scope = scope_of(b, p, snap)) == FL_NONE)
 		return -1;
 	n = 0;
-	if (stack && callsite_expand(b->table, p, stack, &frames, &n, &callsite) < 0)
+	if (stack && callsite_expand_in(b->table, p, stack, snap, &frames, &n, &callsite) < 0)
 		return -1;
 	if (n == 0) {
 		uint64_t id = no_stack_location(b);
@@ -234,7 +252,7 @@ static int stack_locations(struct builder *b, size_t p, const struct fl_stack *s
 			end++;
 		for (size_t k = i; k > 0 && frames[k - 1].index == frames[i].index; k--)
 			skip++; /* frames of this PC inner to the callsite: left out */
-		uint64_t key = (uint64_t)p << 9 | (uint64_t)frames[i].is_return << 8 | (skip < 255 ? skip : 255);
+		uint64_t key = scope << 9 | (uint64_t)frames[i].is_return << 8 | (skip < 255 ? skip : 255);
 		uint64_t *loc = report_map_add(&b->location_index, key, frames[i].pc, &added);
 		if (!loc)
 			return -1;
@@ -309,7 +327,8 @@ static int64_t site_string(struct builder *b, uint32_t loc_id)
 	return intern(b, text);
 }
 
-/* The allocation site location of fault F. FL_NONE on ENOMEM. */
+/* The allocation site location of fault F: the allocation's stack named under the maps snapshot of
+ * the allocation's time, as report --by alloc names it. FL_NONE on ENOMEM. */
 static uint32_t fault_site(struct builder *b, size_t p, const struct fl_process *proc, const struct fl_fault *f)
 {
 	const struct fl_alloc_record *a = fl_fault_alloc(proc, f);
@@ -320,7 +339,7 @@ static uint32_t fault_site(struct builder *b, size_t p, const struct fl_process 
 	s = a->stack_id ? callsite_stack_by_id(proc, a->stack_id) : NULL;
 	if (!s)
 		return callsite_intern(b->table, REPORT_ALLOC_NO_STACK, NULL, 0, NULL, false);
-	return callsite_of_stack(b->table, p, s);
+	return callsite_of_stack_at(b->table, p, s, a->time_ns);
 }
 
 /* Every fault of process P, counted by key, then one sample per key. */
@@ -329,6 +348,9 @@ static int fault_samples(struct builder *b, size_t p)
 	const struct fl_process *proc = &b->rec->procs[p];
 	struct report_map counts = REPORT_MAP_INIT;
 	const struct report_map_slot *slot;
+	const struct fl_stack *last = NULL;
+	uint32_t last_snap = FL_NONE;
+	size_t offset = 0;
 	int rc = 0;
 
 	for (size_t i = 0; i < proc->nfaults && rc == 0; i++) {
@@ -336,11 +358,22 @@ static int fault_samples(struct builder *b, size_t p)
 		if (f->rec.kind == FL_FAULT_ACCESS_SAMPLE)
 			continue; /* not a fault: an access sample (record --sample-accesses, --mrc) */
 		const struct fl_stack *s = callsite_fault_stack(proc, f);
-		uint64_t stack_slot = s ? (uint64_t)(s - proc->stacks) + 1 : 0;
 		uint32_t site = fault_site(b, p, proc, f);
 		unsigned kind = f->rec.kind <= FL_FAULT_CONCURRENT ? f->rec.kind : 0;
-		uint64_t *count = site == FL_NONE ? NULL
-			: report_map_add(&counts, (uint64_t)kind << 32 | stack_slot, (uint64_t)f->rec.tid << 32 | site, NULL);
+		uint32_t snap = callsite_snapshot_at(b->table, p, f->rec.time_ns);
+		uint64_t *count = NULL;
+		/* the stack as named at the fault's time: its location ids' offset (below 2^32: a profile
+		 * of more ids is far beyond memory); consecutive faults mostly repeat it */
+		if (s != last || snap != last_snap) {
+			if (stack_locations(b, p, s, snap, &offset) < 0) {
+				rc = -1;
+				break;
+			}
+			last = s;
+			last_snap = snap;
+		}
+		if (site != FL_NONE && offset <= UINT32_MAX)
+			count = report_map_add(&counts, (uint64_t)kind << 32 | offset, (uint64_t)f->rec.tid << 32 | site, NULL);
 		if (!count)
 			rc = -1;
 		else
@@ -348,9 +381,8 @@ static int fault_samples(struct builder *b, size_t p)
 	}
 	for (size_t i = 0; rc == 0 && (slot = report_map_next(&counts, &i)) != NULL;) {
 		unsigned kind = (unsigned)(slot->a >> 32);
-		uint64_t stack_slot = (uint32_t)slot->a;
+		size_t offset = (uint32_t)slot->a;
 		int64_t values[NVALUES] = { 0 }, site = site_string(b, (uint32_t)slot->b);
-		size_t offset;
 		values[V_FAULTS] = (int64_t)slot->value;
 		if (kind == FL_FAULT_FIRST_TOUCH)
 			values[V_FIRST_TOUCH] = (int64_t)slot->value;
@@ -359,9 +391,7 @@ static int fault_samples(struct builder *b, size_t p)
 		else if (kind == FL_FAULT_SOFT)
 			values[V_SOFT] = (int64_t)slot->value;
 		int64_t kind_name = intern(b, fl_fault_kind_name(kind));
-		if (site < 0 || kind_name < 0 ||
-		    stack_locations(b, p, stack_slot ? &proc->stacks[stack_slot - 1] : NULL, &offset) < 0 ||
-		    add_sample(b, offset, values, kind_name, slot->b >> 32, proc->pid, site) < 0)
+		if (site < 0 || kind_name < 0 || add_sample(b, offset, values, kind_name, slot->b >> 32, proc->pid, site) < 0)
 			rc = -1;
 		b->faults += slot->value;
 	}
@@ -380,10 +410,12 @@ static int site_samples(struct builder *b, size_t p)
 		const struct fl_stack *stack = s->stack_id ? callsite_stack_by_id(proc, s->stack_id) : NULL;
 		uint32_t loc = stack ? callsite_of_stack(b->table, p, stack)
 				     : callsite_intern(b->table, REPORT_ALLOC_NO_STACK, NULL, 0, NULL, false);
+		/* a site aggregates the run: its stack under its first-use snapshot, as its name */
+		uint32_t snap = stack ? callsite_stack_snapshot(b->table, p, stack) : 0;
 		int64_t values[NVALUES] = { 0 }, site = loc == FL_NONE ? -1 : site_string(b, loc);
 		size_t offset;
 		values[V_ALLOC_BYTES] = (int64_t)s->bytes;
-		if (kind_name < 0 || site < 0 || stack_locations(b, p, stack, &offset) < 0 ||
+		if (kind_name < 0 || site < 0 || snap == FL_NONE || stack_locations(b, p, stack, snap, &offset) < 0 ||
 		    add_sample(b, offset, values, kind_name, 0, proc->pid, site) < 0)
 			return -1;
 	}
@@ -409,6 +441,7 @@ static void builder_free(struct builder *b)
 	free(b->ids);
 	report_map_free(&b->string_index);
 	report_map_free(&b->function_index);
+	report_map_free(&b->scope_index);
 	report_map_free(&b->location_index);
 	report_map_free(&b->stack_index);
 }

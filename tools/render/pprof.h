@@ -3,7 +3,7 @@
  *
  * Sample types: faults, first_touch, refault, soft (count), and alloc_bytes (bytes) when the
  * recording has allocation-site records (sites files). One fault sample per distinct (process,
- * stack, thread, kind, allocation site) with the number of its faults in "faults" and in its kind's
+ * stack as named at the fault's time, thread, kind, allocation site) with the number of its faults in "faults" and in its kind's
  * column, labelled kind (string), thread (tid), process (pid) and alloc_site ("function file:line" of
  * the allocation site of the object hit, as `faultline report --by alloc` names it, or
  * "<unallocated>"). One allocation sample per site record, its bytes in alloc_bytes, labelled
@@ -14,7 +14,12 @@
  * counts are report's), then every outer frame. A location is one recorded PC with its source lines,
  * inlined functions first and the function they were inlined into last (pprof's Location.line), so
  * pprof shows inlined frames. Functions are named as report names them (a label "bin+0xOFF" when
- * unsymbolized), with their source file. Encoded with protobuf-c (from pprof_profile.proto),
+ * unsymbolized), with their source file. A fault's stack is named under the maps snapshot in force
+ * at the fault's time, and its alloc_site label from the allocation's stack under the snapshot of
+ * the allocation's time (callsite.h's rule, as report's rows), so one stack faulting before and
+ * after a library was replaced makes samples of two stacks, and a PC named differently by two
+ * snapshots two Locations; an allocation sample (a site aggregates the run) takes its stack's
+ * first-use snapshot. Encoded with protobuf-c (from pprof_profile.proto),
  * compressed with zlib's gzip. */
 #ifndef FAULTLINE_PPROF_H
 #define FAULTLINE_PPROF_H
