@@ -524,21 +524,37 @@ int callsite_expand_in(struct callsite_table *t, size_t p, const struct fl_stack
 	return expand_frames(t, p, stack, snapshot < proc->nmaps ? snapshot : 0, frames, nframes, callsite);
 }
 
-int callsite_frame_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack,
-			    const struct callsite_frame **frame)
+/* callsite_frame_of_stack and callsite_frame_of_stack_in: under snapshot SNAP, or FL_NONE for the
+ * first-use one. */
+static int frame_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint32_t snap,
+			  const struct callsite_frame **frame)
 {
 	size_t n, callsite;
 
 	*frame = NULL;
 	if (!stack || stack->nframes == 0)
 		return 0;
-	uint32_t snap = callsite_stack_snapshot(t, p, stack);
+	if (snap == FL_NONE)
+		snap = callsite_stack_snapshot(t, p, stack);
 	if (snap == FL_NONE || expand(t, p, stack, snap, false, &n, &callsite) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
 	*frame = &t->scratch[callsite];
 	return 0;
+}
+
+int callsite_frame_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack,
+			    const struct callsite_frame **frame)
+{
+	return frame_of_stack(t, p, stack, FL_NONE, frame);
+}
+
+int callsite_frame_of_stack_in(struct callsite_table *t, size_t p, const struct fl_stack *stack, uint32_t snapshot,
+			       const struct callsite_frame **frame)
+{
+	const struct fl_process *proc = &t->rec->procs[p];
+	return frame_of_stack(t, p, stack, snapshot < proc->nmaps ? snapshot : 0, frame);
 }
 
 uint32_t callsite_of_stack(struct callsite_table *t, size_t p, const struct fl_stack *stack)

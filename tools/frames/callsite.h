@@ -143,6 +143,10 @@ int callsite_expand(struct callsite_table *table, size_t proc, const struct fl_s
 int callsite_frame_of_stack(struct callsite_table *table, size_t proc, const struct fl_stack *stack,
 			    const struct callsite_frame **frame);
 
+/* callsite_frame_of_stack under maps snapshot SNAPSHOT (callsite_snapshot_at of the event's time). */
+int callsite_frame_of_stack_in(struct callsite_table *table, size_t proc, const struct fl_stack *stack,
+			       uint32_t snapshot, const struct callsite_frame **frame);
+
 /* Interns a location (function must not be NULL; the strings must outlive the table). Its id, or
  * FL_NONE when memory runs out. */
 uint32_t callsite_intern(struct callsite_table *table, const char *function, const char *file, unsigned line,
