@@ -477,8 +477,16 @@ static int cmp_u64(const void *pa, const void *pb)
 struct alloc_count {
 	uint32_t range, alloc;   /* alloc: index into proc->allocs, FL_NONE = none */
 	uint32_t stack_id;
+	uint32_t snapshot;       /* the maps snapshot in force at the allocation's time */
 	uint64_t faults;
 };
+
+/* The maps snapshot of PROC in force at TIME_NS: an index into proc->maps, 0 when it has at most
+ * one (callsite_snapshot_at's answer, without needing a resolver). */
+static uint32_t snapshot_at(const struct fl_process *proc, uint64_t time_ns)
+{
+	return proc->nmaps > 1 ? (uint32_t)(fl_process_maps_at(proc, time_ns) - proc->maps) : 0;
+}
 
 static int by_range_stack(const void *pa, const void *pb)
 {
@@ -487,6 +495,8 @@ static int by_range_stack(const void *pa, const void *pb)
 		return a->range < b->range ? -1 : 1;
 	if (a->stack_id != b->stack_id)
 		return a->stack_id < b->stack_id ? -1 : 1;
+	if (a->snapshot != b->snapshot)
+		return a->snapshot < b->snapshot ? -1 : 1;
 	return a->faults > b->faults ? -1 : a->faults < b->faults;
 }
 
@@ -495,7 +505,9 @@ static int by_site_faults(const void *pa, const void *pb)
 	const struct ranges_site *a = pa, *b = pb;
 	if (a->faults != b->faults)
 		return a->faults > b->faults ? -1 : 1;
-	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+	if (a->stack_id != b->stack_id)
+		return a->stack_id < b->stack_id ? -1 : 1;
+	return a->snapshot < b->snapshot ? -1 : a->snapshot > b->snapshot;
 }
 
 /* The default skip list (callsite.h), compiled on first use; NULL when it cannot be. */
@@ -526,12 +538,11 @@ static struct callsite_table *resolver(struct ctx *c)
 }
 
 /* Without symbols: the first frame of STACK whose binary the skip list does not cover, named
- * "BINARY+0xOFFSET" in the process's last maps snapshot (or "0xPC"). */
+ * "BINARY+0xOFFSET" in the site's maps snapshot (or "0xPC"). */
 static void raw_site(struct ctx *c, const struct fl_process *proc, const struct fl_stack *stack,
 		     struct ranges_site *site, char *buf, size_t len)
 {
-	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, UINT64_MAX);
-	const struct maps *maps = snap ? snap->maps : NULL;
+	const struct maps *maps = site->snapshot < proc->nmaps ? proc->maps[site->snapshot].maps : NULL;
 	const struct callsite_skip *skip = skip_list(c);
 	const struct maps_entry *e = NULL;
 
@@ -551,8 +562,9 @@ static void raw_site(struct ctx *c, const struct fl_process *proc, const struct 
 }
 
 /* Names the allocation site of the stack: its callsite as `faultline report --by alloc` names it
- * (callsite.h: the first source frame outside libc, the allocators and the runtime), "function
- * file:line"; binary+offset of its first frame without symbols (--no-symbols). */
+ * (callsite.h: the first source frame outside libc, the allocators and the runtime, under the maps
+ * snapshot in force when its allocations were made), "function file:line"; binary+offset of its
+ * first frame without symbols (--no-symbols). */
 static void name_site(struct ctx *c, const struct fl_process *proc, struct ranges_site *site)
 {
 	const struct fl_stack *stack = site->stack_id ? fl_process_stack(proc, site->stack_id) : NULL;
@@ -564,7 +576,7 @@ static void name_site(struct ctx *c, const struct fl_process *proc, struct range
 		site->name = strdup(site->stack_id ? "(stack not in the trace)" : "(no stack)");
 		return;
 	}
-	if (t && callsite_frame_of_stack(t, (size_t)(proc - c->rec->procs), stack, &f) < 0)
+	if (t && callsite_frame_of_stack_in(t, (size_t)(proc - c->rec->procs), stack, site->snapshot, &f) < 0)
 		f = NULL;
 	if (!f) {
 		raw_site(c, proc, stack, site, buf, sizeof(buf));
@@ -589,14 +601,15 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 {
 	size_t nsites = 0;
 	bool have = false;
-	uint32_t last = 0;
+	uint32_t last = 0, last_snapshot = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ac[i].alloc == FL_NONE)
 			continue;
-		if (!have || ac[i].stack_id != last)
+		if (!have || ac[i].stack_id != last || ac[i].snapshot != last_snapshot)
 			nsites++;
 		have = true;
 		last = ac[i].stack_id;
+		last_snapshot = ac[i].snapshot;
 	}
 	r->sites_total = nsites;
 	if (nsites == 0)
@@ -609,9 +622,10 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 		if (ac[i].alloc == FL_NONE)
 			continue;
 		const struct fl_alloc_record *a = &proc->allocs[ac[i].alloc];
-		if (s == (size_t)-1 || sites[s].stack_id != ac[i].stack_id) {
+		if (s == (size_t)-1 || sites[s].stack_id != ac[i].stack_id || sites[s].snapshot != ac[i].snapshot) {
 			s++;
 			sites[s].stack_id = ac[i].stack_id;
+			sites[s].snapshot = ac[i].snapshot;
 			sites[s].lo = a->addr;
 			sites[s].hi = a->addr + a->size;
 			sites[s].alloc_id = a->alloc_id; /* ac is sorted by faults within a stack */
@@ -639,50 +653,100 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 	return 0;
 }
 
-/* The mappings of the last snapshot overlapping the range. */
-static int find_maps(struct ctx *c, const struct fl_process *proc, struct ranges_range *r)
+/* A mapping as a range lists it. */
+static void describe_map(const struct fl_process *proc, const struct maps_entry *e, struct ranges_map *o)
 {
-	const struct fl_maps_snapshot *snap = fl_process_maps_at(proc, UINT64_MAX);
-	if (!snap || !snap->maps)
+	uint64_t rs = proc->region_start, re = proc->region_start + proc->region_size;
+
+	o->start = e->start, o->end = e->end;
+	snprintf(o->perms, sizeof(o->perms), "%c%c%c%c", e->prot & MAPS_PROT_READ ? 'r' : '-',
+		 e->prot & MAPS_PROT_WRITE ? 'w' : '-', e->prot & MAPS_PROT_EXEC ? 'x' : '-',
+		 e->prot & MAPS_SHARED ? 's' : 'p');
+	o->name = e->path && *e->path ? e->path : (e->start < re && e->end > rs) ? "[faultline region]" : "[anon]";
+}
+
+static int by_map(const void *pa, const void *pb)
+{
+	const struct ranges_map *a = pa, *b = pb;
+	int d;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	if ((d = strcmp(a->perms, b->perms)) != 0)
+		return d;
+	return strcmp(a->name, b->name);
+}
+
+/* The mappings overlapping the range in the maps snapshots in force while its faults happened: from
+ * the one in force at its first fault (FIRST_NS) to the one at its last (LAST_NS); every snapshot
+ * when it has none (FIRST_NS > LAST_NS). A mapping that several snapshots hold alike (same bounds,
+ * permissions and name) is listed once; address order. The names are borrowed from the snapshots
+ * until copied at the end. */
+static int find_maps(struct ctx *c, const struct fl_process *proc, struct ranges_range *r, uint64_t first_ns,
+		     uint64_t last_ns)
+{
+	size_t from = 0, to = proc->nmaps, n = 0, cap = 0;
+	struct ranges_map *all = NULL;
+
+	if (proc->nmaps == 0)
 		return 0;
-	const struct maps *m = snap->maps;
-	size_t a = 0, b = m->count;
-	while (a < b) { /* first entry ending after r->lo */
-		size_t mid = a + (b - a) / 2;
-		if (m->entries[mid].end <= r->lo)
-			a = mid + 1;
-		else
-			b = mid;
+	if (first_ns <= last_ns) {
+		from = (size_t)(fl_process_maps_at(proc, first_ns) - proc->maps);
+		to = (size_t)(fl_process_maps_at(proc, last_ns) - proc->maps) + 1;
 	}
-	size_t first = a, total = 0;
-	while (a < m->count && m->entries[a].start < r->hi)
-		a++, total++;
+	for (size_t k = from; k < to; k++) {
+		const struct maps *m = proc->maps[k].maps;
+		if (!m)
+			continue;
+		size_t a = 0, b = m->count;
+		while (a < b) { /* first entry ending after r->lo */
+			size_t mid = a + (b - a) / 2;
+			if (m->entries[mid].end <= r->lo)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; a < m->count && m->entries[a].start < r->hi; a++) {
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 16;
+				struct ranges_map *grown = realloc(all, ncap * sizeof(*grown));
+				if (!grown) {
+					free(all);
+					return -1;
+				}
+				all = grown, cap = ncap;
+			}
+			describe_map(proc, &m->entries[a], &all[n++]);
+		}
+	}
+	if (n > 1)
+		qsort(all, n, sizeof(*all), by_map);
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) { /* unique, in place */
+		if (total == 0 || by_map(&all[total - 1], &all[i]) != 0)
+			all[total++] = all[i];
+	}
 	r->maps_total = total;
 	size_t keep = total < c->o->max_maps ? total : c->o->max_maps;
-	if (keep == 0)
-		return 0;
-	r->maps = calloc(keep, sizeof(*r->maps));
-	if (!r->maps)
+	if (keep > 0 && !(r->maps = calloc(keep, sizeof(*r->maps)))) {
+		free(all);
 		return -1;
-	uint64_t rs = proc->region_start, re = proc->region_start + proc->region_size;
-	for (size_t i = 0; i < keep; i++) {
-		const struct maps_entry *e = &m->entries[first + i];
-		struct ranges_map *o = &r->maps[i];
-		o->start = e->start, o->end = e->end;
-		snprintf(o->perms, sizeof(o->perms), "%c%c%c%c", e->prot & MAPS_PROT_READ ? 'r' : '-',
-			 e->prot & MAPS_PROT_WRITE ? 'w' : '-', e->prot & MAPS_PROT_EXEC ? 'x' : '-',
-			 e->prot & MAPS_SHARED ? 's' : 'p');
-		const char *name = e->path && *e->path ? e->path
-				 : (e->start < re && e->end > rs) ? "[faultline region]" : "[anon]";
-		o->name = strdup(name);
-		r->nmaps = i + 1;
-		if (!o->name)
-			return -1;
 	}
+	for (size_t i = 0; i < keep; i++) {
+		r->maps[i] = all[i];
+		r->maps[i].name = strdup(all[i].name);
+		r->nmaps = i + 1;
+		if (!r->maps[i].name) {
+			free(all);
+			return -1;
+		}
+	}
+	free(all);
 	return 0;
 }
 
-/* One pass over the faults: exact counts, allocation sites, mappings of every range. */
+/* One pass over the faults (in time order): exact counts, allocation sites, mappings of every range. */
 static int attribute(struct ctx *c, struct ranges_proc *rp)
 {
 	const struct fl_process *proc = rp->proc;
@@ -696,10 +760,13 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	/* ranges in address order (lo, hi descending) for the scan */
 	uint32_t *order = malloc(nr * sizeof(*order));
 	uint64_t *pairs = NULL;
+	uint64_t *span = malloc(2 * nr * sizeof(*span)); /* per range: its first and last fault's time */
 	size_t npairs = 0, cap = 0;
 	int rc = -1;
-	if (!order)
+	if (!order || !span)
 		goto out;
+	for (size_t i = 0; i < nr; i++)
+		span[2 * i] = UINT64_MAX, span[2 * i + 1] = 0;
 	for (size_t i = 0; i < nr; i++)
 		order[i] = (uint32_t)i;
 	for (size_t i = 1; i < nr; i++) { /* insertion sort: at most ~1/φ ranges */
@@ -724,6 +791,9 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 			if (page >= r->hi)
 				continue;
 			r->trace++;
+			if (span[2 * order[k]] == UINT64_MAX) /* faults are in time order */
+				span[2 * order[k]] = fault->rec.time_ns;
+			span[2 * order[k] + 1] = fault->rec.time_ns;
 			if (fault->alloc == FL_NONE)
 				r->unattributed++;
 			if (npairs == cap) {
@@ -751,6 +821,7 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 		ac[nac].range = range;
 		ac[nac].alloc = alloc;
 		ac[nac].stack_id = alloc == FL_NONE ? 0 : proc->allocs[alloc].stack_id;
+		ac[nac].snapshot = alloc == FL_NONE ? 0 : snapshot_at(proc, proc->allocs[alloc].time_ns);
 		ac[nac].faults = 1;
 		nac++;
 	}
@@ -765,7 +836,7 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	}
 	free(ac);
 	for (size_t i = 0; i < nr; i++)
-		if (find_maps(c, proc, &rp->ranges[i]) < 0)
+		if (find_maps(c, proc, &rp->ranges[i], span[2 * i], span[2 * i + 1]) < 0)
 			goto out;
 	rc = 0;
 out:
@@ -773,6 +844,7 @@ out:
 		set_err(c, "out of memory");
 	free(order);
 	free(pairs);
+	free(span);
 	return rc;
 }
 

@@ -44,8 +44,10 @@
  * exact number of (selected) fault records inside it (`trace`; equal to the true count when the
  * tree was built from the trace), the allocation sites of those faults (the reader's per-fault
  * attribution: the live allocation's stack id, its first frame outside libc, libstdc++, jemalloc,
- * the dynamic loader and libfaultline, named with the symbolizer when `symbolize`), and the
- * mappings of the last maps snapshot that overlap the range.
+ * the dynamic loader and libfaultline, named with the symbolizer when `symbolize`, under the maps
+ * snapshot in force when the allocations were made: one stack allocating under two snapshots is two
+ * sites), and the mappings that overlap the range in the maps snapshots in force while its faults
+ * happened (from its first fault's to its last's; a mapping the snapshots hold alike listed once).
  *
  * Everything in a result is owned by it (strings included) and stays valid until
  * ranges_result_free; the recording must outlive the result (proc pointers point into it). */
@@ -93,9 +95,12 @@ enum ranges_source {
 	RANGES_SOURCE_TRACE = 2,  /* built from the fault records */
 };
 
-/* Faults of a range that hit allocations made at one site. */
+/* Faults of a range that hit allocations made at one site: one stack as named under one maps
+ * snapshot (callsite.h's rule: an allocation's stack is named under the snapshot in force at the
+ * allocation's time, so a stack allocating before and after its code was remapped is two sites). */
 struct ranges_site {
 	uint32_t stack_id;       /* the allocations' stack; 0 = none recorded (--alloc-sample) */
+	uint32_t snapshot;       /* the maps snapshot (index into proc->maps) in force when they were made */
 	uint64_t faults;         /* faults inside the range that hit these allocations */
 	uint32_t allocs;         /* distinct allocations */
 	uint64_t lo, hi;         /* the hull of those allocations, [lo, hi) */
@@ -104,7 +109,8 @@ struct ranges_site {
 	const char *name;        /* "function file:line", "binary+0xOFFSET", "0xPC" or "(no stack)" */
 };
 
-/* A mapping of the last maps snapshot overlapping a range. */
+/* A mapping overlapping a range in a maps snapshot in force during the range's faults (every
+ * snapshot when none of its faults is in the trace); bounds, permissions and name say which. */
 struct ranges_map {
 	uint64_t start, end;
 	char perms[5];           /* "rw-p" */

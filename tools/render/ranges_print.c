@@ -8,8 +8,8 @@
  *       (trace: fault records inside the range, "-" without attribution), each followed by
  *       indented "site" lines (faults, allocations, hull of the allocations, name, stack id, the
  *       allocation with most faults), an "outside" line for faults outside every allocation,
- *       and "map" lines (mappings of the last maps snapshot overlapping the range). With --tree
- *       the process's tree follows, as rap_dump prints it.
+ *       and "map" lines (mappings overlapping the range in the maps snapshots in force during
+ *       its faults). With --tree the process's tree follows, as rap_dump prints it.
  * csv   one header line, then one row per range (RFC 4180 quoting):
  *           pid,process,source,rank,start,end,bytes,faults,lower,upper,percent,excl,
  *           excl_percent,trace,nodes,depth,top_site,top_site_faults,sites,unattributed,mappings,
