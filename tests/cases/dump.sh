@@ -4,6 +4,9 @@
 #   - one line per fault: as many lines as the stats.json files count, every line in the documented
 #     format, in time order, kinds counted as stats.json counts them, a '#' header naming each process;
 #   - when the recording holds contexts/stacks/allocs, the pmu=/stack=/alloc= fields are filled in;
+#   - svc= and vt=, fault by fault: svc= is the raw record's service_ns (read from the faults file's
+#     bytes here, '-' for 0) and vt= its thread_time_ns where that is set; both equal export
+#     --sqlite's faults.service_ns and vtime_ns (NULL for '-');
 #   - --pid, --limit, --help, usage errors, the newest faultline-* directory as the default;
 #   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
 #   - a flipped magic: exit 1 and one error line naming the file and offset;
@@ -47,7 +50,7 @@ done
 echo "ok header lines for $(ls -d "$REC"/*/ | wc -l) process(es)"
 
 # Every fault line in the format, time non-decreasing.
-re='^[0-9]+\.[0-9]{9} [0-9]+ [0-9]+ 0x[0-9a-f]{16} (first-touch|refault|soft|concurrent) [rw] h[0-9]+ pmu=(-|[0-9]+(,[0-9]+)*) alloc=(-|[0-9]+) stack=(-|0x[0-9a-f]+(,0x[0-9a-f]+)*)$'
+re='^[0-9]+\.[0-9]{9} [0-9]+ [0-9]+ 0x[0-9a-f]{16} (first-touch|refault|soft|concurrent) [rw] h[0-9]+ svc=(-|[0-9]+) vt=(-|[0-9]+) pmu=(-|[0-9]+(,[0-9]+)*) alloc=(-|[0-9]+) stack=(-|0x[0-9a-f]+(,0x[0-9a-f]+)*)$'
 bad=$(grep -v '^#' "$OUT" | grep -Evc "$re" || true)
 if [ "$bad" -ne 0 ]; then
 	grep -v '^#' "$OUT" | grep -Ev "$re" | head -n 5 >&2
@@ -86,6 +89,59 @@ if has_file allocs; then
 else
 	say "recording has no allocs file yet: alloc= check skipped"
 fi
+
+# svc= and vt= against the faults files' bytes (trace.h: records of 80 bytes hold
+# thread_time_ns at offset 64 and service_ns at 72) and against export --sqlite.
+"$FAULTLINE" export --sqlite "$WORK/fill.db" "$REC" 2>"$WORK/export.err" || fail "export --sqlite: $(cat "$WORK/export.err")"
+"$PY" - "$REC" "$OUT" "$WORK/fill.db" <<'PYEOF' || fail "svc= or vt= disagree with the recording"
+import collections, glob, os, sqlite3, struct, sys
+rec, dump, db = sys.argv[1:]
+errors = []
+def check(ok, what):
+    print(("ok " if ok else "FAIL: ") + what)
+    if not ok:
+        errors.append(what)
+raw, raw_tt = collections.Counter(), collections.Counter()
+for path in glob.glob(os.path.join(rec, "*", "faults")):
+    data = open(path, "rb").read()
+    magic, version, kind, header_size, record_size, pid = struct.unpack_from("<QIIIII", data, 0)
+    if record_size < 80:
+        sys.exit("%s: records of %d bytes have no service_ns (version %d): rerecord" % (path, record_size, version))
+    for off in range(header_size, len(data) - record_size + 1, record_size):
+        addr, = struct.unpack_from("<Q", data, off + 8)
+        tid, = struct.unpack_from("<I", data, off + 24)
+        tt, svc = struct.unpack_from("<QI", data, off + 64)
+        raw[(pid, tid, addr, svc or "-")] += 1
+        if tt:
+            raw_tt[(pid, tid, addr, tt)] += 1
+lines, lines_tt = collections.Counter(), collections.Counter()
+full = collections.Counter()
+for line in open(dump):
+    if line.startswith("#"):
+        continue
+    f = line.split()
+    field = {x.split("=", 1)[0]: x.split("=", 1)[1] for x in f[7:] if "=" in x}
+    svc = "-" if field["svc"] == "-" else int(field["svc"])
+    vt = "-" if field["vt"] == "-" else int(field["vt"])
+    key = (int(f[1]), int(f[2]), int(f[3], 16))
+    lines[key + (svc,)] += 1
+    lines_tt[key + (vt,)] += 1
+    full[key + (svc, vt)] += 1
+known_svc = sum(n for k, n in lines.items() if k[3] != "-")
+check(known_svc > 0, "%d of %d fault lines have a service time" % (known_svc, sum(lines.values())))
+check(lines == raw, "svc= of every fault is its record's service_ns ('-' for 0)")
+missing = raw_tt - lines_tt
+check(not missing, "vt= is the record's thread_time_ns on the %d faults that have one%s" % (
+    sum(raw_tt.values()), "; not so for %s" % list(missing.items())[:3] if missing else ""))
+con = sqlite3.connect(db)
+sql = collections.Counter()
+for pid, tid, addr, svc, vt in con.execute("SELECT p.pid, f.tid, f.addr, f.service_ns, f.vtime_ns FROM faults AS f "
+                                           "JOIN processes AS p ON p.id = f.process_id"):
+    sql[(pid, tid, addr, "-" if svc is None else svc, "-" if vt is None else vt)] += 1
+check(full == sql, "svc= and vt= of every fault equal export's faults.service_ns and vtime_ns (%d with a virtual time)" % (
+    sum(n for k, n in full.items() if k[4] != "-")))
+sys.exit(1 if errors else 0)
+PYEOF
 
 # Options.
 dump "$REC" --limit 5

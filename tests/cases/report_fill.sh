@@ -191,7 +191,8 @@ for line in open(os.path.join(work, "dump.txt")):
     if line.startswith("#"):
         continue
     f = line.split()
-    addr, kind, alloc = int(f[3], 16), f[4], f[8]
+    addr, kind = int(f[3], 16), f[4]
+    alloc = next(x for x in f if x.startswith("alloc="))
     faults.append((addr, kind))
     if alloc != "alloc=-":
         by_alloc[alloc].append(addr)

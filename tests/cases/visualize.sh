@@ -104,7 +104,7 @@ for line in open(dump):
     f = line.split()
     t, addr, kind = float(f[0]), int(f[3], 16), f[4]
     faults.append((t, addr, kind))
-    st = f[9][len("stack="):]
+    st = next(x for x in f if x.startswith("stack="))[len("stack="):]
     if st == "-": continue
     pc = int(st.split(",")[0], 16) - base
     lo, size = syms["d"]

@@ -5,9 +5,13 @@
  *
  * Output (stdout): comment lines starting with '#' that describe the recording and each process,
  * then one line per fault:
- *     TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
+ *     TIME_S PID TID ADDR KIND R/W hHANDLER svc=NS vt=NS pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
  * TIME_S is seconds since the recording's first process started (9 decimals); ADDR is 0x + 16 hex
- * digits; KIND is first-touch|refault|soft|concurrent; pmu=-, alloc=-, stack=- when there is none.
+ * digits; KIND is first-touch|refault|soft|concurrent. The fault record's own fields come first,
+ * then its joins: svc= its service time (the record's service_ns) and vt= its thread's virtual time
+ * (the CPU time the thread had used at the fault: the record's thread_time_ns, else its context's
+ * task-clock; fault_time.h's fault_clock_virtual), both in ns, '-' when unknown (0 in the record,
+ * a version-2 record without the fields); pmu=-, alloc=-, stack=- when there is none.
  * With --symbolize each line ends with " sym=" and the stack's source frames, innermost first,
  * separated by " ; ": "FUNCTION FILE:LINE" (inlined frames included), or the frame's
  * "binary+0xOFFSET" label when unknown, the callsite frame (report's) marked with a leading '*'; the
@@ -24,6 +28,7 @@
 #include <faultline/record_schema.h>
 
 #include "cli.h"
+#include "fault_time.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
 
@@ -39,11 +44,14 @@ static void dump_usage(FILE *out)
 	fputs("usage: faultline dump [DIR] [--pid PID] [--limit N] [--symbolize]\n"
 	      "\n"
 	      "Prints every fault of a recording, one line each, in time order:\n"
-	      "  TIME_S PID TID ADDR KIND R/W hHANDLER pmu=V1,V2,... alloc=ID stack=0xPC0,0xPC1,...\n"
+	      "  TIME_S PID TID ADDR KIND R/W hHANDLER svc=NS vt=NS pmu=V1,V2,... alloc=ID stack=0xPC0,...\n"
 	      "TIME_S counts from the start of the recording's first process; KIND is first-touch,\n"
-	      "refault, soft or concurrent; pmu=, alloc= and stack= show '-' when the fault has no\n"
-	      "context, hit no live allocation, or has no stack. Lines starting with '#' describe the\n"
-	      "recording and its processes.\n"
+	      "refault, soft or concurrent; svc= is the fault's service time (the handler reading its\n"
+	      "message to the faulting thread's wake-up) and vt= its thread's virtual time (the CPU\n"
+	      "time, task-clock, the thread had used at the fault), both in ns, '-' when the recording\n"
+	      "does not know it; pmu=, alloc= and stack= show '-' when the fault has no context, hit\n"
+	      "no live allocation, or has no stack. Lines starting with '#' describe the recording\n"
+	      "and its processes.\n"
 	      "\n"
 	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
 	      "      --pid PID          only the faults of this process (all its exec images)\n"
@@ -165,18 +173,26 @@ static void dump_frames(struct callsite_table *t, size_t p, const struct fl_stac
 }
 
 /* One fault line. */
-static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, struct callsite_table *sym,
-		       size_t p, FILE *out)
+static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, const struct fault_clock *clock,
+		       struct callsite_table *sym, size_t p, FILE *out)
 {
 	const struct fl_fault_record *r = &f->rec;
 	const struct fl_fault_context *c = fl_fault_context(proc, f);
 	const struct fl_alloc_record *a = fl_fault_alloc(proc, f);
 	const struct fl_stack *s = fl_fault_stack(proc, f);
-	uint64_t t = fl_fault_time_ns(proc, f);
+	uint64_t t = fl_fault_time_ns(proc, f), vt;
 
-	fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u 0x%016" PRIx64 " %s %c h%u pmu=", t / 1000000000,
+	fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u 0x%016" PRIx64 " %s %c h%u svc=", t / 1000000000,
 		t % 1000000000, proc->pid, r->tid, r->addr, fl_fault_kind_name(r->kind),
 		(r->flags & FL_FAULT_WRITE) ? 'w' : 'r', r->handler);
+	if (r->service_ns)
+		fprintf(out, "%" PRIu32, r->service_ns);
+	else
+		putc('-', out);
+	if (fault_clock_virtual(clock, proc, f, &vt))
+		fprintf(out, " vt=%" PRIu64 " pmu=", vt);
+	else
+		fputs(" vt=- pmu=", out);
 	if (!c || c->npmu == 0)
 		putc('-', out);
 	for (uint32_t i = 0; c && i < c->npmu; i++)
@@ -205,6 +221,7 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 {
 	struct callsite_skip skip;
 	struct callsite_table *sym = NULL;
+	struct fault_clock clock;
 	char err[512];
 	struct fl_fault_iter it;
 	const struct fl_process *proc;
@@ -233,8 +250,17 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 			return 1;
 		}
 	}
+	if (fault_clock_init(&clock, rec, FL_TIME_WALL) < 0) { /* the wall axis: vt= only, no pass */
+		cli_error("dump: out of memory");
+		if (sym) {
+			callsite_table_free(sym);
+			callsite_skip_free(&skip);
+		}
+		return 1;
+	}
 	if (fl_fault_iter_init(&it, rec, o->pid) < 0) {
 		cli_error("dump: out of memory");
+		fault_clock_free(&clock);
 		if (sym) {
 			callsite_table_free(sym);
 			callsite_skip_free(&skip);
@@ -248,13 +274,14 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		if (o->pid == 0 || rec->procs[i].pid == o->pid)
 			dump_process_header(&rec->procs[i], out);
 	}
-	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler pmu alloc stack sym\n"
-			   : "# time_s pid tid addr kind r/w handler pmu alloc stack\n", out);
+	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler svc vt pmu alloc stack sym\n"
+			   : "# time_s pid tid addr kind r/w handler svc vt pmu alloc stack\n", out);
 	while (printed < o->limit && (f = fl_fault_iter_next(&it, &proc)) != NULL) {
-		dump_fault(proc, f, sym, (size_t)(proc - rec->procs), out);
+		dump_fault(proc, f, &clock, sym, (size_t)(proc - rec->procs), out);
 		printed++;
 	}
 	fl_fault_iter_free(&it);
+	fault_clock_free(&clock);
 	if (sym) {
 		callsite_table_free(sym);
 		callsite_skip_free(&skip);
