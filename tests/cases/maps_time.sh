@@ -22,7 +22,8 @@
 # swap at T', the time of its middle block's allocation. The allocations made before T' are named main malloc_large.c:LINE,
 # those from T' on by the other file; per site (its alloc_id), ranges --format json names it as export's
 # callsites name its allocation's stack, with sites of both kinds; ranges --no-symbols names them
-# malloc_large+0xOFF and otherbin+0xOFF alike.
+# malloc_large+0xOFF and otherbin+0xOFF alike; report --by alloc's JSON rows list an allocation
+# stack whose callsite is the row's site.
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -231,6 +232,8 @@ add_swap "$ML/$MLPID/maps" "$(readlink -f "$PLANTED/malloc_large")" "$OTHER" "$T
 "$FAULTLINE" ranges "$ML" --format json --sites 1000 >"$WORK/ranges.json" 2>"$WORK/ranges.err" || fail "ranges: $(cat "$WORK/ranges.err")"
 "$FAULTLINE" ranges "$ML" --format json --sites 1000 --no-symbols >"$WORK/ranges_raw.json" 2>"$WORK/ranges_raw.err" ||
 	fail "ranges --no-symbols: $(cat "$WORK/ranges_raw.err")"
+"$FAULTLINE" report "$ML" --by alloc --format json --top 0 >"$WORK/alloc_rows.json" 2>"$WORK/alloc_rows.err" ||
+	fail "report --by alloc --format json: $(cat "$WORK/alloc_rows.err")"
 
 "$PY" - "$WORK" "$ML_LINE" "$T2" "$OTHER" "$MLPID" <<'PYEOF' || fail "ranges named an allocation site under the wrong maps snapshot"
 import json, os, sqlite3, sys
@@ -291,6 +294,21 @@ for s in sites("ranges_raw.json"):
 check(not bad and raw["early"] > 0 and raw["late"] > 0,
       "ranges --no-symbols: %d sites before the swap named malloc_large+0x..., %d after named %s+0x...%s" % (
           raw["early"], raw["late"], os.path.basename(other), "; " + "; ".join(bad[:3]) if bad else ""))
+
+# report --by alloc JSON: each row's "stack" (its most common allocation stack) has the row's
+# allocation site as its callsite frame, named as at the allocations' time
+bad, other_rows = [], 0
+for r in json.load(open(os.path.join(work, "alloc_rows.json"))):
+    frames = [f for f in r.get("stack", []) if f["callsite"]]
+    if not frames:
+        continue
+    f = frames[0]
+    if (f["function"] or f["label"], f["file"] or "", f["line"], f["binary"] or "") != (r["function"] or "", r["file"] or "", r["line"], r["binary"] or ""):
+        bad.append("row %s %s:%s [%s] lists an allocation stack whose callsite is %s %s:%s [%s]" % (
+            r["function"], r["file"], r["line"], r["binary"], f["function"], f["file"], f["line"], f["binary"]))
+    other_rows += r["binary"] == other
+check(other_rows > 0 and not bad, "report --by alloc JSON: %d row(s) in %s, every row's stack has the row's site as its callsite%s" % (
+    other_rows, os.path.basename(other), "; " + "; ".join(bad[:3]) if bad else ""))
 sys.exit(1 if errors else 0)
 PYEOF
 
