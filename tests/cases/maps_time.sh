@@ -23,7 +23,7 @@
 # those from T' on by the other file; per site (its alloc_id), ranges --format json names it as export's
 # callsites name its allocation's stack, with sites of both kinds; ranges --no-symbols names them
 # malloc_large+0xOFF and otherbin+0xOFF alike; report --by alloc's JSON rows list an allocation
-# stack whose callsite is the row's site.
+# stack whose callsite is the row's site. Last, ranges' mappings (below).
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -310,6 +310,71 @@ for r in json.load(open(os.path.join(work, "alloc_rows.json"))):
 check(other_rows > 0 and not bad, "report --by alloc JSON: %d row(s) in %s, every row's stack has the row's site as its callsite%s" % (
     other_rows, os.path.basename(other), "; " + "; ".join(bad[:3]) if bad else ""))
 sys.exit(1 if errors else 0)
+PYEOF
+
+# Ranges' mappings: those of every maps snapshot in force while the range's faults happened (from
+# its first fault's to its last's), each once. The swap snapshot of the malloc_large recording gets
+# the mapping that holds the middle of its top range cut in two there (as an mprotect would), so the
+# range overlaps one mapping before T' and two from T' on: three mappings, where the snapshot at
+# exit (what ranges listed before) has one. Expected: exactly the mappings computed here from the
+# maps file and export's fault times.
+TOP=$("$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["processes"][0]["ranges"][0]; print(r["start_addr"], r["end_addr"])' "$WORK/ranges.json")
+"$PY" - "$ML/$MLPID/maps" $TOP <<'PYEOF' || fail "could not cut a mapping in the swap snapshot"
+import sys
+path, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+text = open(path).read()
+head, last = text[: text.rindex("# maps ")], text[text.rindex("# maps "):]
+title, body = last.split("\n", 1)
+assert title.endswith(" swap"), title
+mid = (lo + (hi - lo) // 2) & ~4095
+out, cut = [], 0
+for l in body.splitlines():
+    f = l.split()
+    a, b = (int(x, 16) for x in f[0].split("-"))
+    if a < mid < b:
+        rest = l[len(f[0]):]
+        out += ["%x-%x%s" % (a, mid, rest), "%x-%x%s" % (mid, b, rest)]
+        cut += 1
+    else:
+        out.append(l)
+if cut != 1:
+    sys.exit("no mapping holds 0x%x in the swap snapshot" % mid)
+open(path, "w").write(head + title + "\n" + "".join(l + "\n" for l in out))
+PYEOF
+"$FAULTLINE" ranges "$ML" --format json >"$WORK/ranges_maps.json" 2>"$WORK/ranges_maps.err" || fail "ranges: $(cat "$WORK/ranges_maps.err")"
+"$PY" - "$WORK" "$ML/$MLPID/maps" <<'PYEOF' || fail "ranges listed the wrong mappings"
+import json, os, sqlite3, sys
+work, maps_path = sys.argv[1:]
+db = sqlite3.connect(os.path.join(work, "ml.db"))
+offset, rs, rsize = db.execute("SELECT offset_ns, region_start, region_size FROM processes").fetchone()
+snaps = []  # (time, lines), sorted by time (ties keep file order), as the reader sorts them
+for block in open(maps_path).read().split("# maps ")[1:]:
+    title, body = block.split("\n", 1)
+    snaps.append((int(title.split()[0]), [l for l in body.splitlines() if l.strip()]))
+snaps.sort(key=lambda s: s[0])
+def at(t):
+    i = 0
+    for k, (st, _) in enumerate(snaps):
+        if st <= t:
+            i = k
+    return i
+r = json.load(open(os.path.join(work, "ranges_maps.json")))["processes"][0]["ranges"][0]
+lo, hi = r["start_addr"], r["end_addr"]
+t0, t1 = db.execute("SELECT min(wall_ns) - ?, max(wall_ns) - ? FROM faults WHERE addr >= ? AND addr < ?", (offset, offset, lo, hi)).fetchone()
+want = set()
+for time, lines in snaps[at(t0): at(t1) + 1]:
+    for l in lines:
+        f = l.split(None, 5)
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        if a < hi and b > lo:
+            name = f[5].strip() if len(f) > 5 else ""
+            name = name or ("[faultline region]" if a < rs + rsize and b > rs else "[anon]")
+            want.add((a, b, f[1], name))
+got = {(int(m["start"], 16), int(m["end"], 16), m["perms"], m["name"]) for m in r["mappings"]}
+ok = len(want) == 3 and r["mappings_total"] == len(want) and got == want
+print(("ok " if ok else "FAIL: ") + "ranges: the top range lists the %d mappings of the snapshots in force during its faults (got %d of %d: %s; want %s)" % (
+    len(want), len(got), r["mappings_total"], sorted(got), sorted(want)))
+sys.exit(0 if ok else 1)
 PYEOF
 
 echo "ok every verb names each fault under the maps snapshot of its time"
