@@ -19,11 +19,14 @@
 #     before T export names so, and no fault line from T on names main.
 # Ranges name allocation sites, and site_agree's allocations all precede T, so a second recording
 # does: malloc_large, whose blocks come from one malloc line over the run, gets the same kind of
-# swap at T', the time of its middle block's allocation. The allocations made before T' are named main malloc_large.c:LINE,
-# those from T' on by the other file; per site (its alloc_id), ranges --format json names it as export's
-# callsites name its allocation's stack, with sites of both kinds; ranges --no-symbols names them
-# malloc_large+0xOFF and otherbin+0xOFF alike; report --by alloc's JSON rows list an allocation
-# stack whose callsite is the row's site. Last, ranges' mappings (below).
+# swap at T', the time of its middle block's allocation. The blocks allocated before T' are named
+# main malloc_large.c:LINE, those from T' on by the other file. Expected:
+#   - ranges --format json: each site (by its alloc_id) named as export's callsites name its
+#     allocation's stack, blocks of both kinds among the sites (one stack, two sites);
+#   - ranges --no-symbols: the sites named malloc_large+0xOFF before T', otherbin+0xOFF after;
+#   - report --by alloc --format json: each row lists an allocation stack whose callsite is the
+#     row's site (the row of the other file does not list main);
+#   - ranges' mappings: see the last section.
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
