@@ -146,7 +146,7 @@ for w in python sqlite hotcold; do
 		done
 		[ "$rc_a" = 0 ] && [ "$rc_p" = 0 ] && awk -v a="$wall_a" -v b="$wall_p" 'BEGIN {print a / b}' >>"$WORK/acost_$w"
 	done
-	row "P3-$w" "cost of record --sample-accesses (default: 500 samples/s aimed at) vs plain record, same -L (unlimited), ${CMD[*]##*/}: wall" \
+	row "P3-$w" "cost of record --sample-accesses (default: 500 probes/s) vs plain record, same -L (unlimited), ${CMD[*]##*/}: wall" \
 		"plain record" "record --sample-accesses" "$(summary "$WORK/acost_$w")" "$(wc -l <"$WORK/acost_$w")" \
 		"$( [ "$rc_a" = 0 ] && echo "$(stat_sum "a_$w" access_samples) access samples, $(stat_sum "a_$w" faults_refault) refaults")"
 	rm -rf "${WORK:?}/a_$w" "${WORK:?}/p_$w"
