@@ -137,6 +137,7 @@ struct fl_probe {
 	uint64_t rng;
 	/* counters (stats.json) */
 	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
+	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
 };
 
 static void *reserve(size_t bytes, const char *what)
@@ -494,10 +495,13 @@ static void *probe_main(void *arg)
 	pthread_mutex_unlock(&rt->evict_lock);
 	atomic_store(&p->mirror_ready, true);
 	p->tokens_ns = fl_now_ns();
-	while (!atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping)) {
+	for (uint64_t round = 1; !atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping); round++) {
 		nanosleep(&tick, NULL);
 		probe_round(rt, p);
+		if (round % 64 == 0) /* its own cost, for stats.json (one system call per 64 ms) */
+			atomic_store_explicit(&p->cpu_ns, fl_sys_thread_cpu_ns(), memory_order_relaxed);
 	}
+	atomic_store_explicit(&p->cpu_ns, fl_sys_thread_cpu_ns(), memory_order_relaxed);
 	return NULL;
 }
 
@@ -527,7 +531,7 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 		return;
 	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
-	atomic_store(&p->rounds, 0);
+	atomic_store(&p->rounds, 0), atomic_store(&p->cpu_ns, 0);
 	p->thread_started = false;
 	atomic_store(&p->mirror_ready, false);
 	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
@@ -559,5 +563,6 @@ void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_RESTORED, atomic_load(&p->restored));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_DROPPED, atomic_load(&p->ring_drops) + atomic_load(&p->pending_drops));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_ROUNDS, atomic_load(&p->rounds));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_CPU_NS, atomic_load(&p->cpu_ns));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_SAMPLE_PAGES, p->access ? p->nslots_peak : 0);
 }
