@@ -7,7 +7,7 @@
 #     access samples taken (stats.json access_samples = records of kind access);
 #   - `report --by alloc --kind access`: at the default rate (500 probes/s), the hot array's site has
 #     >= 5x the cold array's access samples per MiB (a probe of a cold page is touched within its 5 ms
-#     window about 1 time in 10, a hot page's at once and again, up to 8 times: 75-190x in 8 runs; the
+#     window about 1 time in 10, a hot page's at once and again, up to 8 times: 74-190x in 16 runs; the
 #     ratio rests on ~30 distinct hot pages probed, so it is steady); the default report (every
 #     fault) has no access sample in it;
 #   - visualize writes faults-access.folded, summing to the access samples.
