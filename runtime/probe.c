@@ -8,10 +8,11 @@
  * mirror by fault.c's soft path, which asks fl_probe_claim whether the prober armed it: then the
  * fault is recorded as FL_FAULT_ACCESS_SAMPLE (with its stack, through the normal path) instead
  * of FL_FAULT_SOFT, and counted apart (stats.json "access_samples", never in faults_total).
- * fl_probe_note (after every served fault) hands a touched sample page to the prober through a
- * per-handler ring (one producer, one consumer, no lock, no allocation); the prober re-arms it
- * later, so the touching thread has run on first: at its next tick (FAULTLINE_PROBE_PERIOD_US,
- * 1 ms by default) for --mrc, after PROBE_ACCESS_REARM_MS for --sample-accesses.
+ * --mrc: fl_probe_note (after every served fault) hands a touched sample page to the prober
+ * through a per-handler ring (one producer, one consumer, no lock, no allocation); the prober
+ * re-arms it at its next tick (FAULTLINE_PROBE_PERIOD_US, 1 ms by default), so the touching
+ * thread has run on first. --sample-accesses: the prober sees the claim (the page's PROBE_ARMED
+ * flag cleared) at its next tick and re-arms the page PROBE_ACCESS_REARM_MS later.
  *
  * Two ways to choose the sample:
  *   --mrc N (SHARDS, Waldspurger et al., FAST'15): page P is in the sample when
@@ -21,16 +22,26 @@
  *     bounded. Every access the runtime sees to a sampled page is a fault record, so the reuse
  *     distances are computed offline (tools/analyze/mrc.c) from the faults file: crash-safe with
  *     the other streams.
- *   --sample-accesses RATE (in the spirit of DAMON's region sampling, in user space): a rotating
- *     set of uniformly chosen resident pages, each kept in the set for about PROBE_DWELL_MS and
- *     then restored (mapped again) and replaced. A page in the set is re-armed after each touch,
- *     so it yields one sample per PROBE_ACCESS_REARM_MS while it is used all the time and one per
- *     use when it is used more rarely: sample counts per MiB rank memory by access frequency
- *     (like DAMON's nr_accesses, which saturates the same way). Re-arms are paid with tokens,
- *     RATE per second, so at most about RATE samples are taken per second (a page waits in line
- *     for its re-arm when there is none); the set's size adapts (every PROBE_ADAPT_MS, within
- *     [PROBE_SLOTS_MIN, PROBE_SLOTS_MAX]) towards RATE samples per second, and bounds the other
- *     part of the cost, the set's turnover (size / dwell arms and restores per second).
+ *   --sample-accesses RATE (in the spirit of DAMON's region sampling, in user space): *probes*,
+ *     RATE per second (a token bucket). A probe arms one page and watches it for a window of
+ *     PROBE_WINDOW_MS (DAMON's sampling interval): a touch within the window is one access sample
+ *     (with its stack); an untouched page is restored (mapped again) when the window ends. So one
+ *     probe measures whether its page is touched within W, P = 1 - e^(-λW) for a page touched λ
+ *     times a second: about λW for a rarely used page, 1 for one in constant use.
+ *     Where the probes go adapts to where the accesses are: a new probe takes a uniformly chosen
+ *     resident page, and a page touched within its window stays in the set and is probed again
+ *     (PROBE_ACCESS_REARM_MS after the touch, so the touching thread runs on), up to
+ *     PROBE_ACCESS_PROBES probes in all; a page not touched leaves the set at once. Cold pages
+ *     thus cost one probe each and the probes concentrate on the pages in use, the way DAMON's
+ *     regions split around accessed memory.
+ *     The per-MiB counts stay honest: pages enter the set uniformly (every resident page alike),
+ *     and what follows depends only on the page's own accesses, so the expected samples of a MiB
+ *     are (entries per MiB, the same everywhere) x g(λ), g(λ) = P + P^2 + ... + P^PROBES, one
+ *     increasing function for all memory: equal access frequencies give equal samples per MiB
+ *     wherever they are, a higher one more, saturating at PROBE_ACCESS_PROBES per entry (as
+ *     DAMON's nr_accesses saturates). Many distinct pages are probed (about RATE per second, not
+ *     a set's turnover), so a small hot array among much cold memory is seen steadily. The
+ *     window is a time, not a count of re-arms, so a probe waiting for a token measures the same.
  *
  * Limits: with a memory limit (-L), armed pages are local memory the clock cannot evict; the
  * --mrc sample is capped at 1/16 of -L. A forked child starts its own prober (the parent's
@@ -59,19 +70,16 @@
 #define PROBE_PENDING 65536       /* pages re-armed at the next tick */
 #define PROBE_BUCKETS 65536       /* --mrc: distinct sampled pages per top 16 bits of hash */
 #define PROBE_MRC_MAX_DEFAULT 4096
-#define PROBE_SLOTS_MIN 64
-#define PROBE_SLOTS_MAX 512
-#define PROBE_SLOTS_START 128
-#define PROBE_DWELL_MS 1000       /* mean time a page stays in the --sample-accesses set */
-#define PROBE_ADAPT_MS 200
-#define PROBE_ACCESS_REARM_MS 2   /* --sample-accesses: a page is re-armed 2 ms after a touch at the
-                                   * earliest, so one in constant use gives up to ~500 samples/s */
-#define PROBE_PICK_TRIES 64
-#define PROBE_NICE (-10)          /* the prober thread's nice value, where permitted */       /* random picks per empty slot before giving up for this tick */
+#define PROBE_SLOTS_MAX 4096      /* --sample-accesses: pages in the set (probed or awaiting a probe) */
+#define PROBE_WINDOW_MS 5         /* --sample-accesses: how long a probe watches its page */
+#define PROBE_ACCESS_REARM_MS 2   /* --sample-accesses: a touched page is probed again 2 ms later */
+#define PROBE_ACCESS_PROBES 8     /* --sample-accesses: probes of a page while it keeps being touched */
+#define PROBE_PICK_TRIES 256      /* random picks per tick for new probes before giving up */
+#define PROBE_NICE (-10)          /* the prober thread's nice value, where permitted */
 
 /* Flags of a page, one byte per region page. */
 #define PROBE_ARMED  0x01         /* unmapped on trial by the prober (epoch in armed_epoch) */
-#define PROBE_MEMBER 0x02         /* --sample-accesses: in the current sample set */
+#define PROBE_MEMBER 0x02         /* --sample-accesses: in the set (one of p->slots) */
 #define PROBE_SEEN   0x04         /* --mrc: counted among the distinct sampled pages */
 
 struct probe_ring {
@@ -92,9 +100,15 @@ struct probe_thread {
 	uint64_t touched_ns[PROBE_THREAD_PAGES];
 };
 
+/* --sample-accesses: a page of the set. PROBING: armed, watched until deadline_ns (the window's
+ * end); its PROBE_ARMED flag cleared by a fault (fl_probe_claim) means it was touched. WAITING:
+ * touched, probed again at deadline_ns (when a token is there). */
+enum probe_slot_state { SLOT_PROBING, SLOT_WAITING };
 struct probe_slot {
 	uint32_t page;
-	uint64_t until_ns;
+	uint8_t state;                /* enum probe_slot_state */
+	uint8_t probes;               /* probes of this page so far (<= PROBE_ACCESS_PROBES) */
+	uint64_t deadline_ns;
 };
 
 struct fl_probe {
@@ -103,7 +117,7 @@ struct fl_probe {
 	uint64_t period_ns;
 	_Atomic uint32_t mrc_threshold;
 	uint32_t mrc_threshold_start, mrc_max_pages, mrc_denominator;
-	uint64_t access_rate;                /* target access samples per second */
+	uint64_t access_rate;                /* --sample-accesses: probes per second */
 	_Atomic uint8_t *flags;              /* PROBE_* per page */
 	uint32_t *armed_epoch;               /* rt->epoch[page] when it was armed */
 	struct probe_ring rings[FL_MAX_HANDLERS];
@@ -116,15 +130,14 @@ struct fl_probe {
 	uint64_t rearm_ns;                   /* delay before a touched page is armed again */
 	uint32_t *bucket_count;              /* --mrc */
 	uint64_t mrc_pages;                  /* distinct sampled pages under the current threshold */
-	struct probe_slot *slots;            /* --sample-accesses */
-	size_t nslots, slot_target;
-	uint64_t window_start_ns, window_samples_start;
-	double tokens;                       /* --sample-accesses: re-arms allowed now (RATE per second) */
-	bool starved;                        /* a due re-arm waited for a token in this adapt window */
+	struct probe_slot *slots;            /* --sample-accesses: the set, in no order */
+	size_t nslots, nslots_peak;
+	double tokens;                       /* --sample-accesses: probes allowed now (RATE per second) */
 	uint64_t tokens_ns;                  /* when they were last refilled */
 	uint64_t rng;
 	/* counters (stats.json) */
 	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
+	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
 };
 
 static void *reserve(size_t bytes, const char *what)
@@ -164,8 +177,7 @@ int fl_probe_setup(struct fl_runtime *rt)
 	p->threads = reserve(PROBE_THREADS * sizeof(struct probe_thread), "mmap(access prober threads)");
 	if (!p->threads || !p->flags || !p->armed_epoch || !p->pending || !p->bucket_count || !p->slots)
 		return -1;
-	p->slot_target = PROBE_SLOTS_START;
-	p->rearm_ns = p->access ? PROBE_ACCESS_REARM_MS * 1000000ull : p->period_ns / 2;
+	p->rearm_ns = p->period_ns / 2;
 	p->rng = fl_now_ns() | 1;
 	rt->probe = p;
 	return 0;
@@ -175,11 +187,10 @@ static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page);
 
 /* ---- handler side (fault path: no lock, no allocation) ---- */
 
+/* --mrc: is the page in the sample? (--sample-accesses keeps its set in p->slots.) */
 static bool in_sample(const struct fl_probe *p, size_t page)
 {
-	if (p->mrc && fl_probe_page_hash(page) < atomic_load_explicit(&p->mrc_threshold, memory_order_relaxed))
-		return true;
-	return p->access && (atomic_load_explicit(&p->flags[page], memory_order_relaxed) & PROBE_MEMBER);
+	return p->mrc && fl_probe_page_hash(page) < atomic_load_explicit(&p->mrc_threshold, memory_order_relaxed);
 }
 
 /* A MISSING fault on a SOFT page the caller has locked: was it armed by the prober? Clears the
@@ -232,7 +243,8 @@ static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint3
 		t->page[t->npages] = (uint32_t)page, t->touched_ns[t->npages++] = now;
 }
 
-/* After a fault was served: a page of the sample that came in is queued for re-arming. */
+/* After a fault was served: a page of the --mrc sample that came in is queued for re-arming (a
+ * --sample-accesses probe sees its touch by its PROBE_ARMED flag, cleared by fl_probe_claim). */
 void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind)
 {
 	struct fl_probe *p = h->rt->probe;
@@ -314,15 +326,16 @@ static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 	return true;
 }
 
-/* Maps an armed page back (its time in the sample is over), as a soft fault would. */
-static void restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
+/* Maps an armed page back (its time in the sample is over), as a soft fault would; false when
+ * the page is busy (a fault on it in progress, which will claim it), so it is still armed. */
+static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 {
 	uint8_t old;
 	if (!fl_page_trylock(rt, page, &old))
-		return;
+		return false;
 	if ((old & PG_WHERE) != PG_SOFT || !fl_probe_claim(rt, page)) {
 		fl_page_unlock(rt, page, old);
-		return;
+		return true;
 	}
 	bool dirty = (old & PG_DIRTY) || !rt->write_protect;
 	struct uffdio_copy copy = {
@@ -335,6 +348,7 @@ static void restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 	atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | (dirty ? PG_DIRTY : 0) | (old & PG_NOACCESS)));
 	atomic_fetch_add_explicit(&p->restored, 1, memory_order_relaxed);
+	return true;
 }
 
 /* --mrc: a page of the sample seen for the first time; drops the threshold when the sample
@@ -362,59 +376,74 @@ static uint64_t next_random(struct fl_probe *p)
 	return p->rng;
 }
 
-/* --sample-accesses: retires the pages whose time is over, adapts the set's size to the target
- * rate, and fills the free slots with random resident pages (armed at once). */
-static void refresh_slots(struct fl_runtime *rt, struct fl_probe *p, uint64_t now)
+/* --sample-accesses: takes slot i out of the set (the caller has restored its page if needed). */
+static void leave_set(struct fl_probe *p, size_t i)
 {
-	for (size_t i = 0; i < p->nslots;) {
-		if (p->slots[i].until_ns > now && i < p->slot_target) {
-			i++;
-			continue;
+	atomic_fetch_and_explicit(&p->flags[p->slots[i].page], (uint8_t)~PROBE_MEMBER, memory_order_relaxed);
+	p->slots[i] = p->slots[--p->nslots];
+}
+
+/* --sample-accesses: one slot's turn; false when it left the set (slot i now holds another). */
+static bool probe_slot_step(struct fl_runtime *rt, struct fl_probe *p, size_t i, uint64_t now)
+{
+	struct probe_slot *s = &p->slots[i];
+	if (s->state == SLOT_PROBING) {
+		bool touched = !(atomic_load_explicit(&p->flags[s->page], memory_order_relaxed) & PROBE_ARMED);
+		if (touched && s->probes < PROBE_ACCESS_PROBES) { /* in use: probed again, after a while */
+			s->state = SLOT_WAITING;
+			s->deadline_ns = now + PROBE_ACCESS_REARM_MS * 1000000ull;
+			return true;
 		}
-		size_t page = p->slots[i].page;
-		atomic_fetch_and_explicit(&p->flags[page], (uint8_t)~PROBE_MEMBER, memory_order_relaxed);
-		restore(rt, p, page);
-		p->slots[i] = p->slots[--p->nslots];
+		if (!touched && now < s->deadline_ns)
+			return true; /* still watched */
+		if (!touched && !restore(rt, p, s->page))
+			return true; /* a fault on it in progress: it will be claimed (touched) */
+		leave_set(p, i); /* not touched within the window, or probed enough */
+		return false;
 	}
-	if (now - p->window_start_ns >= PROBE_ADAPT_MS * 1000000ull) {
-		uint64_t got = atomic_load(&p->samples) - p->window_samples_start;
-		uint64_t want = p->access_rate * (now - p->window_start_ns) / 1000000000ull;
-		/* the tokens cap `got` near `want`, so a set that asks for more re-arms than RATE
-		 * shows as re-arms waiting for tokens, not as more samples. It must shrink then: every
-		 * page in line waits as long, a hot page as a cold one, so while the line lasts each
-		 * page of the set yields about one sample per wait, whatever its access frequency.
-		 * The line's length does not tell by how much, so the set halves (a set grown to the
-		 * maximum while nothing was touched again, as in a program's first-touch phase, is
-		 * down to the minimum in 3 windows) */
-		size_t smaller = p->starved ? p->slot_target / 2 : p->slot_target * 3 / 4;
-		if ((got > want || p->starved) && p->slot_target > PROBE_SLOTS_MIN)
-			p->slot_target = smaller < PROBE_SLOTS_MIN ? PROBE_SLOTS_MIN : smaller;
-		else if (got < want / 2 && p->slot_target < PROBE_SLOTS_MAX)
-			p->slot_target = p->slot_target * 5 / 4 + 1 > PROBE_SLOTS_MAX ? PROBE_SLOTS_MAX : p->slot_target * 5 / 4 + 1;
-		p->window_start_ns = now;
-		p->starved = false;
-		p->window_samples_start = atomic_load(&p->samples);
+	if (now < s->deadline_ns || p->tokens < 1)
+		return true; /* waits for its time, or for a token */
+	p->tokens -= 1;
+	if (!arm(rt, p, s->page)) { /* no longer resident (freed, evicted) or busy */
+		leave_set(p, i);
+		return false;
 	}
+	atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
+	s->state = SLOT_PROBING;
+	s->probes++;
+	s->deadline_ns = now + PROBE_WINDOW_MS * 1000000ull;
+	return true;
+}
+
+/* --sample-accesses: advances the set's probes (see the top comment), then spends the tokens
+ * left on probes of new, uniformly chosen resident pages. */
+static void access_round(struct fl_runtime *rt, struct fl_probe *p, uint64_t now)
+{
+	for (size_t i = 0; i < p->nslots;)
+		if (probe_slot_step(rt, p, i, now))
+			i++;
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
-	for (unsigned tries = 0; high && p->nslots < p->slot_target && tries < PROBE_PICK_TRIES * 4; tries++) {
+	for (unsigned tries = 0; high && p->tokens >= 1 && p->nslots < PROBE_SLOTS_MAX && tries < PROBE_PICK_TRIES; tries++) {
 		size_t page = (size_t)(next_random(p) % high);
 		uint8_t s = atomic_load_explicit(&rt->state[page], memory_order_relaxed);
-		if ((s & PG_WHERE) != PG_RESIDENT || (s & (PG_BUSY | PG_NOACCESS)) ||
+		if ((s & PG_WHERE) != PG_RESIDENT || (s & (PG_BUSY | PG_NOACCESS)) || in_sample(p, page) ||
 		    (atomic_load_explicit(&p->flags[page], memory_order_relaxed) & (PROBE_MEMBER | PROBE_ARMED)))
 			continue;
+		if (!arm(rt, p, page))
+			continue;
+		p->tokens -= 1;
 		atomic_fetch_or_explicit(&p->flags[page], PROBE_MEMBER, memory_order_relaxed);
-		/* spread the retirements over the dwell time, so the set turns over smoothly */
-		p->slots[p->nslots++] = (struct probe_slot){ (uint32_t)page, now + PROBE_DWELL_MS * 1000000ull / 2 +
-								      next_random(p) % (PROBE_DWELL_MS * 1000000ull) };
-		arm(rt, p, page);
+		p->slots[p->nslots++] = (struct probe_slot){ (uint32_t)page, SLOT_PROBING, 1, now + PROBE_WINDOW_MS * 1000000ull };
 	}
+	if (p->nslots > p->nslots_peak)
+		p->nslots_peak = p->nslots;
 }
 
 /* One tick: re-arms the pages touched during the previous tick, then takes the new ones. */
 static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 {
 	uint64_t now = fl_now_ns();
-	if (p->access) { /* the re-arms of --sample-accesses cost one token each: RATE per second */
+	if (p->access) { /* the probes of --sample-accesses cost one token each: RATE per second */
 		p->tokens += (double)p->access_rate * (double)(now - p->tokens_ns) / 1e9;
 		if (p->tokens > (double)p->access_rate / 10 + 1)
 			p->tokens = (double)p->access_rate / 10 + 1;
@@ -426,18 +455,12 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		if (e->due_ns > now)
 			break;
 		if (!in_sample(p, e->page))
-			continue; /* retired from the set meanwhile: costs no token */
-		if (p->access && !p->mrc && p->tokens < 1) {
-			p->starved = true; /* the set asks for more than RATE: refresh_slots shrinks it */
-			break;             /* waits in line for a token */
-		}
-		if (p->access)
-			p->tokens -= 1;
+			continue; /* out of the sample meanwhile (the threshold dropped) */
 		if (arm(rt, p, e->page))
 			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
 	}
 	if (p->access)
-		refresh_slots(rt, p, now);
+		access_round(rt, p, now);
 	pthread_mutex_unlock(&rt->evict_lock);
 	for (unsigned h = 0; h < rt->nhandlers; h++) {
 		struct probe_ring *r = &p->rings[h];
@@ -471,12 +494,14 @@ static void *probe_main(void *arg)
 	fl_evict_mirror_movable(rt);
 	pthread_mutex_unlock(&rt->evict_lock);
 	atomic_store(&p->mirror_ready, true);
-	p->window_start_ns = p->tokens_ns = fl_now_ns();
-	p->window_samples_start = atomic_load(&p->samples);
-	while (!atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping)) {
+	p->tokens_ns = fl_now_ns();
+	for (uint64_t round = 1; !atomic_load(&rt->final_mode) && !atomic_load(&rt->stopping); round++) {
 		nanosleep(&tick, NULL);
 		probe_round(rt, p);
+		if (round % 64 == 0) /* its own cost, for stats.json (one system call per 64 ms) */
+			atomic_store_explicit(&p->cpu_ns, fl_sys_thread_cpu_ns(), memory_order_relaxed);
 	}
+	atomic_store_explicit(&p->cpu_ns, fl_sys_thread_cpu_ns(), memory_order_relaxed);
 	return NULL;
 }
 
@@ -506,7 +531,7 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 		return;
 	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
-	atomic_store(&p->rounds, 0);
+	atomic_store(&p->rounds, 0), atomic_store(&p->cpu_ns, 0);
 	p->thread_started = false;
 	atomic_store(&p->mirror_ready, false);
 	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
@@ -538,5 +563,6 @@ void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_RESTORED, atomic_load(&p->restored));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_DROPPED, atomic_load(&p->ring_drops) + atomic_load(&p->pending_drops));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_ROUNDS, atomic_load(&p->rounds));
-	fl_buf_json_key_u64(b, FL_STATS_PROBE_SAMPLE_PAGES, p->access ? p->slot_target : 0);
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_CPU_NS, atomic_load(&p->cpu_ns));
+	fl_buf_json_key_u64(b, FL_STATS_PROBE_SAMPLE_PAGES, p->access ? p->nslots_peak : 0);
 }

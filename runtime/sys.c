@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 void *fl_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
@@ -47,6 +48,14 @@ int fl_sys_poll(struct pollfd *fds, unsigned long n, int timeout_ms)
 {
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 	return (int)syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? NULL : &ts, NULL, _NSIG / 8);
+}
+
+uint64_t fl_sys_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int fl_sys_block_all_signals(void)

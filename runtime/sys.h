@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct iovec;
@@ -34,6 +35,7 @@ ssize_t fl_sys_recv(int fd, void *buf, size_t n, int flags);
 ssize_t fl_sys_send(int fd, const void *buf, size_t n, int flags);
 ssize_t fl_sys_sendmsg(int fd, const struct msghdr *m, int flags);
 int fl_sys_poll(struct pollfd *fds, unsigned long n, int timeout_ms);
+uint64_t fl_sys_thread_cpu_ns(void); /* the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID); 0 on error */
 
 /* Blocks every signal libc lets a thread block (glibc's sigfillset leaves out the two it uses
  * internally, so setuid() and thread cancellation in the program keep working). */

@@ -112,7 +112,8 @@
 #define FL_STATS_PROBE_RESTORED       "probe_restored"
 #define FL_STATS_PROBE_DROPPED        "probe_dropped"
 #define FL_STATS_PROBE_ROUNDS         "probe_rounds"
-#define FL_STATS_PROBE_SAMPLE_PAGES   "probe_sample_pages"
+#define FL_STATS_PROBE_CPU_NS         "probe_cpu_ns"   /* the prober thread's CPU time */
+#define FL_STATS_PROBE_SAMPLE_PAGES   "probe_sample_pages" /* --sample-accesses: most pages in the set at once */
 #define FL_STATS_WALL_NS              "wall_ns"
 #define FL_STATS_EXIT                 "exit"         /* string: how the process ended */
 
