@@ -10,8 +10,8 @@
  * of FL_FAULT_SOFT, and counted apart (stats.json "access_samples", never in faults_total).
  * fl_probe_note (after every served fault) hands a touched sample page to the prober through a
  * per-handler ring (one producer, one consumer, no lock, no allocation); the prober re-arms it
- * later, so the touching thread has run on first: at its next tick (FAULTLINE_PROBE_PERIOD_US,
- * 1 ms by default) for --mrc, after PROBE_ACCESS_REARM_MS for --sample-accesses.
+ * later, so the touching thread has run on first: for --mrc once PROBE_MRC_GAP accesses to other
+ * sample pages were seen (below), for --sample-accesses after PROBE_ACCESS_REARM_MS.
  *
  * Two ways to choose the sample:
  *   --mrc N (SHARDS, Waldspurger et al., FAST'15): page P is in the sample when

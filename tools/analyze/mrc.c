@@ -27,8 +27,12 @@
  * itself is uncertain by the binomial count of sampled pages in C pages (relative error
  * 1 / sqrt(C R)); lower and upper take both at two standard errors.
  *
- * What it cannot see: a page re-touched before the prober re-armed it (1-2 ms after a touch, longer
- * on a loaded machine) shows no reuse for that touch, and its next one looks farther than it was. */
+ * What it cannot see: a page re-touched before the prober re-armed it (after 4 accesses to other
+ * sample pages, runtime/probe.c) shows no reuse for that touch, and its next one looks up to that
+ * much farther than it was; pages the program frees leave local memory in the runtime but stay in
+ * the models until they are pushed out (python3, which frees much, is predicted ~10 % high). The
+ * sampling error is the band's: with a few hundred sample pages in a small -L, which pages were
+ * drawn matters (graph_bfs 2^16 at 1/8 of its 9 MiB: clock +30 % at 1 page in 8, -5 % at 1 in 1). */
 #include "mrc.h"
 
 #include <math.h>
