@@ -10,8 +10,8 @@
 # P1 accuracy, per program (planted mrc_loops, python3, sqlite3, bench/graph_bfs): one
 #    `record --mrc` run without -L gives the peak P of local memory and `faultline mrc --at P/8
 #    --at P/4 --at P/2`; real `record -L` runs at those sizes give the measured refaults. Cell:
-#    predicted / measured and the error, per size. (CLOCK, the default policy, is what is measured;
-#    the prediction is for LRU.)
+#    predicted / measured and the error, per size. (CLOCK, the default policy, is what is measured
+#    and what `faultline mrc` predicts by default: a miniature simulation of it.)
 # P2 cost of --mrc: wall of `record --mrc` vs a plain `record` (both without -L), per run interleaved.
 # P3 cost of --sample-accesses (default rate) vs a plain `record` at the same -L (unlimited), per
 #    run interleaved, on python3, sqlite3 and tests/planted/access_hotcold (8 + 128 MiB, 3 s: it runs
@@ -128,7 +128,7 @@ for w in loops python sqlite graph; do
 	rate=$(python3 -c 'import glob,json,sys; t=[json.load(open(f)).get("mrc_threshold",0) for f in glob.glob(sys.argv[1]+"/*/stats.json")]; t=[x for x in t if x]; print("%.0f" % (2**32 / min(t))) if t else print("?")' "$WORK/m_$w")
 	joined=$(printf '%s; ' "${cells[@]}"); joined=${joined%; }
 	row "P1-$w" "mrc accuracy, ${CMD[*]##*/}: predicted vs measured refaults (record -L, CLOCK) at 1/8, 1/4, 1/2 of the peak $((peak / 1048576)) MiB" \
-		"measured: record -L" "$joined" "-" 1 "final sampling 1 page in $rate (--mrc: 1 in 8, at most 4096 pages); LRU model, reserve of the evictor subtracted"
+		"measured: record -L" "$joined" "-" 1 "final sampling 1 page in $rate (--mrc: 1 in 8, at most 4096 pages); model: the runtime's clock, simulated on the sampled accesses"
 	row "P2-$w" "cost of record --mrc vs plain record (no -L), ${CMD[*]##*/}: wall" "plain record" "record --mrc" \
 		"$(summary "$WORK/cost_$w")" "$(wc -l <"$WORK/cost_$w")" "$(stat_sum "m_$w" access_samples) access samples, $(stat_sum "m_$w" faults_total) faults"
 	rm -rf "${WORK:?}/m_$w" "${WORK:?}/p_$w"

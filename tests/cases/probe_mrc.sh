@@ -7,6 +7,7 @@
 #     power of two from 1 MiB to the peak; lower <= predicted <= upper;
 #   - at 8, 16 and 32 MiB (1/8, 1/4, 1/2 of the peak) the prediction is within 10 % of the closed
 #     form and of the refaults of real `record -L` runs (within 1 % of all reuses where those are ~0);
+#   - --policy fifo at 16 MiB within 10 % of a real `record -L 16 --policy fifo`; JSON names the policy;
 #   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
@@ -64,6 +65,18 @@ for size in (8, 16, 32):
 if bad:
     sys.exit("prediction off by more than 10 %: " + ", ".join(bad))
 PYEOF
+
+# --policy fifo: the fifo simulation against a real fifo run (the loops refault alike under both)
+expect_record loops-fifo16 -M 1G -L 16 --policy fifo -- "$PLANTED/mrc_loops" "$total" "$loops"
+fifo_measured=$(stat_of loops-fifo16 faults_refault)
+fifo_pred=$("$FAULTLINE" mrc "$WORK/$name" --policy fifo --format csv --at 16M | awk -F, -v s=$((16 * MIB)) '$1 == s {print $2}')
+"$PY" -c 'import sys; p, m = int(sys.argv[1]), int(sys.argv[2]); sys.exit(0 if abs(p - m) <= 0.10 * m else 1)' \
+	"${fifo_pred:-0}" "$fifo_measured" || fail "mrc --policy fifo at 16 MiB: predicted ${fifo_pred:-none}, record -L 16 --policy fifo $fifo_measured"
+echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measured"
+"$FAULTLINE" mrc "$WORK/$name" --format json | "$PY" -c 'import json,sys; assert json.load(sys.stdin)["policy"] == "clock"' ||
+	fail "mrc --format json does not name the default policy clock"
+rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
+check_eq "mrc --policy arc exit status" "$rc" 2
 
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --format svg >/dev/null 2>&1 || rc=$?
 check_eq "mrc --format svg exit status" "$rc" 2

@@ -20,7 +20,16 @@ struct mrc_process {
 	size_t nreuses;
 	uint32_t *reuse_page;        /* the page (index among the sampled pages) of each reuse */
 	uint32_t *reuse_distance;    /* distinct other sampled pages touched since its previous access */
+	uint32_t *access_page;       /* each access (`accesses` of them, in time order): its page, as an
+	                              * index among the sampled pages (which are in address order) */
+	uint8_t *access_first;       /* 1 where the access is a first touch (a new page, or one freed
+	                              * and allocated again), 0 for a re-touch */
 };
+
+/* The replacement a prediction models. LRU: from the reuse distances (SHARDS). CLOCK and FIFO:
+ * a miniature simulation (Waldspurger et al., ATC'17) of the runtime's own policy (runtime/
+ * evict.c) over the sampled accesses, with the cache scaled by the sampling rate. */
+enum mrc_policy { MRC_POLICY_CLOCK, MRC_POLICY_FIFO, MRC_POLICY_LRU };
 
 struct mrc_model {
 	struct mrc_process *procs;
@@ -39,8 +48,12 @@ struct mrc_row {
 int mrc_build(const struct fl_recording *rec, struct mrc_model *out, char *err, size_t errlen);
 
 /* Predicted refaults of the whole recording (processes summed, each with local_bytes of local
- * memory) under LRU replacement, with the band of the sampling error. */
-struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes);
+ * memory) under POLICY, with the band of the sampling error. */
+struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes, enum mrc_policy policy);
+
+/* "clock", "fifo" or "lru" -> *policy; -1 for another name. */
+int mrc_policy_parse(const char *name, enum mrc_policy *policy);
+const char *mrc_policy_name(enum mrc_policy policy);
 
 /* The sizes of a curve: every power of two from 1 MiB to the peak (and the next one), the peak
  * and its halves down to 1/8, plus `extra` (nextra values), sorted and unique. Returns a

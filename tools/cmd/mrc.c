@@ -17,24 +17,29 @@
 struct mrc_cmd {
 	const char *dir;
 	enum mrc_format format;
+	enum mrc_policy policy;
 	uint64_t at[MRC_MAX_AT];
 	size_t nat;
 };
 
 static void mrc_usage(FILE *out)
 {
-	fputs("usage: faultline mrc [DIR] [--format table|csv|json] [--at SIZE]...\n"
+	fputs("usage: faultline mrc [DIR] [--policy clock|fifo|lru] [--format table|csv|json] [--at SIZE]...\n"
 	      "\n"
 	      "Predicts how many refaults the recorded program would take at each local-memory size (-L),\n"
 	      "from one run recorded with `faultline record --mrc` (at any -L, best without one): the\n"
 	      "runtime followed a spatial sample of the pages (1 in 8 by default, by a hash of the page\n"
-	      "number: SHARDS) and saw each re-touch, which gives the reuse distances. A reuse refaults when\n"
-	      "more distinct pages were touched since the page's previous use than -L holds (LRU; the\n"
-	      "runtime's CLOCK approximates it). Rows: every power of two from 1 MiB to the peak of local\n"
+	      "number: SHARDS) and saw each re-touch. The runtime's own eviction policy is replayed on\n"
+	      "those accesses with local memory scaled down by the sampling rate (a miniature\n"
+	      "simulation), each simulated refault standing for 1/rate; with --policy lru a reuse\n"
+	      "refaults when more distinct pages were touched since the page's previous use than -L\n"
+	      "holds (reuse distances). Rows: every power of two from 1 MiB to the peak of local\n"
 	      "memory, the peak and its half, quarter and eighth, and each --at size. lower and upper\n"
 	      "bound the prediction at about 95 % for the sampling error (not for the model's).\n"
 	      "\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
+	      "      --policy P       the replacement predicted: clock (default, as record's default),\n"
+	      "                       fifo (record --policy fifo) or lru\n"
 	      "      --format FMT     table (default), csv (local_bytes,predicted_refaults,lower,upper)\n"
 	      "                       or json\n"
 	      "      --at SIZE        also predict at this size (repeatable; 64 = MiB, 512K, 2G)\n"
@@ -43,7 +48,7 @@ static void mrc_usage(FILE *out)
 	      "Exit status 1 when the recording is missing or corrupt or was not made with --mrc.\n", out);
 }
 
-enum { OPT_FORMAT, OPT_AT };
+enum { OPT_FORMAT, OPT_AT, OPT_POLICY };
 
 static int mrc_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -52,6 +57,13 @@ static int mrc_option(void *ctx, int id, const char *value, char *err, size_t er
 	uint64_t bytes;
 	int choice;
 
+	if (id == OPT_POLICY) {
+		if (mrc_policy_parse(value, &c->policy) < 0) {
+			snprintf(err, errlen, "unknown policy '%s' (clock, fifo or lru)", value);
+			return -1;
+		}
+		return 0;
+	}
 	if (id == OPT_FORMAT) {
 		if ((choice = cli_pick(value, formats, 3, err, errlen)) < 0)
 			return -1;
@@ -77,6 +89,7 @@ int cmd_mrc(int argc, char **argv)
 	static const struct cli_opt opts[] = {
 		{ NULL, "--format", CLI_VALUE, OPT_FORMAT },
 		{ NULL, "--at", CLI_VALUE, OPT_AT },
+		{ NULL, "--policy", CLI_VALUE, OPT_POLICY },
 	};
 	struct mrc_cmd c;
 	memset(&c, 0, sizeof(c));
@@ -110,8 +123,8 @@ int cmd_mrc(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < nsizes; i++)
-		rows[i] = mrc_predict(&model, sizes[i]);
-	if (mrc_print(&model, rows, nsizes, c.dir, c.format, stdout) < 0)
+		rows[i] = mrc_predict(&model, sizes[i], c.policy);
+	if (mrc_print(&model, c.policy, rows, nsizes, c.dir, c.format, stdout) < 0)
 		cli_error("mrc: writing the output: %s", strerror(errno));
 	else
 		rc = 0;

@@ -22,7 +22,8 @@ static void print_size(uint64_t bytes, FILE *out)
 		fprintf(out, "%10.1f MiB", (double)bytes / (1ull << 20));
 }
 
-static void print_table(const struct mrc_model *m, const struct mrc_row *rows, size_t nrows, const char *dir, FILE *out)
+static void print_table(const struct mrc_model *m, enum mrc_policy policy, const struct mrc_row *rows, size_t nrows,
+			const char *dir, FILE *out)
 {
 	uint64_t reuses = 0, pages = 0;
 	for (size_t i = 0; i < m->nprocs; i++)
@@ -34,8 +35,12 @@ static void print_table(const struct mrc_model *m, const struct mrc_row *rows, s
 	if (m->skipped)
 		fprintf(out, " (%zu without, left out)", m->skipped);
 	fprintf(out, "; peak local memory %.1f MiB\n", (double)m->peak_bytes / (1 << 20));
-	fprintf(out, "# predicted refaults for each -L under LRU replacement (the runtime's CLOCK is close to\n"
-		     "# it; FIFO faults more on reuse), band of about 95 %% from the sampling error\n");
+	if (policy == MRC_POLICY_LRU)
+		fprintf(out, "# predicted refaults for each -L under LRU replacement (from the reuse distances),\n");
+	else
+		fprintf(out, "# predicted refaults for each -L under the runtime's %s policy (a miniature simulation\n"
+			     "# over the sampled pages),\n", mrc_policy_name(policy));
+	fprintf(out, "# band of about 95 %% from the sampling error\n");
 	fprintf(out, "#\n#      local  predicted_refaults       lower       upper\n");
 	for (size_t i = 0; i < nrows; i++) {
 		print_size(rows[i].local_bytes, out);
@@ -51,10 +56,12 @@ static void print_csv(const struct mrc_row *rows, size_t nrows, FILE *out)
 			round(rows[i].lower), round(rows[i].upper));
 }
 
-static void print_json(const struct mrc_model *m, const struct mrc_row *rows, size_t nrows, const char *dir, FILE *out)
+static void print_json(const struct mrc_model *m, enum mrc_policy policy, const struct mrc_row *rows, size_t nrows,
+		       const char *dir, FILE *out)
 {
 	fprintf(out, "{\"recording\": ");
 	json_out_string(dir, out);
+	fprintf(out, ", \"policy\": \"%s\"", mrc_policy_name(policy));
 	fprintf(out, ", \"sampling_rate\": %.8f, \"peak_bytes\": %" PRIu64 ", \"processes\": [", rate_of(m), m->peak_bytes);
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct mrc_process *p = &m->procs[i];
@@ -69,13 +76,13 @@ static void print_json(const struct mrc_model *m, const struct mrc_row *rows, si
 	fprintf(out, "\n]}\n");
 }
 
-int mrc_print(const struct mrc_model *m, const struct mrc_row *rows, size_t nrows, const char *dir,
-	      enum mrc_format format, FILE *out)
+int mrc_print(const struct mrc_model *m, enum mrc_policy policy, const struct mrc_row *rows, size_t nrows,
+	      const char *dir, enum mrc_format format, FILE *out)
 {
 	switch (format) {
-	case MRC_TABLE: print_table(m, rows, nrows, dir, out); break;
+	case MRC_TABLE: print_table(m, policy, rows, nrows, dir, out); break;
 	case MRC_CSV: print_csv(rows, nrows, out); break;
-	case MRC_JSON: print_json(m, rows, nrows, dir, out); break;
+	case MRC_JSON: print_json(m, policy, rows, nrows, dir, out); break;
 	}
 	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
