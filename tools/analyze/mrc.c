@@ -77,6 +77,36 @@ static bool mrc_threshold_of(const struct fl_process *proc, uint64_t *threshold)
 	return stats_json_uint(&proc->meta, FL_META_MRC_THRESHOLD, threshold) == 0 && *threshold > 0;
 }
 
+/* Distinct pages among the n values of pages (sorted in place). */
+static size_t count_distinct(uint64_t *pages, size_t n)
+{
+	size_t distinct = 0;
+	qsort(pages, n, sizeof(*pages), compare_u64);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || pages[i] != pages[i - 1];
+	return distinct;
+}
+
+/* The rate the sample really has: its distinct pages over all the distinct pages the process
+ * touched (every page's first touch is a fault record, sampled or not). The hash draws about R of
+ * them; scaling by what it drew rather than by R removes that part of the sampling error (SHARDS'
+ * adjustment in spirit). R itself when nothing was touched. */
+static double drawn_rate(const struct fl_process *proc, uint64_t page_size, size_t sampled_pages, double nominal)
+{
+	uint64_t *all = malloc((proc->nfaults + 1) * sizeof(*all));
+	size_t n = 0;
+	if (!all)
+		return nominal;
+	for (size_t i = 0; i < proc->nfaults; i++) {
+		const struct fl_fault_record *r = &proc->faults[i].rec;
+		if (r->kind == FL_FAULT_FIRST_TOUCH && r->addr >= proc->region_start)
+			all[n++] = (r->addr - proc->region_start) / page_size;
+	}
+	size_t touched = count_distinct(all, n);
+	free(all);
+	return touched && sampled_pages ? (double)sampled_pages / (double)touched : nominal;
+}
+
 /* The sampled accesses of one process -> its reuses. 0, or -1 when out of memory. */
 static int build_process(const struct fl_process *proc, uint64_t threshold, struct mrc_process *mp)
 {
@@ -139,6 +169,7 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		last[id] = (uint32_t)j;
 	}
 	mp->sampled_pages = distinct;
+	mp->rate = drawn_rate(proc, page_size, distinct, mp->rate);
 	mp->accesses = n;
 	uint64_t peak = 0;
 	if (!(proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_PEAK_RESIDENT, &peak) == 0) || peak == 0)

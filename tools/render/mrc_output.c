@@ -9,9 +9,15 @@
 
 #include "text_out.h"
 
+/* The whole recording's sampling rate: its sampled pages over the pages they stand for (each
+ * process's rate is what its hash drew, analyze/mrc.c). */
 static double rate_of(const struct mrc_model *m)
 {
-	return m->nprocs ? m->procs[0].rate : 0;
+	double sampled = 0, stood_for = 0;
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].rate > 0)
+			sampled += (double)m->procs[i].sampled_pages, stood_for += m->procs[i].sampled_pages / m->procs[i].rate;
+	return stood_for > 0 ? sampled / stood_for : 0;
 }
 
 static void print_size(uint64_t bytes, FILE *out)
