@@ -663,6 +663,7 @@ static void *evictor_main(void *arg)
 	uint64_t v;
 
 	fl_internal_thread = 1;
+	atomic_store(&ev->tid, (int)syscall(SYS_gettid));
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
@@ -689,6 +690,7 @@ static void evictor_start(struct fl_runtime *rt)
 	struct fl_evictor *ev = &rt->evictor;
 	ev->wake_fd = -1;
 	atomic_store(&ev->sleeping, true);
+	atomic_store(&ev->tid, 0); /* in a forked child: the parent's evictor does not run here */
 	if (rt->local_limit_pages < FL_EVICTOR_MIN_PAGES || ev->off)
 		return;
 	int fd = eventfd(0, EFD_CLOEXEC);
