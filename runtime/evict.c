@@ -49,6 +49,19 @@
  * 79 / 120 µs, move 3.6 / 1.1 µs. Not the cause: THP and khugepaged (region and mirror are
  * MADV_NOHUGEPAGE), the clock sweep (one state byte per page examined; not separately measured).
  * After the change the mirror takes no first-touch faults (pass 1's minor faults 14,295 -> 4).
+ * Re-measured 2026-11-27 (now an Intel nested-PVM guest, load 8-14; medians of interleaved runs):
+ * the fill costs the same CPU at -L 64 as at -L 1024 (796 vs 804 ms, 6 runs; the copying path,
+ * FAULTLINE_EVICT_COPY=1, 926 ms: +2.5 µs per evicted page). On the fill + two reads the evictor
+ * thread takes ~0.3 µs CPU per evicted page (stats.json evictor_cpu_ns), 2 % of the run's CPU;
+ * eviction makes ~1,100 page-table calls (~620 ioctls, UFFDIO_MOVE of up to 512 pages; 470 madvise
+ * or process_madvise of ~280 clean pages) for 196,608 evictions, and a refault costs what a first
+ * touch does (~12 µs CPU; handler threads 7, the program's thread 5). What the kernel's swap is
+ * cheaper by is the userfaultfd round trip itself: the minimal handler (bench/uffd_floor) takes
+ * 7.2 µs CPU per fault, the kernel 5.3 µs per page for the whole fill + reads (reclaim and swap
+ * I/O included), faultline's tracing the rest (without stacks 0.90x the CPU, --stack-depth 0
+ * 0.73x). evict_prims with a spinning sibling shows what the guest's CPU clocks miss: per page
+ * copy_warm 18.6 µs wall for 2.0 µs CPU, drop 3.2 µs wall for 0.37 µs CPU, move 0.5 µs wall for
+ * 0.04 µs CPU.
  *
  * Everything here runs on handler threads or the evictor under evict_lock, which application
  * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
@@ -663,6 +676,7 @@ static void *evictor_main(void *arg)
 	uint64_t v;
 
 	fl_internal_thread = 1;
+	atomic_store(&ev->tid, (int)syscall(SYS_gettid));
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
@@ -689,6 +703,7 @@ static void evictor_start(struct fl_runtime *rt)
 	struct fl_evictor *ev = &rt->evictor;
 	ev->wake_fd = -1;
 	atomic_store(&ev->sleeping, true);
+	atomic_store(&ev->tid, 0); /* in a forked child: the parent's evictor does not run here */
 	if (rt->local_limit_pages < FL_EVICTOR_MIN_PAGES || ev->off)
 		return;
 	int fd = eventfd(0, EFD_CLOEXEC);

@@ -131,6 +131,7 @@ struct fl_runtime {
 		_Atomic bool sleeping;
 		bool off;                    /* FAULTLINE_EVICT_INLINE=1 */
 		int pidfd;                   /* this process, for batched drops (process_madvise); -1 = none */
+		_Atomic int tid;             /* its thread id once running (for its CPU time); 0 = none */
 	} evictor;
 	struct fl_evict_stats evict;
 	struct fl_stream evict_log;          /* evict_log.c: the evictor thread's eviction events */

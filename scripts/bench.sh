@@ -586,7 +586,16 @@ bench_evict() {
 				add "ev_cpu_$who" "$(ev_phase_sum ev cpu_ns)"
 				add "ev_wall_$who" "$(ev_phase_sum ev ns)"
 				add "ev_pass_$who" "$(ev_pass_avg ev ns)"
-				[ "$who" = small ] && add ev_evicted_small "$(stat_sum ev evictions)"
+				if [ "$who" = small ]; then
+					add ev_evicted_small "$(stat_sum ev evictions)"
+					# where the CPU went, per fault (stats.json): handlers, evictor, the rest (the program's thread)
+					local f c h e; f=$(stat_sum ev faults_total) c=$(stat_sum ev cpu_ns) h=$(stat_sum ev handler_cpu_ns) e=$(stat_sum ev evictor_cpu_ns)
+					if [ -n "$f" ] && [ -n "$c" ] && [ -n "$h" ] && [ -n "$e" ]; then   # (awk: sums print as 2.4e+09)
+						add ev_hcpu_small "$(awk -v h="$h" -v f="$f" 'BEGIN { if (f > 0) print h / f }')"
+						add ev_ecpu_small "$(awk -v e="$e" -v f="$f" 'BEGIN { if (f > 0) print e / f }')"
+						add ev_rcpu_small "$(awk -v c="$c" -v h="$h" -v e="$e" -v f="$f" 'BEGIN { if (f > 0) print (c - h - e) / f }')"
+					fi
+				fi
 			fi
 			drop ev
 		done
@@ -635,7 +644,8 @@ table_evict() {
 	local base="skipped: ${EV_SWAP_SKIP:-}"
 	if [ "${EV_SWAP:-0}" = 1 ]; then
 		row E3a "Eviction: fill + two reads of $EV_MIB MiB, CPU: kernel swap (memory cgroup ${EV_L} MiB + swap file) vs faultline -L ${EV_L}M" \
-			"$(cell ev_cpu_kernel s 1e-9)" "$(cell ev_cpu_small s 1e-9)" "$(ratio ev_cpu_small ev_cpu_kernel)" "$(runs_of ev_cpu_kernel)" "target ≤ 1.0×"
+			"$(cell ev_cpu_kernel s 1e-9)" "$(cell ev_cpu_small s 1e-9)" "$(ratio ev_cpu_small ev_cpu_kernel)" "$(runs_of ev_cpu_kernel)" \
+			"target ≤ 1.0×; faultline's CPU per fault (stats.json): handler threads $(cell ev_hcpu_small µs 0.001), evictor $(cell ev_ecpu_small µs 0.001), the program's thread and the rest $(cell ev_rcpu_small µs 0.001)"
 		row E3b "Eviction: fill + two reads of $EV_MIB MiB, wall: kernel swap vs faultline -L ${EV_L}M" \
 			"$(cell ev_wall_kernel s 1e-9)" "$(cell ev_wall_small s 1e-9)" "$(ratio ev_wall_small ev_wall_kernel)" "$(runs_of ev_wall_kernel)" "target ≤ 1.0×"
 	else

@@ -72,6 +72,11 @@
 #define FL_STATS_HANDLER_WAKEUPS      "handler_wakeups"
 #define FL_STATS_HANDLER_EMPTY_WAKEUPS "handler_empty_wakeups"
 #define FL_STATS_TRACE_WRITE_WAIT_NS  "trace_write_wait_ns"
+/* CPU time (ns) when stats.json was written: the whole process, and of it the fault handler
+ * threads and the evictor thread (the rest: the program's threads and the runtime's others) */
+#define FL_STATS_CPU_NS               "cpu_ns"
+#define FL_STATS_HANDLER_CPU_NS       "handler_cpu_ns"
+#define FL_STATS_EVICTOR_CPU_NS       "evictor_cpu_ns"
 #define FL_STATS_RESIDENT_AT_EXIT     "resident_bytes_at_exit"
 #define FL_STATS_PEAK_RESIDENT        "peak_resident_bytes"
 #define FL_STATS_LOCAL_LIMIT          "local_limit_bytes"
