@@ -10,7 +10,7 @@
  * of FL_FAULT_SOFT, and counted apart (stats.json "access_samples", never in faults_total).
  * --mrc: fl_probe_note (after every served fault) hands a touched sample page to the prober
  * through a per-handler ring (one producer, one consumer, no lock, no allocation); it is armed
- * again once PROBE_MRC_GAP accesses to other sample pages were seen (below), by the handler of
+ * again once mrc_gap accesses to other sample pages were seen (below), by the handler of
  * the touching thread's next fault or at the prober's next tick (FAULTLINE_PROBE_PERIOD_US, 1 ms
  * by default). --sample-accesses: the prober sees the claim (the page's PROBE_ARMED flag
  * cleared) at its next tick and re-arms the page PROBE_ACCESS_REARM_MS later.
@@ -90,10 +90,10 @@ struct probe_ring {
 };
 
 /* --mrc: a touched sample page is armed again once the program has gone on to other sample
- * pages: when PROBE_MRC_GAP more accesses to sample pages (faults on them, any thread: the
+ * pages: when mrc_gap (record --mrc-gap, default 4) more accesses to sample pages (faults on them, any thread: the
  * counter mrc_progress) have been seen since its touch. The gap is counted in accesses, not in
- * time: a reuse is missed only when fewer than PROBE_MRC_GAP other sample pages were touched
- * in between (a reuse distance below PROBE_MRC_GAP / rate pages, a hit for every -L the curve
+ * time: a reuse is missed only when fewer than mrc_gap other sample pages were touched
+ * in between (a reuse distance below mrc_gap / rate pages, a hit for every -L the curve
  * predicts), whatever the program's speed. A time gap (1 ms, as before) lost most reuses of a
  * fast scan (sqlite3: 7,079 seen at 1 page in 8 where 1 in 1, 25x slower, saw 8x as many per
  * page) and made the prediction depend on how fast the recording ran.
@@ -101,7 +101,6 @@ struct probe_ring {
  * faults; the prober's tick re-arms the others (threads that stopped faulting, full lists). */
 #define PROBE_THREADS 1024        /* threads followed (open addressing by tid); others: ticks only */
 #define PROBE_THREAD_PAGES 32     /* recent sample pages per thread */
-#define PROBE_MRC_GAP 4           /* sample accesses between a touch and the page's re-arm */
 struct probe_thread {
 	_Atomic uint32_t tid;         /* 0 = free slot */
 	uint32_t npages;
@@ -132,7 +131,7 @@ struct fl_probe {
 	struct probe_ring rings[FL_MAX_HANDLERS];
 	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
 	_Atomic uint64_t mrc_progress;       /* --mrc: faults on sample pages so far (first touches and re-touches) */
-	uint64_t mrc_gap;                    /* --mrc: PROBE_MRC_GAP, or FAULTLINE_PROBE_MRC_GAP */
+	uint64_t mrc_gap;                    /* --mrc: FAULTLINE_PROBE_MRC_GAP (record --mrc-gap) */
 	/* the prober thread's own state */
 	pthread_t thread;
 	bool thread_started;
@@ -181,7 +180,9 @@ int fl_probe_setup(struct fl_runtime *rt)
 	if (rt->local_limit_pages && max > rt->local_limit_pages / 16)
 		max = rt->local_limit_pages / 16;
 	p->mrc_max_pages = (uint32_t)(max < 64 ? 64 : max > (1u << 24) ? (1u << 24) : max);
-	p->mrc_gap = fl_env_u64(FL_ENV_PROBE_MRC_GAP, PROBE_MRC_GAP);
+	p->mrc_gap = fl_env_u64(FL_ENV_PROBE_MRC_GAP, FL_PROBE_MRC_GAP_DEFAULT);
+	if (p->mrc_gap < 1)
+		p->mrc_gap = 1;
 	p->access_rate = rate;
 	p->flags = reserve(rt->region_pages, "mmap(access prober page flags)");
 	p->armed_epoch = reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
@@ -563,6 +564,7 @@ void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_META_MRC_RATE_DENOMINATOR, p && p->mrc ? p->mrc_denominator : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_THRESHOLD, p && p->mrc ? p->mrc_threshold_start : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_MAX_PAGES, p && p->mrc ? p->mrc_max_pages : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_GAP, p && p->mrc ? p->mrc_gap : 0);
 	fl_buf_json_key_u64(b, FL_META_SAMPLE_ACCESSES_RATE, p ? p->access_rate : 0);
 	fl_buf_json_key_u64(b, FL_META_PROBE_PERIOD_NS, p ? p->period_ns : 0);
 }

@@ -40,8 +40,9 @@
                                                         reuse distances; 0 or unset = off */
 #define FL_ENV_PROBE_MRC_MAX "FAULTLINE_PROBE_MRC_MAX" /* most pages sampled at once (fixed-size
                                                         SHARDS: the rate drops beyond); default 8192 */
-#define FL_ENV_PROBE_MRC_GAP "FAULTLINE_PROBE_MRC_GAP" /* --mrc: accesses to other sample pages before a
-                                                        touched one is armed again; default 4 */
+#define FL_ENV_PROBE_MRC_GAP "FAULTLINE_PROBE_MRC_GAP" /* record --mrc-gap N: accesses to other sample
+                                                        pages before a touched one is armed again */
+#define FL_PROBE_MRC_GAP_DEFAULT 4
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */
 #define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */

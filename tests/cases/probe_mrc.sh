@@ -75,6 +75,14 @@ fifo_pred=$("$FAULTLINE" mrc "$WORK/$name" --policy fifo --format csv --at 16M |
 echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measured"
 "$FAULTLINE" mrc "$WORK/$name" --format json | "$PY" -c 'import json,sys; assert json.load(sys.stdin)["policy"] == "clock"' ||
 	fail "mrc --format json does not name the default policy clock"
+# --mrc-gap: a page is re-armed after N accesses to other sampled pages (meta.json says N), so a
+# larger gap sees fewer re-touches (a loop's page is reused after its array's other pages, at most
+# 40 % of 64 MiB: ~820 sampled pages, so a gap of 4096 sampled accesses sees next to none)
+mrc_gap_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))["mrc_gap"])' "$WORK/$1"; }
+check_eq "$name meta mrc_gap (default)" "$(mrc_gap_of "$name")" 4
+expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 4096 -- "$PLANTED/mrc_loops" "$total" "$loops"
+check_eq "loops-gap meta mrc_gap" "$(mrc_gap_of loops-gap)" 4096
+check_ge "access samples with gap 4 (default) >= 10 x those with gap 4096" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
 
