@@ -10,6 +10,8 @@
 #   - --folded writes difffolded's "stack A B" lines (main's own: 1024 4096); the differential flame
 #     graph is well-formed SVG whose main frame is red (grew), its tooltip with A and B as the folded
 #     stacks through main sum them;
+#   - across policies (fifo vs clock at -L 2M) and program versions (cyclic_scan rebuilt with other
+#     function addresses): rows equal the reports' difference; the versions' rows all match, delta 0;
 #   - bad input: one recording, three, a missing one (exit 2, 2, 1), a bad --kind (exit 2).
 . "$(dirname "$0")/../lib.sh"
 
@@ -94,6 +96,43 @@ check(len(mains) == 1 and want in mains[0].find(ns + "title").text and "self 4,0
       mains[0].find(ns + "rect").get("fill", "").startswith("#ff"), "flame graph: main is red, tooltip %r has %r" %
       (mains[0].find(ns + "title").text if mains else None, want))
 sys.exit(1 if errors else 0)
+PYEOF
+
+# across policies and across program versions: the same scan at -L 2M under clock (the default),
+# and a second build of cyclic_scan.c whose functions all start elsewhere (-falign-functions=1024:
+# same source lines, other addresses). Each diff's rows equal its two reports' difference; the
+# version diff matches every frame by function and file:line, so each row's delta is 0.
+expect_record small-clock -L 2M -- "$PLANTED/cyclic_scan" 1024 4
+gcc -std=gnu11 -O2 -g -fomit-frame-pointer -falign-functions=1024 -o "$WORK/cyclic_scan_v2" \
+	"$ROOT/tests/planted/cyclic_scan.c" -lpthread || fail "cannot build the second version of cyclic_scan"
+[ "$(nm "$PLANTED/cyclic_scan" | awk '$3 == "main" {print $1}')" != "$(nm "$WORK/cyclic_scan_v2" | awk '$3 == "main" {print $1}')" ] ||
+	fail "the second build's main is at the same address"
+expect_record small-v2 --policy fifo -L 2M -- "$WORK/cyclic_scan_v2" 1024 4
+for pair in "policy:$B:$WORK/small-clock" "version:$B:$WORK/small-v2"; do
+	name=${pair%%:*} rest=${pair#*:}
+	run "$name.a.csv" "$FAULTLINE" report "${rest%%:*}" --format csv --top 0
+	run "$name.b.csv" "$FAULTLINE" report "${rest#*:}" --format csv --top 0
+	run "$name.diff.csv" "$FAULTLINE" diff "${rest%%:*}" "${rest#*:}" --format csv --top 0
+done
+"$PY" - "$WORK" <<'PYEOF' || fail "diff across policies / versions"
+import collections, csv, os, sys
+work = sys.argv[1]
+def rows(name):
+    return list(csv.DictReader(open(os.path.join(work, name))))
+bad = []
+for name in ("policy", "version"):
+    want = collections.defaultdict(lambda: [0, 0])
+    for side in (0, 1):
+        for r in rows("%s.%s.csv" % (name, "ab"[side])):
+            want[(r["function"], r["file"], r["line"])][side] += int(r["faults"])
+    got = {(r["function"], r["file"], r["line"]): (int(r["a"]), int(r["b"]), int(r["delta"])) for r in rows(name + ".diff.csv")}
+    same = got == {k: (a, b, b - a) for k, (a, b) in want.items()}
+    print(("ok " if same else "FAIL: ") + "%s diff: %d rows = the two reports' difference" % (name, len(got)))
+    bad += [] if same else [name]
+got = rows("version.diff.csv")
+zero = got and all(int(r["delta"]) == 0 and int(r["a"]) > 0 for r in got)
+print(("ok " if zero else "FAIL: ") + "version diff: %d rows, every one matched with delta 0" % len(got))
+sys.exit(1 if bad or not zero else 0)
 PYEOF
 
 RC=0; "$FAULTLINE" diff "$A" >/dev/null 2>"$WORK/e" || RC=$?
