@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void lock(struct fl_stream *s)
@@ -66,17 +67,25 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 }
 
 /* For flushes at exit, possibly from a fatal signal's handler that interrupted the stream's
- * own thread inside fl_stream_append: give up after a while instead of waiting forever. */
+ * own thread inside fl_stream_append: give up after a while instead of waiting forever. The
+ * while is ~100 ms, not a number of yields: a thread in the middle of an append on a loaded
+ * machine may be off the CPU longer than 1000 yields take, and the records already in the buffer
+ * (stack definitions that faults written elsewhere name) were lost with it (st_fatal saw a fault
+ * whose stack was never written, once in ~30 runs at load 10). */
 bool fl_stream_try_flush(struct fl_stream *s)
 {
 	int saved = errno;
+	struct timespec ms = { 0, 1000000 };
 	for (int tries = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire); tries++) {
-		if (tries == 1000) {
+		if (tries == 1100) {
 			atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len);
 			errno = saved;
 			return false;
 		}
-		sched_yield();
+		if (tries < 1000)
+			sched_yield();
+		else
+			nanosleep(&ms, NULL);
 	}
 	if (s->len)
 		write_out(s);
