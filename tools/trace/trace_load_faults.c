@@ -568,9 +568,14 @@ static int join_context(struct loader *ld, unsigned char *data, size_t i, uint64
 		return fl_load_fail_at(ld, at + context_field(ld->version, offsetof(struct fl_fault_context, npmu)),
 				       "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
 	size_t stack_at = context_field(ld->version, offsetof(struct fl_fault_context, stack_id));
+	uint32_t recorded_stack = c.stack_id;
 	if (fl_load_check_stack_ref(ld, &c.stack_id, at + stack_at, "context record", i) < 0)
 		return -1;
-	memcpy(data + at + stack_at, &c.stack_id, sizeof(c.stack_id)); /* cleared when dangling */
+	if (c.stack_id != recorded_stack) { /* cleared: dangling in a trace that may be cut */
+		if (fl_trace_file_make_writable(ld->path, &proc->priv->contexts_file, ld->err, ld->errlen) < 0)
+			return -1;
+		memcpy(data + at + stack_at, &c.stack_id, sizeof(c.stack_id));
+	}
 	const struct fl_fault *found = fl_process_fault_by_seq(proc, c.seq);
 	if (!found)
 		return fl_load_dangling(ld, at, "context record %zu: seq %llu is not in %s/%s", i,
@@ -598,7 +603,7 @@ int fl_load_contexts(struct loader *ld)
 
 	if (rc <= 0)
 		return rc;
-	unsigned char *data = (unsigned char *)file->data; /* a private writable mapping */
+	unsigned char *data = (unsigned char *)file->data; /* private: written only when made writable */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = ld->data_offset + (uint64_t)i * ld->record_size;
 		rc = join_context(ld, data, i, at);
