@@ -68,7 +68,7 @@ static int evictions(struct report *r, char *err, size_t errlen)
 		struct fl_evictions ev;
 		if (r->o->pid && proc->pid != r->o->pid)
 			continue;
-		if (fl_evictions_load(proc, &ev, err, errlen) < 0)
+		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) /* counted: any order */
 			return -1;
 		if (ev.warning[0])
 			report_warn(&r->warnings, "%s", ev.warning);
