@@ -520,16 +520,25 @@ int fl_load_fault_joins(struct loader *ld)
 	uint32_t version = proc->priv->fault_version;
 	size_t obj_stack = version == 1 ? FL_FAULT_RECORD_V1_OBJ + 20 : offsetof(struct fl_fault_record, obj_stack_id);
 
+	/* the last stack ids found defined (0 after one was dropped): runs of faults share their stacks */
+	uint32_t known_stack = 0, known_obj_stack = 0;
+
 	if (fl_load_set_path(ld, FL_FILE_NAME_FAULTS) < 0)
 		return -1;
 	for (size_t k = 0; k < proc->nfaults; k++) {
 		struct fl_fault_record *r = &proc->faults[k].rec;
 		size_t i = ld->fault_file_index[k];
 		uint64_t at = fault_offset(proc, i);
-		if (fl_load_check_stack_ref(ld, &r->stack_id, at + fault_layout(version)->stack_id, "fault record", i) < 0 ||
-		    ((r->flags & FL_FAULT_OBJECT) &&
-		     fl_load_check_stack_ref(ld, &r->obj_stack_id, at + obj_stack, "fault record", i) < 0))
-			return -1;
+		if (r->stack_id != known_stack) {
+			if (fl_load_check_stack_ref(ld, &r->stack_id, at + fault_layout(version)->stack_id, "fault record", i) < 0)
+				return -1;
+			known_stack = r->stack_id; /* defined (0 when it was not: dropped) */
+		}
+		if ((r->flags & FL_FAULT_OBJECT) && r->obj_stack_id != known_obj_stack) {
+			if (fl_load_check_stack_ref(ld, &r->obj_stack_id, at + obj_stack, "fault record", i) < 0)
+				return -1;
+			known_obj_stack = r->obj_stack_id;
+		}
 	}
 	fl_load_report_dangling(ld, "fault stack ids");
 	return 0;
