@@ -10,7 +10,12 @@
 #              BENCH_RUNS  runs per measurement (default 5, quick 3; row 1 takes 2 more when > 3)
 #              FAULTLINE_OLD  another build's faultline (e.g. main's, built in a scratch checkout): row 5
 #                          then times its report and this one's side by side, run by run, on one
-#                          recording the old build made (its trace format, which both read)
+#                          recording the old build made (its trace format, which both read), and says
+#                          each run's faults/s (wall and CPU) and new/old ratio on stderr as it goes
+#
+# Row 5 reports on its own recording, fill REP_MIB at -L REP_L (full run: 1400 MiB at -L 16M, about
+# 1.07 M faults, issue 14's size; quick: the fill of row H): faults per second end to end by wall
+# time, and by the verb's CPU time (user + system), which the machine's load disturbs less.
 #
 # This machine is a noisy 2-vCPU VM: absolute times mean little, so every baseline is measured in the
 # same loop as faultline, run by run (the order alternates between runs), and each ratio is taken per
@@ -60,6 +65,7 @@ if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-3}; R1=$RUNS; TMO=60
 	TOUCH_PAGES=4096; OTHER_PAGES=1024
 	FILL_MIB=16; FILL_L=4
+	REP_MIB=16; REP_L=4      # row 5's recording
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
@@ -70,6 +76,7 @@ else
 	RUNS=${BENCH_RUNS:-5}; R1=$RUNS; [ "$RUNS" -gt 3 ] && R1=$((RUNS + 2)); TMO=300
 	TOUCH_PAGES=16384; OTHER_PAGES=4096   # the other-CPU reference costs 0.2-0.7 ms a fault
 	FILL_MIB=256; FILL_L=64
+	REP_MIB=1400; REP_L=16   # row 5: about 1.07 M faults, issue 14's size
 	SQL_ROWS=150000; PY_N=150000; SORT_LINES=500000
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
@@ -788,55 +795,84 @@ table_tracing() {
 # ---------------------------------------------------------------------------------------------
 # Rows 5, 6, 9: report, flamegraph, far stores — measured once they exist.
 
-# A recording to report on: row H's fill (full run: 196,643 faults, about fltrace's 204,845 rows),
-# kept from row H or made here.
+# A recording to report on, NAME: fill MIB at -L L_MiB. Row 6's is row H's fill (full run: 196,643
+# faults, about fltrace's 204,845 rows), kept from row H or made here; row 5's is bigger (REP_MIB).
 report_input() {
-	[ -d "$REC/rin" ] && return 0
+	local name=$1 mib=$2 l=$3
+	[ -d "$REC/$name" ] && return 0
 	if [ -n "${FAULTLINE_OLD:-}" ]; then   # a recording both builds read: the old build's format
 		local new=$FAULTLINE
 		FAULTLINE=$FAULTLINE_OLD
-		rec rin -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$(dirname "$FAULTLINE_OLD")/tests/fill" "$FILL_MIB"
+		rec "$name" -L "${l}M" -M "$((mib * 2))M" -- "$(dirname "$FAULTLINE_OLD")/tests/fill" "$mib"
 		FAULTLINE=$new
 	else
-		rec rin -L "${FILL_L}M" -M "$((FILL_MIB * 2))M" -- "$FILL" "$FILL_MIB"
+		rec "$name" -L "${l}M" -M "$((mib * 2))M" -- "$FILL" "$mib"
 	fi
 	[ "$RC" -eq 0 ]
 }
 
-# time_verb BINARY VERB KEY ARGS...: one timed run of BINARY VERB on the report input, as records/s.
-time_verb() {
-	local bin=$1 verb=$2 key=$3; shift 3
-	log "\$ $bin $verb $REC/rin $*"
-	local t0=$EPOCHREALTIME t1
-	(cd "$WORK/verb-cwd" && timeout -k 5 "$TMO" "$bin" "$verb" "$REC/rin" "$@") >/dev/null 2>"$REC/verb.err" </dev/null
-	RC=$?; t1=$EPOCHREALTIME
-	ok verb "$key" || return 1
-	add "$key" "$(awk -v f="$faults" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print f / (us / 1e6) }')"
-	add "${key}_secs" "$(( ${t1/./} - ${t0/./} ))"
+# children_cpu: sets CHILD_CPU_US to the user + system CPU time of this shell's children waited
+# for so far, in microseconds (bash's times, no fork: a child's own count would start at zero).
+children_cpu() {
+	local line u s us=0 t m sec
+	times >"$WORK/times.txt"
+	{ read -r line; read -r u s; } <"$WORK/times.txt"
+	for t in "$u" "$s"; do   # "1m2.345s"
+		m=${t%%m*}; sec=${t#*m}; sec=${sec%s}
+		us=$(( us + (m * 60 + ${sec%.*}) * 1000000 + 10#${sec#*.} * 1000 ))
+	done
+	CHILD_CPU_US=$us
 }
 
-# bench_verb VERB KEY: time `faultline VERB DIR` per run, as trace records per second (visualize
-# writes its SVGs to a scratch directory, not into the recording).
+# time_verb BINARY VERB KEY INPUT ARGS...: one timed run of BINARY VERB on the recording INPUT, as
+# faults per second end to end: KEY by wall time, KEY_cpu by the verb's CPU time (user + system).
+time_verb() {
+	local bin=$1 verb=$2 key=$3 input=$4; shift 4
+	log "\$ $bin $verb $REC/$input $*"
+	local t0=$EPOCHREALTIME t1 cpu0
+	children_cpu; cpu0=$CHILD_CPU_US
+	(cd "$WORK/verb-cwd" && timeout -k 5 "$TMO" "$bin" "$verb" "$REC/$input" "$@") >/dev/null 2>"$REC/verb.err" </dev/null
+	RC=$?; t1=$EPOCHREALTIME
+	children_cpu
+	ok verb "$key" "${key}_cpu" || return 1
+	add "$key" "$(awk -v f="$faults" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print f / (us / 1e6) }')"
+	add "${key}_cpu" "$(awk -v f="$faults" -v us=$(( CHILD_CPU_US - cpu0 )) 'BEGIN { if (us > 0) print f / (us / 1e6) }')"
+	add "${key}_secs" "$(( ${t1/./} - ${t0/./} ))"
+	add "${key}_cpu_secs" "$(( CHILD_CPU_US - cpu0 ))"
+}
+
+# last_k KEY: the last sample of KEY in thousands (for the per-run lines).
+last_k() { awk '{ v = $1 } END { if (NR) printf "%.0f", v / 1000; else print "?" }' "$S/$1" 2>/dev/null; }
+
+# bench_verb VERB KEY: time `faultline VERB DIR` per run, as faults per second (visualize writes its
+# SVGs to a scratch directory, not into the recording). Report runs side by side with FAULTLINE_OLD
+# when it is set, each run said on stderr: both rates and the ratio of that run.
 bench_verb() {
-	local verb=$1 key=$2 i faults row=5 args=()
-	[ "$verb" = visualize ] && { row=6; args=(-o "$WORK/verb-out"); }
+	local verb=$1 key=$2 i faults row=5 args=() input=rep
+	[ "$verb" = visualize ] && { row=6; args=(-o "$WORK/verb-out"); input=rin; }
 	budget_ok "row $row" "$EPOCHREALTIME" 1 || return
-	report_input || { ok rin "$key"; return; }
-	faults=$(stat_sum rin faults_total)
+	if [ "$input" = rep ]; then report_input rep "$REP_MIB" "$REP_L"; else report_input rin "$FILL_MIB" "$FILL_L"; fi ||
+		{ ok "$input" "$key" "${key}_cpu"; return; }
+	faults=$(stat_sum "$input" faults_total)
 	mkdir -p "$WORK/verb-cwd"
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$RUNS"); do
 		budget_ok "row $row" "$sec_start" "$i" || break
 		if [ "$verb" = report ] && [ -n "${FAULTLINE_OLD:-}" ]; then   # old and new, alternating
 			if [ $((i % 2)) = 1 ]; then
-				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "${args[@]}" || return
-				time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
+				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "$input" "${args[@]}" || return
+				time_verb "$FAULTLINE" "$verb" "$key" "$input" "${args[@]}" || return
 			else
-				time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
-				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "${args[@]}" || return
+				time_verb "$FAULTLINE" "$verb" "$key" "$input" "${args[@]}" || return
+				time_verb "$FAULTLINE_OLD" "$verb" "${key}_old" "$input" "${args[@]}" || return
 			fi
+			say "row $row run $i: this build $(last_k "$key") k faults/s wall, $(last_k "${key}_cpu") k/s CPU;" \
+				"old $(last_k "${key}_old") k/s wall, $(last_k "${key}_old_cpu") k/s CPU;" \
+				"new/old $(awk -v a="$(tail -n 1 "$S/$key")" -v b="$(tail -n 1 "$S/${key}_old")" 'BEGIN { printf "%.2f", a / b }')× wall," \
+				"$(awk -v a="$(tail -n 1 "$S/${key}_cpu")" -v b="$(tail -n 1 "$S/${key}_old_cpu")" 'BEGIN { printf "%.2f", a / b }')× CPU"
 		else
-			time_verb "$FAULTLINE" "$verb" "$key" "${args[@]}" || return
+			time_verb "$FAULTLINE" "$verb" "$key" "$input" "${args[@]}" || return
+			say "row $row run $i: $(last_k "$key") k faults/s wall, $(last_k "${key}_cpu") k/s CPU"
 		fi
 	done
 	add "${key}_records" "$faults"
@@ -862,7 +898,7 @@ bench_later_rows() {
 	if [ "$HAS_REPORT" = 1 ]; then say "row 5: report speed"; bench_verb report rep_speed; fi
 	if [ "$HAS_VISUALIZE" = 1 ]; then say "row 6: flamegraph"; bench_verb visualize vis_speed; fi
 	if [ "$HAS_FAR_FILE" = 1 ]; then say "row 9: far stores"; bench_far; fi
-	drop rin
+	drop rin; drop rep
 }
 
 # verb_row ID WHAT KEY BASE_RATE BASE_TEXT
@@ -876,14 +912,19 @@ verb_row() {
 }
 
 table_later_rows() {
+	local rep_what="fill $REP_MIB at -L ${REP_L}M, $(cell rep_speed_records faults)"
 	if [ "$HAS_REPORT" = 1 ] && [ -s "$S/rep_speed_old" ]; then
-		row 5 "Report speed: faultline report DIR, trace records per second (old build vs this one)" \
-			"$(cell rep_speed_old "k records/s" 0.001)" "$(cell rep_speed "k records/s" 0.001)" \
+		row 5 "Report speed: faultline report DIR, faults per second end to end, wall (old build vs this one)" \
+			"$(cell rep_speed_old "k faults/s" 0.001)" "$(cell rep_speed "k faults/s" 0.001)" \
 			"$(ratio rep_speed rep_speed_old)" "$(runs_of rep_speed)" \
-			"old: $FAULTLINE_OLD, side by side on one recording it made (fill $FILL_MIB at -L ${FILL_L}M, $(cell rep_speed_records records)); this build $(cell rep_speed_secs s 1e-6), old $(cell rep_speed_old_secs s 1e-6) per run; fltrace report: 310 k records/s (notes/fltrace.md §7)"
+			"old: $FAULTLINE_OLD, side by side on one recording it made ($rep_what); by CPU time (user + system): this build $(cell rep_speed_cpu "k faults/s" 0.001), old $(cell rep_speed_old_cpu "k faults/s" 0.001), $(ratio rep_speed_cpu rep_speed_old_cpu); this build $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU, old $(cell rep_speed_old_secs s 1e-6) wall, $(cell rep_speed_old_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; fltrace report: 310 k records/s (notes/fltrace.md §7)"
 	elif [ "$HAS_REPORT" = 1 ]; then
-		verb_row 5 "Report speed: faultline report DIR, trace records per second" rep_speed 310369 \
-			"baseline: fltrace report, 204,845 rows in 0.66 s (notes/fltrace.md §7, not side by side)"
+		echo 310369 >"$S/rep_speed_base1"
+		[ -s "$S/rep_speed" ] && sed "s/.*/310369/" "$S/rep_speed" >"$S/rep_speed_base"
+		row 5 "Report speed: faultline report DIR, faults per second end to end, wall" \
+			"$(cell rep_speed_base1 "k records/s" 0.001)" "$(cell rep_speed "k faults/s" 0.001)" \
+			"$(ratio rep_speed rep_speed_base)" "$(runs_of rep_speed)" \
+			"baseline: fltrace report, 204,845 rows in 0.66 s (notes/fltrace.md §7, not side by side); recording of $rep_what; by CPU time (user + system) $(cell rep_speed_cpu "k faults/s" 0.001); $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; FAULTLINE_OLD=another build's faultline times both side by side"
 	else
 		row_unbuilt 5 "Report speed: faultline report DIR, trace records per second" "faultline help does not list report"
 	fi

@@ -45,7 +45,7 @@ static void write_file(const struct fl_file_header *h, const struct fl_evict_rec
 static int load(const struct fl_process *proc, struct fl_evictions *ev, char *err, size_t errlen)
 {
 	err[0] = '\0';
-	return fl_evictions_load(proc, ev, err, errlen);
+	return fl_evictions_load(proc, FL_EVICTIONS_BY_TIME, ev, err, errlen);
 }
 
 int main(void)
@@ -84,11 +84,19 @@ int main(void)
 	CHECK(strstr(ev.warning, "truncated at offset 136 (3 complete records; 10 bytes") != NULL, "cut tail: %s",
 	      ev.warning);
 	fl_evictions_free(&ev);
+	REQUIRE(fl_evictions_load(&proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, sizeof(err)) == 0, "read: %s", err);
+	CHECK(ev.n == 3 && ev.recs[0].time_ns == 30 && ev.recs[1].time_ns == 10 && ev.recs[2].time_ns == 20 &&
+	      ev.file.map.data && !ev.sorted, "as written: file order, in the mapping (%zu)", ev.n);
+	fl_evictions_free(&ev);
 
 	h.record_size = sizeof(struct fl_evict_record) + 16;
 	write_file(&h, recs, 3, 0, 64);
 	CHECK(load(&proc, &ev, err, sizeof(err)) == 0 && ev.n == 3 && !ev.warning[0] && ev.recs[2].addr == REGION + 8192,
 	      "40-byte records read by their 24-byte prefix (%s)", err);
+	fl_evictions_free(&ev);
+	CHECK(fl_evictions_load(&proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, sizeof(err)) == 0 && ev.n == 3 &&
+	      ev.recs[0].addr == REGION + 8192 && ev.recs[1].flags == FL_EVICT_DIRTY && !ev.file.map.data,
+	      "40-byte records as written: copied by their prefix (%s)", err);
 	fl_evictions_free(&ev);
 
 	h = header();

@@ -467,10 +467,32 @@ static int clip_and_nest(struct ctx *c, struct ranges_proc *rp)
 
 /* ---------------------------------------------------------------- attribution */
 
-static int cmp_u64(const void *pa, const void *pb)
+/* A run of faults of one range on one allocation: key range << 32 | alloc index. */
+struct pair_run {
+	uint64_t key, faults;
+};
+
+static int by_key(const void *pa, const void *pb)
 {
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	uint64_t a = ((const struct pair_run *)pa)->key, b = ((const struct pair_run *)pb)->key;
 	return a < b ? -1 : a > b;
+}
+
+/* Appends *run to the runs (when it holds faults) and empties it. -1 on ENOMEM. */
+static int flush_run(struct pair_run *run, struct pair_run **runs, size_t *n, size_t *cap)
+{
+	if (run->faults == 0)
+		return 0;
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 4096;
+		struct pair_run *grown = realloc(*runs, ncap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		*runs = grown, *cap = ncap;
+	}
+	(*runs)[(*n)++] = *run;
+	run->faults = 0;
+	return 0;
 }
 
 /* Per (range, allocation): how many faults. */
@@ -759,11 +781,12 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	}
 	/* ranges in address order (lo, hi descending) for the scan */
 	uint32_t *order = malloc(nr * sizeof(*order));
-	uint64_t *pairs = NULL;
 	uint64_t *span = malloc(2 * nr * sizeof(*span)); /* per range: its first and last fault's time */
+	struct pair_run *pending = calloc(nr, sizeof(*pending)); /* per range: its current run */
+	struct pair_run *pairs = NULL;
 	size_t npairs = 0, cap = 0;
 	int rc = -1;
-	if (!order || !span)
+	if (!order || !span || !pending)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
 		span[2 * i] = UINT64_MAX, span[2 * i + 1] = 0;
@@ -796,33 +819,35 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 			span[2 * order[k] + 1] = fault->rec.time_ns;
 			if (fault->alloc == FL_NONE)
 				r->unattributed++;
-			if (npairs == cap) {
-				size_t ncap = cap ? 2 * cap : 4096;
-				uint64_t *np = realloc(pairs, ncap * sizeof(*np));
-				if (!np)
-					goto out;
-				pairs = np, cap = ncap;
-			}
-			pairs[npairs++] = (uint64_t)order[k] << 32 | fault->alloc;
+			/* consecutive faults of a range mostly hit one allocation: counted as a run */
+			uint64_t key = (uint64_t)order[k] << 32 | fault->alloc;
+			struct pair_run *run = &pending[order[k]];
+			if (run->faults && run->key != key && flush_run(run, &pairs, &npairs, &cap) < 0)
+				goto out;
+			run->key = key;
+			run->faults++;
 		}
 	}
-	qsort(pairs, npairs, sizeof(*pairs), cmp_u64);
+	for (size_t i = 0; i < nr; i++)
+		if (flush_run(&pending[i], &pairs, &npairs, &cap) < 0)
+			goto out;
+	qsort(pairs, npairs, sizeof(*pairs), by_key);
 	/* counts per (range, alloc), then sorted by (range, stack, faults desc) */
 	struct alloc_count *ac = malloc((npairs ? npairs : 1) * sizeof(*ac));
 	if (!ac)
 		goto out;
 	size_t nac = 0;
 	for (size_t i = 0; i < npairs; i++) {
-		uint32_t range = (uint32_t)(pairs[i] >> 32), alloc = (uint32_t)pairs[i];
+		uint32_t range = (uint32_t)(pairs[i].key >> 32), alloc = (uint32_t)pairs[i].key;
 		if (nac && ac[nac - 1].range == range && ac[nac - 1].alloc == alloc) {
-			ac[nac - 1].faults++;
+			ac[nac - 1].faults += pairs[i].faults;
 			continue;
 		}
 		ac[nac].range = range;
 		ac[nac].alloc = alloc;
 		ac[nac].stack_id = alloc == FL_NONE ? 0 : proc->allocs[alloc].stack_id;
 		ac[nac].snapshot = alloc == FL_NONE ? 0 : snapshot_at(proc, proc->allocs[alloc].time_ns);
-		ac[nac].faults = 1;
+		ac[nac].faults = pairs[i].faults;
 		nac++;
 	}
 	qsort(ac, nac, sizeof(*ac), by_range_stack);
@@ -843,6 +868,7 @@ out:
 	if (rc < 0)
 		set_err(c, "out of memory");
 	free(order);
+	free(pending);
 	free(pairs);
 	free(span);
 	return rc;

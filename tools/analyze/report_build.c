@@ -558,6 +558,8 @@ static int pmu_process(struct report *r, size_t p)
 	size_t nlast = 0, cap = 0;
 	uint32_t *rows = rows_of_contexts(r, p);
 	int rc = rows ? 0 : -1;
+	uint32_t prev_tid = 0;
+	uint64_t prev_slot = UINT64_MAX; /* the previous context's thread: runs of one thread are common */
 
 	for (size_t i = 0; i < proc->ncontexts && rc == 0; i++) {
 		const struct fl_fault_context *c = &proc->contexts[i];
@@ -565,6 +567,10 @@ static int pmu_process(struct report *r, size_t p)
 		uint64_t *slot;
 		if (c->npmu == 0)
 			continue;
+		if (prev_slot != UINT64_MAX && c->tid == prev_tid) {
+			add_deltas(r, p, c, rows[i], &last[prev_slot]);
+			continue;
+		}
 		if (!(slot = report_map_add(&by_tid, c->tid, 0, &added))) {
 			rc = -1;
 			break;
@@ -582,6 +588,8 @@ static int pmu_process(struct report *r, size_t p)
 			memset(&last[nlast], 0, sizeof(*last));
 			*slot = nlast++;
 		}
+		prev_tid = c->tid;
+		prev_slot = *slot;
 		add_deltas(r, p, c, rows[i], &last[*slot]);
 	}
 	free(rows);

@@ -9,17 +9,48 @@
 
 #include "evictions.h"
 
-static int compare_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The value at quantile Q of N sorted values (nearest rank). */
-static uint64_t quantile(const uint32_t *sorted, size_t n, double q)
+/* The rank (0-based) of quantile Q among N sorted values (nearest rank). */
+static size_t quantile_rank(size_t n, double q)
 {
 	size_t rank = (size_t)(q * (double)n + 0.999999);
-	return sorted[rank == 0 ? 0 : rank > n ? n - 1 : rank - 1];
+	return rank == 0 ? 0 : rank > n ? n - 1 : rank - 1;
+}
+
+#define NQUANTILES 3
+#define BUCKETS 65536
+
+/* The values of ranks K[0..NQUANTILES) (0-based, of N) among the N VALUES as if they were sorted,
+ * without sorting them: a radix select. The high 16 bits are counted in one pass; the low 16 bits
+ * of the values in the high buckets holding the wanted ranks in a second. -1 on ENOMEM. */
+static int select_ranks(const uint32_t *values, size_t n, const size_t *k, uint64_t *out)
+{
+	size_t *high = calloc((NQUANTILES + 1) * BUCKETS, sizeof(*high)), *low;
+	uint32_t bucket[NQUANTILES];
+	size_t rest[NQUANTILES];
+
+	if (!high)
+		return -1;
+	low = high + BUCKETS; /* NQUANTILES tables of the low bits */
+	for (size_t i = 0; i < n; i++)
+		high[values[i] >> 16]++;
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		bucket[q] = 0;
+		rest[q] = k[q];
+		while (rest[q] >= high[bucket[q]])
+			rest[q] -= high[bucket[q]++];
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t q = 0; q < NQUANTILES; q++)
+			if (values[i] >> 16 == bucket[q])
+				low[q * BUCKETS + (values[i] & 0xffff)]++;
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		uint32_t v = 0;
+		while (rest[q] >= low[q * BUCKETS + v])
+			rest[q] -= low[q * BUCKETS + v++];
+		out[q] = (uint64_t)bucket[q] << 16 | v;
+	}
+	free(high);
+	return 0;
 }
 
 static int service_times(struct report *r, char *err, size_t errlen)
@@ -49,11 +80,19 @@ static int service_times(struct report *r, char *err, size_t errlen)
 	}
 	out->service_n = n;
 	if (n) {
-		qsort(values, n, sizeof(*values), compare_u32);
-		out->service_p50 = quantile(values, n, 0.50);
-		out->service_p90 = quantile(values, n, 0.90);
-		out->service_p99 = quantile(values, n, 0.99);
-		out->service_max = values[n - 1];
+		size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+		uint64_t at[NQUANTILES];
+		if (select_ranks(values, n, ranks, at) < 0) {
+			free(values);
+			snprintf(err, errlen, "out of memory (service time percentiles)");
+			return -1;
+		}
+		out->service_p50 = at[0];
+		out->service_p90 = at[1];
+		out->service_p99 = at[2];
+		for (size_t i = 0; i < n; i++)
+			if (values[i] > out->service_max)
+				out->service_max = values[i];
 	}
 	free(values);
 	return 0;
@@ -68,7 +107,7 @@ static int evictions(struct report *r, char *err, size_t errlen)
 		struct fl_evictions ev;
 		if (r->o->pid && proc->pid != r->o->pid)
 			continue;
-		if (fl_evictions_load(proc, &ev, err, errlen) < 0)
+		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) /* counted: any order */
 			return -1;
 		if (ev.warning[0])
 			report_warn(&r->warnings, "%s", ev.warning);

@@ -854,7 +854,7 @@ static int write_evictions(struct exporter *x)
 		const struct fl_process *proc = &x->rec->procs[p];
 		uint32_t page_size = proc->page_size ? proc->page_size : 4096;
 		struct fl_evictions ev;
-		if (fl_evictions_load(proc, &ev, x->err, sizeof(x->err)) < 0) {
+		if (fl_evictions_load(proc, FL_EVICTIONS_BY_TIME, &ev, x->err, sizeof(x->err)) < 0) {
 			rc = -1;
 			break;
 		}

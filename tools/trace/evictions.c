@@ -1,5 +1,6 @@
-/* evictions.c: a process's evictions file (evictions.h): its records checked and put in time
- * order, on the side files' reader (side_file.c). */
+/* evictions.c: a process's evictions file (evictions.h): its records checked where they lie in the
+ * mapped file, and put in time order for the verbs that list them, on the side files' reader
+ * (side_file.c). */
 #include "evictions.h"
 
 #include <stddef.h>
@@ -62,31 +63,35 @@ static int sort_by_time(struct fl_evictions *ev)
 	if (i >= ev->n)
 		return 0; /* already in order (one writer) */
 	struct ordered *tmp = malloc(ev->n * sizeof(*tmp));
-	if (!tmp)
+	ev->sorted = malloc(ev->n * sizeof(*ev->sorted));
+	if (!tmp || !ev->sorted) {
+		free(tmp);
 		return -1;
+	}
 	for (i = 0; i < ev->n; i++)
 		tmp[i] = (struct ordered){ ev->recs[i], i };
 	qsort(tmp, ev->n, sizeof(*tmp), by_time);
 	for (i = 0; i < ev->n; i++)
-		ev->recs[i] = tmp[i].rec;
+		ev->sorted[i] = tmp[i].rec;
 	free(tmp);
+	ev->recs = ev->sorted;
+	fl_side_file_free(&ev->file); /* the mapping is no longer needed */
 	return 0;
 }
 
-int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, char *err, size_t errlen)
+int fl_evictions_load(const struct fl_process *proc, enum fl_evictions_order order, struct fl_evictions *out,
+		      char *err, size_t errlen)
 {
-	struct fl_side_file file;
-
 	memset(out, 0, sizeof(*out));
 	if (fl_side_file_read(proc, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record),
-			      check_record, proc, &file, err, errlen) < 0)
+			      FL_SIDE_IN_PLACE, check_record, proc, &out->file, err, errlen) < 0)
 		return -1;
-	out->present = file.present;
-	snprintf(out->warning, sizeof(out->warning), "%s", file.warning);
-	out->recs = file.recs;
-	out->n = file.n;
-	if (sort_by_time(out) < 0) {
-		snprintf(err, errlen, "%s: out of memory (sorting %zu records)", file.path, out->n);
+	out->present = out->file.present;
+	snprintf(out->warning, sizeof(out->warning), "%s", out->file.warning);
+	out->recs = out->file.recs;
+	out->n = out->file.n;
+	if (order == FL_EVICTIONS_BY_TIME && sort_by_time(out) < 0) {
+		snprintf(err, errlen, "%s: out of memory (sorting %zu records)", out->file.path, out->n);
 		fl_evictions_free(out);
 		return -1;
 	}
@@ -95,6 +100,7 @@ int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, c
 
 void fl_evictions_free(struct fl_evictions *ev)
 {
-	free(ev->recs);
+	free(ev->sorted);
+	fl_side_file_free(&ev->file);
 	memset(ev, 0, sizeof(*ev));
 }

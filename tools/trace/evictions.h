@@ -15,16 +15,26 @@
 #include "side_file.h"
 #include "trace_reader.h"
 
+/* The order fl_evictions_load leaves the records in. */
+enum fl_evictions_order {
+	FL_EVICTIONS_BY_TIME,      /* time order (ties keep file order: the order evicted) */
+	FL_EVICTIONS_AS_WRITTEN,   /* file order (the writers' chunks interleave): for counting, no sort */
+};
+
 struct fl_evictions {
-	struct fl_evict_record *recs; /* in time order (ties keep file order: the order evicted) */
+	const struct fl_evict_record *recs; /* in the order asked for; read-only */
 	size_t n;
 	bool present;                 /* the process has an evictions file */
 	char warning[FL_SIDE_WARNING_MAX]; /* "" or one line: the file was cut */
+	struct fl_side_file file;     /* what recs point into, unless sorted */
+	struct fl_evict_record *sorted; /* recs when put into time order here (malloc'd), else NULL */
 };
 
-/* Reads PROC's evictions file into *out (absent: 0 with present false). Returns 0, or -1 with one
- * line "PATH: offset N: what is wrong" in err (*out is then empty). */
-int fl_evictions_load(const struct fl_process *proc, struct fl_evictions *out, char *err, size_t errlen);
+/* Reads PROC's evictions file into *out (absent: 0 with present false), its records in ORDER
+ * (where they lie in the mapped file when they need no sort). Returns 0, or -1 with one line
+ * "PATH: offset N: what is wrong" in err (*out is then empty). */
+int fl_evictions_load(const struct fl_process *proc, enum fl_evictions_order order, struct fl_evictions *out,
+		      char *err, size_t errlen);
 
 void fl_evictions_free(struct fl_evictions *ev);
 

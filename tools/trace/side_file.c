@@ -1,5 +1,5 @@
 /* side_file.c: reads a process's side file whole (side_file.h), on trace_file.c's mapping and
- * header check. */
+ * header check: its records copied out, or left in the mapping for a reader that only reads them. */
 #include "side_file.h"
 
 #include <stdarg.h>
@@ -31,15 +31,19 @@ static int copy_records(struct fl_side_file *out, const struct mapped_file *file
 		snprintf(err, errlen, "%s: out of memory for %zu records", out->path, n);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		memcpy(recs + i * known_size, file->data + fl_side_file_offset(out, i), known_size);
-	out->recs = recs;
+	if (out->record_size == known_size)
+		memcpy(recs, file->data + out->data_offset, n * known_size);
+	else
+		for (size_t i = 0; i < n; i++)
+			memcpy(recs + i * known_size, file->data + fl_side_file_offset(out, i), known_size);
+	out->recs = out->copy = recs;
 	out->n = n;
 	return 0;
 }
 
 int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t kind, size_t known_size,
-		      fl_side_record_check check, const void *arg, struct fl_side_file *out, char *err, size_t errlen)
+		      enum fl_side_records how, fl_side_record_check check, const void *arg, struct fl_side_file *out,
+		      char *err, size_t errlen)
 {
 	struct mapped_file file;
 	struct fl_file_header ref;
@@ -66,8 +70,15 @@ int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t 
 	out->data_offset = found.data_offset;
 	out->record_size = found.record_size;
 	size_t nrecs = fl_trace_file_count_records(out->path, &found, file.len, out->warning, sizeof(out->warning));
-	rc = copy_records(out, &file, nrecs, known_size, err, errlen);
-	fl_trace_file_unmap(&file);
+	rc = 0;
+	if (how == FL_SIDE_IN_PLACE && out->record_size == known_size) {
+		out->map = file; /* the records stay where they lie; the mapping is read-only */
+		out->recs = nrecs ? file.data + out->data_offset : NULL;
+		out->n = nrecs;
+	} else {
+		rc = copy_records(out, &file, nrecs, known_size, err, errlen);
+		fl_trace_file_unmap(&file);
+	}
 	for (size_t i = 0; i < out->n && rc == 0; i++)
 		rc = check(out, i, arg, err, errlen);
 	if (rc < 0) {
@@ -97,7 +108,9 @@ int fl_side_file_fail_at(const struct fl_side_file *file, size_t i, size_t field
 
 void fl_side_file_free(struct fl_side_file *file)
 {
-	free(file->recs);
+	free(file->copy);
+	fl_trace_file_unmap(&file->map);
+	file->copy = NULL;
 	file->recs = NULL;
 	file->n = 0;
 }

@@ -81,11 +81,11 @@ int fl_timeline_read(const struct fl_process *proc, struct fl_timeline *out, cha
 
 	memset(out, 0, sizeof(*out));
 	if (fl_side_file_read(proc, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE, sizeof(struct fl_timeline_record),
-			      check_record, NULL, &file, err, errlen) < 0)
+			      FL_SIDE_COPY, check_record, NULL, &file, err, errlen) < 0)
 		return -1;
 	out->present = file.present;
 	snprintf(out->warning, sizeof(out->warning), "%s", file.warning);
-	struct fl_timeline_record *recs = file.recs;
+	struct fl_timeline_record *recs = file.copy; /* kept: ours to write and free */
 	for (size_t i = 0; i < file.n; i++)
 		recs[i].valid &= (uint16_t)((1u << FL_TL_COUNTERS) - 1); /* slots this reader does not know */
 	out->recs = recs;

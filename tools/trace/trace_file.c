@@ -59,6 +59,7 @@ int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size
 
 	out->data = NULL;
 	out->len = 0;
+	out->writable = false;
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -80,9 +81,10 @@ int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size
 		return 1;
 	}
 	/* MAP_POPULATE: the whole file is read (it is validated record by record), so map it at once
-	 * rather than page by page. Private and writable: a loader may clear a dangling reference in
-	 * place (copy on write; the file is never written) */
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	 * rather than page by page. Read-only: populating a writable private mapping breaks copy on
+	 * write for every page, copying the whole file into anonymous memory; a loader that must clear
+	 * a dangling reference in place asks for write access first (fl_trace_file_make_writable) */
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	int saved = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
@@ -94,12 +96,25 @@ int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size
 	return 1;
 }
 
+int fl_trace_file_make_writable(const char *path, struct mapped_file *file, char *err, size_t errlen)
+{
+	if (!file->data || file->writable)
+		return 0;
+	if (mprotect((void *)file->data, file->len, PROT_READ | PROT_WRITE) < 0) {
+		snprintf(err, errlen, "%s: mprotect of %zu bytes: %s", path, file->len, strerror(errno));
+		return -1;
+	}
+	file->writable = true;
+	return 0;
+}
+
 void fl_trace_file_unmap(struct mapped_file *file)
 {
 	if (file->data)
 		munmap((void *)file->data, file->len);
 	file->data = NULL;
 	file->len = 0;
+	file->writable = false;
 }
 
 /* ======================================================================= the header */

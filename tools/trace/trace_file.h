@@ -17,10 +17,12 @@
 
 #define FL_HEADER_SIZE ((uint32_t)sizeof(struct fl_file_header))
 
-/* A file of the recording mapped read-only (or an empty one: data NULL, len 0). */
+/* A file of the recording mapped read-only (or an empty one: data NULL, len 0). The mapping is
+ * private: once made writable, pages written are copies (the file is never written). */
 struct mapped_file {
 	const unsigned char *data;
 	size_t len;
+	bool writable;             /* fl_trace_file_make_writable was called */
 };
 
 /* Header fields a file must agree on with its reference (meta.json or the faults header). */
@@ -55,6 +57,10 @@ struct fl_header_found {
  * -1 with "PATH: call: reason" in err. Maps the size fstat reported: a file still growing is read
  * as it was when opened. */
 int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size_t errlen);
+
+/* Lets the caller write into the mapping of PATH (copy on write, page by page: only the pages written
+ * are copied). Returns 0, or -1 with "PATH: mprotect ...: reason" in err. */
+int fl_trace_file_make_writable(const char *path, struct mapped_file *file, char *err, size_t errlen);
 
 /* Unmaps a file (an empty or unmapped one is fine) and clears *file. */
 void fl_trace_file_unmap(struct mapped_file *file);

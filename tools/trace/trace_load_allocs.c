@@ -412,10 +412,17 @@ int fl_load_attribute(struct loader *ld)
 	pairs = malloc((proc->nfaults ? proc->nfaults : 1) * sizeof(*pairs));
 	if (!pairs)
 		return fl_load_nomem(ld, "records of unlogged objects");
+	uint32_t last_id = 0; /* consecutive faults mostly hit one object: its lookup is reused */
+	bool last_logged = false;
 	for (size_t i = 0; i < proc->nfaults; i++) {
 		const struct fl_fault_record *r = &proc->faults[i].rec;
-		if ((r->flags & FL_FAULT_OBJECT) && r->obj_addr && r->obj_alloc_id &&
-		    !fl_process_alloc_by_id(proc, r->obj_alloc_id))
+		if (!(r->flags & FL_FAULT_OBJECT) || !r->obj_addr || !r->obj_alloc_id)
+			continue;
+		if (r->obj_alloc_id != last_id) {
+			last_id = r->obj_alloc_id;
+			last_logged = fl_process_alloc_by_id(proc, last_id) != NULL;
+		}
+		if (!last_logged)
 			pairs[extra++] = (uint64_t)r->obj_alloc_id << 32 | i;
 	}
 	qsort(pairs, extra, sizeof(*pairs), compare_u64);
@@ -443,9 +450,21 @@ int fl_load_attribute(struct loader *ld)
 	free(pairs);
 	if (objects && (sort_allocs(ld) < 0 || index_allocs(ld) < 0))
 		return -1;
+	uint32_t last_alloc = FL_NONE; /* the previous object's join, reused for the same (id, addr) */
+	uint64_t last_addr = 0;
+	last_id = 0;
 	for (size_t i = 0; i < proc->nfaults; i++) {
 		struct fl_fault *f = &proc->faults[i];
-		f->alloc = f->rec.obj_addr && (f->rec.flags & FL_FAULT_OBJECT) ? alloc_of_object(proc, &f->rec) : FL_NONE;
+		if (!f->rec.obj_addr || !(f->rec.flags & FL_FAULT_OBJECT)) {
+			f->alloc = FL_NONE;
+			continue;
+		}
+		if (f->rec.obj_alloc_id != last_id || f->rec.obj_addr != last_addr || last_id == 0) {
+			last_id = f->rec.obj_alloc_id;
+			last_addr = f->rec.obj_addr;
+			last_alloc = alloc_of_object(proc, &f->rec);
+		}
+		f->alloc = last_alloc;
 	}
 	return 0;
 }

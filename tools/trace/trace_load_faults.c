@@ -171,6 +171,7 @@ struct fault_scan {
 	bool handler_sorted;            /* each handler's records are in (time, seq) order */
 	unsigned nhandlers;             /* handlers with records */
 	uint64_t min_seq, max_seq;
+	uint8_t *handler_of;            /* per record (file order): its handler, for the merge */
 };
 
 /* Validates every record where it lies and learns the file's order. */
@@ -182,6 +183,8 @@ static int scan_faults(struct loader *ld, const unsigned char *data, size_t n, s
 	memset(scan, 0, sizeof(*scan));
 	scan->handler_sorted = true;
 	scan->min_seq = UINT64_MAX;
+	if (!(scan->handler_of = malloc(n ? n : 1)))
+		return fl_load_nomem(ld, "the fault order");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = ld->data_offset + (uint64_t)i * ld->record_size;
 		struct fl_fault_record r;
@@ -190,6 +193,7 @@ static int scan_faults(struct loader *ld, const unsigned char *data, size_t n, s
 			return -1;
 		proc->fault_objects |= (r.flags & FL_FAULT_OBJECT) != 0;
 		struct fault_key k = { r.time_ns, r.seq };
+		scan->handler_of[i] = r.handler;
 		if (scan->per_handler[r.handler]++ == 0)
 			scan->nhandlers++;
 		else if (key_less(k, last[r.handler]))
@@ -215,7 +219,18 @@ static int compare_file_order(const void *a, const void *b, void *ld_data)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
 }
 
-/* Puts the file indexes of the N records into (time, seq) order in ld->fault_file_index. */
+/* Fault K in time order is record I of the file: noted in ld->fault_file_index and decoded. */
+static void place_fault(struct loader *ld, const unsigned char *data, size_t k, uint32_t i)
+{
+	struct fl_fault *f = &ld->proc->faults[k];
+	ld->fault_file_index[k] = i;
+	decode_fault(data + ld->data_offset + (uint64_t)i * ld->record_size, ld->version, ld->record_size, &f->rec);
+	f->context = FL_NONE;
+	f->alloc = FL_NONE;
+}
+
+/* Puts the N records into (time, seq) order: proc->faults, and their file indexes in
+ * ld->fault_file_index. */
 static int order_faults(struct loader *ld, const unsigned char *data, size_t n, const struct fault_scan *scan)
 {
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
@@ -229,12 +244,15 @@ static int order_faults(struct loader *ld, const unsigned char *data, size_t n, 
 			struct { const struct loader *ld; const unsigned char *data; } c = { ld, data };
 			qsort_r(order, n, sizeof(*order), compare_file_order, &c);
 		}
+		for (size_t k = 0; k < n; k++)
+			place_fault(ld, data, k, order[k]);
 		return 0;
 	}
 	/* group the records by handler (file order within each), then merge the runs */
 	uint32_t *grouped = malloc(n * sizeof(*grouped));
 	size_t start[MAX_HANDLERS + 1], head[MAX_HANDLERS], end[MAX_HANDLERS];
 	unsigned live[MAX_HANDLERS], nlive = 0;
+	struct fault_key head_key[MAX_HANDLERS]; /* by position in live: the key of its run's head */
 	if (!grouped)
 		return fl_load_nomem(ld, "the fault order");
 	start[0] = 0;
@@ -245,26 +263,27 @@ static int order_faults(struct loader *ld, const unsigned char *data, size_t n, 
 		if (scan->per_handler[h])
 			live[nlive++] = h;
 	}
-	const struct fault_layout *l = fault_layout(ld->version);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t h = data[ld->data_offset + (uint64_t)i * ld->record_size + l->handler];
-		grouped[head[h]++] = (uint32_t)i;
-	}
+	for (size_t i = 0; i < n; i++)
+		grouped[head[scan->handler_of[i]]++] = (uint32_t)i;
 	for (unsigned h = 0; h < MAX_HANDLERS; h++)
 		head[h] = start[h];
+	for (unsigned j = 0; j < nlive; j++)
+		head_key[j] = fault_key(ld, data, grouped[head[live[j]]]);
 	/* few handlers: the next record is the least of the live runs' heads */
 	for (size_t k = 0; k < n; k++) {
 		unsigned best = 0;
-		struct fault_key best_key = fault_key(ld, data, grouped[head[live[0]]]);
 		for (unsigned j = 1; j < nlive; j++) {
-			struct fault_key key = fault_key(ld, data, grouped[head[live[j]]]);
-			if (key_less(key, best_key))
-				best = j, best_key = key;
+			if (key_less(head_key[j], head_key[best]))
+				best = j;
 		}
 		unsigned h = live[best];
-		order[k] = grouped[head[h]++];
-		if (head[h] == end[h])
+		place_fault(ld, data, k, grouped[head[h]++]);
+		if (head[h] == end[h]) {
 			live[best] = live[--nlive];
+			head_key[best] = head_key[nlive];
+		} else {
+			head_key[best] = fault_key(ld, data, grouped[head[h]]);
+		}
 	}
 	free(grouped);
 	return 0;
@@ -349,22 +368,16 @@ int fl_load_faults(struct loader *ld)
 		fl_load_unmap(&file);
 		return fl_load_fail(ld, "%zu records: more than this reader indexes", n);
 	}
-	if (scan_faults(ld, file.data, n, &scan) < 0 || order_faults(ld, file.data, n, &scan) < 0) {
-		fl_load_unmap(&file);
-		return -1;
-	}
 	proc->faults = malloc((n ? n : 1) * sizeof(*proc->faults));
 	if (!proc->faults) {
 		fl_load_unmap(&file);
 		return fl_load_nomem(ld, "fault records");
 	}
-	for (size_t k = 0; k < n; k++) {
-		struct fl_fault *f = &proc->faults[k];
-		decode_fault(file.data + fault_offset(proc, ld->fault_file_index[k]), ld->version, ld->record_size, &f->rec);
-		f->context = FL_NONE;
-		f->alloc = FL_NONE;
-	}
+	rc = scan_faults(ld, file.data, n, &scan) < 0 || order_faults(ld, file.data, n, &scan) < 0 ? -1 : 0;
+	free(scan.handler_of);
 	fl_load_unmap(&file);
+	if (rc < 0)
+		return -1;
 	proc->nfaults = n;
 	return index_seqs(ld, &scan);
 }
@@ -507,16 +520,25 @@ int fl_load_fault_joins(struct loader *ld)
 	uint32_t version = proc->priv->fault_version;
 	size_t obj_stack = version == 1 ? FL_FAULT_RECORD_V1_OBJ + 20 : offsetof(struct fl_fault_record, obj_stack_id);
 
+	/* the last stack ids found defined (0 after one was dropped): runs of faults share their stacks */
+	uint32_t known_stack = 0, known_obj_stack = 0;
+
 	if (fl_load_set_path(ld, FL_FILE_NAME_FAULTS) < 0)
 		return -1;
 	for (size_t k = 0; k < proc->nfaults; k++) {
 		struct fl_fault_record *r = &proc->faults[k].rec;
 		size_t i = ld->fault_file_index[k];
 		uint64_t at = fault_offset(proc, i);
-		if (fl_load_check_stack_ref(ld, &r->stack_id, at + fault_layout(version)->stack_id, "fault record", i) < 0 ||
-		    ((r->flags & FL_FAULT_OBJECT) &&
-		     fl_load_check_stack_ref(ld, &r->obj_stack_id, at + obj_stack, "fault record", i) < 0))
-			return -1;
+		if (r->stack_id != known_stack) {
+			if (fl_load_check_stack_ref(ld, &r->stack_id, at + fault_layout(version)->stack_id, "fault record", i) < 0)
+				return -1;
+			known_stack = r->stack_id; /* defined (0 when it was not: dropped) */
+		}
+		if ((r->flags & FL_FAULT_OBJECT) && r->obj_stack_id != known_obj_stack) {
+			if (fl_load_check_stack_ref(ld, &r->obj_stack_id, at + obj_stack, "fault record", i) < 0)
+				return -1;
+			known_obj_stack = r->obj_stack_id;
+		}
 	}
 	fl_load_report_dangling(ld, "fault stack ids");
 	return 0;
@@ -568,9 +590,14 @@ static int join_context(struct loader *ld, unsigned char *data, size_t i, uint64
 		return fl_load_fail_at(ld, at + context_field(ld->version, offsetof(struct fl_fault_context, npmu)),
 				       "context record %zu: npmu %u, at most %d", i, c.npmu, FL_PMU_MAX);
 	size_t stack_at = context_field(ld->version, offsetof(struct fl_fault_context, stack_id));
+	uint32_t recorded_stack = c.stack_id;
 	if (fl_load_check_stack_ref(ld, &c.stack_id, at + stack_at, "context record", i) < 0)
 		return -1;
-	memcpy(data + at + stack_at, &c.stack_id, sizeof(c.stack_id)); /* cleared when dangling */
+	if (c.stack_id != recorded_stack) { /* cleared: dangling in a trace that may be cut */
+		if (fl_trace_file_make_writable(ld->path, &proc->priv->contexts_file, ld->err, ld->errlen) < 0)
+			return -1;
+		memcpy(data + at + stack_at, &c.stack_id, sizeof(c.stack_id));
+	}
 	const struct fl_fault *found = fl_process_fault_by_seq(proc, c.seq);
 	if (!found)
 		return fl_load_dangling(ld, at, "context record %zu: seq %llu is not in %s/%s", i,
@@ -598,7 +625,7 @@ int fl_load_contexts(struct loader *ld)
 
 	if (rc <= 0)
 		return rc;
-	unsigned char *data = (unsigned char *)file->data; /* a private writable mapping */
+	unsigned char *data = (unsigned char *)file->data; /* private: written only when made writable */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = ld->data_offset + (uint64_t)i * ld->record_size;
 		rc = join_context(ld, data, i, at);
