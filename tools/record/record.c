@@ -976,7 +976,7 @@ static int prepare_output_dir(const char *path, const struct record_options *o, 
  * 4. The child's environment (inc/faultline/env.h)
  * ------------------------------------------------------------------------------------- */
 
-#define CHILD_ENV_MAX 20
+#define CHILD_ENV_MAX 32 /* at least the child_env_add calls of child_env_build (22 today) */
 
 /* Variables set in the child just before exec; values owned here. */
 struct child_env {
@@ -1576,7 +1576,7 @@ static int record_run_parsed(const struct record_options *o)
 	    prepare_output_dir(dir_shown, o, dir) < 0)
 		return CLI_EXIT_USAGE;
 	if (child_env_build(o, dir, library, &env) < 0) {
-		cli_error("building the environment: %s", strerror(ENOMEM));
+		cli_error("building the environment: %s (or more than %d variables)", strerror(ENOMEM), CHILD_ENV_MAX);
 		return 1;
 	}
 	print_banner(o, dir_shown);
