@@ -87,10 +87,12 @@ static size_t count_distinct(uint64_t *pages, size_t n)
 	return distinct;
 }
 
-/* The rate the sample really has: its distinct pages over all the distinct pages the process
- * touched (every page's first touch is a fault record, sampled or not). The hash draws about R of
- * them; scaling by what it drew rather than by R removes that part of the sampling error (SHARDS'
- * adjustment in spirit). R itself when nothing was touched. */
+/* The rate the sample really has: its distinct pages over all the distinct pages the process's
+ * faults touched, counted alike (every kind but concurrent, in the region): a page's first touch
+ * is a fault record whether it is sampled or not, and a forked child's inherited pages show by
+ * their refaults, sampled or not, so the sample is a subset and the rate at most 1. The hash
+ * draws about R of them; scaling by what it drew rather than by R removes that part of the
+ * sampling error (SHARDS' adjustment in spirit). R itself when nothing was touched. */
 static double drawn_rate(const struct fl_process *proc, uint64_t page_size, size_t sampled_pages, double nominal)
 {
 	uint64_t *all = malloc((proc->nfaults + 1) * sizeof(*all));
@@ -99,7 +101,7 @@ static double drawn_rate(const struct fl_process *proc, uint64_t page_size, size
 		return nominal;
 	for (size_t i = 0; i < proc->nfaults; i++) {
 		const struct fl_fault_record *r = &proc->faults[i].rec;
-		if (r->kind == FL_FAULT_FIRST_TOUCH && r->addr >= proc->region_start)
+		if (r->kind != FL_FAULT_CONCURRENT && r->addr >= proc->region_start)
 			all[n++] = (r->addr - proc->region_start) / page_size;
 	}
 	size_t touched = count_distinct(all, n);

@@ -617,6 +617,37 @@ static void name_site(struct ctx *c, const struct fl_process *proc, struct range
 	site->name = strdup(buf);
 }
 
+/* Names the N sites (one per stack and maps snapshot, in that order) and makes one site of the
+ * consecutive ones of a stack that are named alike: a snapshot that did not rename the stack's
+ * frames (a dlopen elsewhere) does not split its site. TOP: per site, its top allocation's faults.
+ * Returns the sites left, or (size_t)-1 when out of memory (the names freed). */
+static size_t merge_same_sites(struct ctx *c, const struct fl_process *proc, struct ranges_site *sites,
+			       uint64_t *top, size_t n)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		name_site(c, proc, &sites[i]);
+		if (!sites[i].name) {
+			for (size_t k = 0; k < m; k++)
+				free((char *)sites[k].name);
+			return (size_t)-1;
+		}
+		struct ranges_site *prev = m ? &sites[m - 1] : NULL;
+		if (!prev || prev->stack_id != sites[i].stack_id || strcmp(prev->name, sites[i].name) != 0) {
+			sites[m] = sites[i], top[m++] = top[i];
+			continue;
+		}
+		prev->faults += sites[i].faults;
+		prev->allocs += sites[i].allocs;
+		prev->lo = sites[i].lo < prev->lo ? sites[i].lo : prev->lo;
+		prev->hi = sites[i].hi > prev->hi ? sites[i].hi : prev->hi;
+		if (top[i] > top[m - 1])
+			prev->alloc_id = sites[i].alloc_id, top[m - 1] = top[i];
+		free((char *)sites[i].name);
+	}
+	return m;
+}
+
 /* Turns the sorted (range, alloc) counts of one range into its sites. */
 static int make_sites(struct ctx *c, const struct fl_process *proc, struct ranges_range *r,
 		      const struct alloc_count *ac, size_t n)
@@ -633,12 +664,14 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 		last = ac[i].stack_id;
 		last_snapshot = ac[i].snapshot;
 	}
-	r->sites_total = nsites;
 	if (nsites == 0)
 		return 0;
 	struct ranges_site *sites = calloc(nsites, sizeof(*sites));
-	if (!sites)
+	uint64_t *top = calloc(nsites, sizeof(*top)); /* per site: its top allocation's faults */
+	if (!sites || !top) {
+		free(sites), free(top);
 		return -1;
+	}
 	size_t s = (size_t)-1;
 	for (size_t i = 0; i < n; i++) {
 		if (ac[i].alloc == FL_NONE)
@@ -651,6 +684,7 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 			sites[s].lo = a->addr;
 			sites[s].hi = a->addr + a->size;
 			sites[s].alloc_id = a->alloc_id; /* ac is sorted by faults within a stack */
+			top[s] = ac[i].faults;
 		}
 		sites[s].faults += ac[i].faults;
 		sites[s].allocs++;
@@ -659,17 +693,17 @@ static int make_sites(struct ctx *c, const struct fl_process *proc, struct range
 		if (a->addr + a->size > sites[s].hi)
 			sites[s].hi = a->addr + a->size;
 	}
+	nsites = merge_same_sites(c, proc, sites, top, nsites);
+	free(top);
+	if (nsites == (size_t)-1) {
+		free(sites);
+		return -1;
+	}
 	qsort(sites, nsites, sizeof(*sites), by_site_faults);
 	size_t keep = nsites < c->o->max_sites ? nsites : c->o->max_sites;
-	for (size_t i = 0; i < keep; i++) {
-		name_site(c, proc, &sites[i]);
-		if (!sites[i].name) {
-			for (size_t k = 0; k < i; k++)
-				free((char *)sites[k].name);
-			free(sites);
-			return -1;
-		}
-	}
+	for (size_t i = keep; i < nsites; i++)
+		free((char *)sites[i].name);
+	r->sites_total = nsites;
 	r->sites = sites;
 	r->nsites = keep;
 	return 0;

@@ -100,7 +100,8 @@ enum ranges_source {
  * allocation's time, so a stack allocating before and after its code was remapped is two sites). */
 struct ranges_site {
 	uint32_t stack_id;       /* the allocations' stack; 0 = none recorded (--alloc-sample) */
-	uint32_t snapshot;       /* the maps snapshot (index into proc->maps) in force when they were made */
+	uint32_t snapshot;       /* the maps snapshot (index into proc->maps) in force when they were made
+	                          * (the earliest, when later ones name the stack alike) */
 	uint64_t faults;         /* faults inside the range that hit these allocations */
 	uint32_t allocs;         /* distinct allocations */
 	uint64_t lo, hi;         /* the hull of those allocations, [lo, hi) */
