@@ -354,7 +354,10 @@ static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 	uint8_t old;
 	if (!fl_page_trylock(rt, page, &old))
 		return false;
-	if ((old & PG_WHERE) != PG_SOFT || !fl_probe_claim(rt, page)) {
+	/* the claim clears the mark either way: a page freed or evicted while probed must not keep
+	 * it, or it would never be probed again once reinstalled */
+	bool armed = fl_probe_claim(rt, page);
+	if ((old & PG_WHERE) != PG_SOFT || !armed) {
 		fl_page_unlock(rt, page, old);
 		return true;
 	}
