@@ -93,8 +93,9 @@ struct probe_ring {
  * pages: when mrc_gap (record --mrc-gap, default 4) more accesses to sample pages (faults on them, any thread: the
  * counter mrc_progress) have been seen since its touch. The gap is counted in accesses, not in
  * time: a reuse is missed only when fewer than mrc_gap other sample pages were touched
- * in between (a reuse distance below mrc_gap / rate pages, a hit for every -L the curve
- * predicts), whatever the program's speed. A time gap (1 ms, as before) lost most reuses of a
+ * in between (a reuse distance below mrc_gap / rate pages: 128 KiB at 1 in 8, more once
+ * fixed-size SHARDS lowers the rate; `faultline mrc` says below which -L that matters),
+ * whatever the program's speed. A time gap (1 ms, as before) lost most reuses of a
  * fast scan (sqlite3: 7,079 seen at 1 page in 8 where 1 in 1, 25x slower, saw 8x as many per
  * page) and made the prediction depend on how fast the recording ran.
  * The pages a thread touched lately are re-armed by the handler at one of that thread's later

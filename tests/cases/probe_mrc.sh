@@ -80,6 +80,8 @@ echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measu
 # 40 % of 64 MiB: ~820 sampled pages, so a gap of 4096 sampled accesses sees next to none)
 mrc_gap_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))["mrc_gap"])' "$WORK/$1"; }
 check_eq "$name meta mrc_gap (default)" "$(mrc_gap_of "$name")" 4
+grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap over the rate) are not seen' "$WORK/mrc.txt" ||
+	fail "mrc's table does not say below which size reuses are not seen (4 x 4 KiB x ~8 = ~0.12 MiB): $(grep '^# reuses' "$WORK/mrc.txt")"
 expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 4096 -- "$PLANTED/mrc_loops" "$total" "$loops"
 check_eq "loops-gap meta mrc_gap" "$(mrc_gap_of loops-gap)" 4096
 check_ge "access samples with gap 4 (default) >= 10 x those with gap 4096" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))

@@ -178,6 +178,7 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
 	mp->peak_bytes = peak;
 	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
+	stats_json_uint(&proc->meta, FL_META_MRC_GAP, &mp->gap);
 	rc = 0;
 out:
 	free(pages);
@@ -372,8 +373,10 @@ struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes, enum
 	for (size_t p = 0; p < m->nprocs; p++) {
 		const struct mrc_process *mp = &m->procs[p];
 		uint32_t *misses = malloc((mp->sampled_pages + 1) * sizeof(*misses));
-		if (!misses)
-			continue;
+		if (!misses) {
+			row.predicted = NAN; /* out of memory: the caller says so */
+			return row;
+		}
 		double pages = (double)local_bytes / 4096.0;
 		double high = pages / 16 < 16 ? 16 : pages / 16 > 4096 ? 4096 : pages / 16;
 		/* free pages the runtime keeps on average: with the evictor thread (from 4096 pages of -L

@@ -14,6 +14,8 @@ struct mrc_process {
 	uint32_t pid;
 	double rate;                 /* sampling rate: threshold / 2^32 */
 	uint64_t local_limit_bytes;  /* -L of the --mrc run itself (0: unlimited) */
+	uint64_t gap;                /* record --mrc-gap: reuses nearer than gap / rate pages are not seen
+	                              * (0: not recorded, a recording from before the option) */
 	uint64_t peak_bytes;         /* its peak of local memory (stats.json), or distinct pages / rate */
 	uint64_t sampled_pages;      /* distinct sampled pages seen */
 	uint64_t accesses;           /* accesses to sampled pages (fault records) */
@@ -48,7 +50,7 @@ struct mrc_row {
 int mrc_build(const struct fl_recording *rec, struct mrc_model *out, char *err, size_t errlen);
 
 /* Predicted refaults of the whole recording (processes summed, each with local_bytes of local
- * memory) under POLICY, with the band of the sampling error. */
+ * memory) under POLICY, with the band of the sampling error. predicted is NaN when out of memory. */
 struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes, enum mrc_policy policy);
 
 /* "clock", "fifo" or "lru" -> *policy; -1 for another name. */

@@ -2,6 +2,7 @@
  * with `record --mrc` (a miss-ratio curve: analyze/mrc.c builds it, render/mrc_output.c prints it).
  * Exit 0, 1 when the recording is missing, corrupt or has no --mrc data, 2 on a usage error. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,8 +123,14 @@ int cmd_mrc(int argc, char **argv)
 		cli_error("mrc: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < nsizes; i++)
+	for (size_t i = 0; i < nsizes; i++) {
 		rows[i] = mrc_predict(&model, sizes[i], c.policy);
+		if (isnan(rows[i].predicted)) {
+			cli_error("mrc: out of memory (simulating %s at %llu bytes)", mrc_policy_name(c.policy),
+				  (unsigned long long)sizes[i]);
+			goto out;
+		}
+	}
 	if (mrc_print(&model, c.policy, rows, nsizes, c.dir, c.format, stdout) < 0)
 		cli_error("mrc: writing the output: %s", strerror(errno));
 	else
