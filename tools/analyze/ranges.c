@@ -503,13 +503,6 @@ struct alloc_count {
 	uint64_t faults;
 };
 
-/* The maps snapshot of PROC in force at TIME_NS: an index into proc->maps, 0 when it has at most
- * one (callsite_snapshot_at's answer, without needing a resolver). */
-static uint32_t snapshot_at(const struct fl_process *proc, uint64_t time_ns)
-{
-	return proc->nmaps > 1 ? (uint32_t)(fl_process_maps_at(proc, time_ns) - proc->maps) : 0;
-}
-
 static int by_range_stack(const void *pa, const void *pb)
 {
 	const struct alloc_count *a = pa, *b = pb;
@@ -880,7 +873,7 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 		ac[nac].range = range;
 		ac[nac].alloc = alloc;
 		ac[nac].stack_id = alloc == FL_NONE ? 0 : proc->allocs[alloc].stack_id;
-		ac[nac].snapshot = alloc == FL_NONE ? 0 : snapshot_at(proc, proc->allocs[alloc].time_ns);
+		ac[nac].snapshot = alloc == FL_NONE ? 0 : fl_process_maps_index_at(proc, proc->allocs[alloc].time_ns);
 		ac[nac].faults = pairs[i].faults;
 		nac++;
 	}

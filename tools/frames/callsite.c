@@ -472,8 +472,7 @@ static int expand(struct callsite_table *t, size_t p, const struct fl_stack *sta
 
 uint32_t callsite_snapshot_at(const struct callsite_table *t, size_t p, uint64_t time_ns)
 {
-	const struct fl_process *proc = &t->rec->procs[p];
-	return proc->nmaps > 1 ? (uint32_t)(fl_process_maps_at(proc, time_ns) - proc->maps) : 0;
+	return fl_process_maps_index_at(&t->rec->procs[p], time_ns);
 }
 
 uint32_t callsite_stack_snapshot(struct callsite_table *t, size_t p, const struct fl_stack *stack)

@@ -223,3 +223,8 @@ const struct fl_maps_snapshot *fl_process_maps_at(const struct fl_process *proc,
 	}
 	return &proc->maps[lo ? lo - 1 : 0];
 }
+
+uint32_t fl_process_maps_index_at(const struct fl_process *proc, uint64_t time_ns)
+{
+	return proc->nmaps > 1 ? (uint32_t)(fl_process_maps_at(proc, time_ns) - proc->maps) : 0;
+}

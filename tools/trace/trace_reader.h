@@ -271,6 +271,8 @@ void fl_alloc_sweep_free(struct fl_alloc_sweep *sweep);
  * latest snapshot taken at or before it; the earliest one when all were taken later; NULL when the
  * process has no maps file. Pass UINT64_MAX for the last snapshot. O(log n). */
 const struct fl_maps_snapshot *fl_process_maps_at(const struct fl_process *proc, uint64_t time_ns);
+/* The same as an index into proc->maps; 0 when the process has at most one snapshot. */
+uint32_t fl_process_maps_index_at(const struct fl_process *proc, uint64_t time_ns);
 
 /* ----------------------------------------------------------------- names */
 
