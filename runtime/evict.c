@@ -84,9 +84,9 @@
 #define EVICT_ENV_COPY "FAULTLINE_EVICT_COPY"
 #define EVICT_ENV_INLINE "FAULTLINE_EVICT_INLINE"
 #define FL_EVICT_RUN 512 /* pages unmapped per system call, at most */
-/* Below 16 MiB of -L the reserve (1/16 of it) is too small to pay for the evictor's wake-ups
- * and remote TLB flushes (measured slower with -L 1 and 4 MiB): faults evict inline. */
-#define FL_EVICTOR_MIN_PAGES 4096
+/* Below 16 MiB of -L (FL_EVICTOR_MIN_PAGES, faultline/evict_sizes.h) the reserve (1/16 of it) is
+ * too small to pay for the evictor's wake-ups and remote TLB flushes (measured slower with -L 1
+ * and 4 MiB): faults evict inline. */
 
 static int ring_init(struct fl_page_ring *r, size_t cap)
 {
@@ -147,15 +147,11 @@ int fl_evict_setup(struct fl_runtime *rt)
 	if (limit == 0)
 		return 0;
 	/* the reserve: 1/16 of -L, within [16, 4096] pages; refilled from half of it */
-	rt->reserve_high = limit / 16 < 16 ? 16 : limit / 16 > 4096 ? 4096 : limit / 16;
+	rt->reserve_high = fl_evict_reserve_high(limit);
 	rt->reserve_low = rt->reserve_high / 2;
 	evictor_start(rt);
 	if (rt->policy == FL_POLICY_CLOCK) {
-		size_t target = limit / 8;
-		if (target < FL_EVICT_BATCH)
-			target = FL_EVICT_BATCH;
-		if (target > 16384)
-			target = 16384;
+		size_t target = fl_evict_soft_target(limit);
 		rt->soft_target_pages = target;
 		return ring_init(&rt->soft, 4 * (target + FL_EVICT_BATCH));
 	}
@@ -586,7 +582,7 @@ static size_t evict_some(struct fl_runtime *rt, size_t excess)
 void fl_evict_make_room(struct fl_runtime *rt, size_t need)
 {
 	size_t limit = rt->local_limit_pages;
-	size_t batch = limit / 4 < FL_EVICT_BATCH ? limit / 4 : FL_EVICT_BATCH;
+	size_t batch = fl_evict_inline_batch(limit);
 	unsigned stalls = 0;
 
 	pthread_mutex_lock(&rt->evict_lock);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <limits.h>
 
+#include "faultline/evict_sizes.h"
 #include "faultline/trace.h"
 #include "stream.h"
 #include "far_store.h"
@@ -25,7 +26,6 @@
 
 #define FL_MAX_HANDLERS 16
 #define FL_MSG_BATCH 64          /* uffd messages read per read(2) */
-#define FL_EVICT_BATCH 64        /* pages evicted per eviction round, at least */
 #define FL_TRACE_CHUNK 2048      /* fault records per handler buffer (64 KiB) */
 #define FL_MIN_LOCAL_PAGES 256   /* -L below 1 MiB is refused */
 #define FL_MAX_STACK_DEPTH 256   /* --stack-depth is capped here */

@@ -41,13 +41,12 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "faultline/evict_sizes.h"
 #include "faultline/record_schema.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
 
 #define NO_ACCESS UINT32_MAX
-#define FL_EVICT_SOFT_MIN 64 /* runtime/evict.c: the clock's soft pool is -L/8, 64 .. 16384 pages */
-#define FL_EVICTOR_MIN_PAGES 4096 /* runtime/evict.c: below this -L, no evictor thread (no reserve) */
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -377,16 +376,16 @@ struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes, enum
 			row.predicted = NAN; /* out of memory: the caller says so */
 			return row;
 		}
-		double pages = (double)local_bytes / 4096.0;
-		double high = pages / 16 < 16 ? 16 : pages / 16 > 4096 ? 4096 : pages / 16;
+		uint64_t limit = local_bytes / 4096;
+		double pages = (double)limit, high = (double)fl_evict_reserve_high(limit);
 		/* free pages the runtime keeps on average: with the evictor thread (from 4096 pages of -L
 		 * on) between high / 2 and high; below, faults evict inline, min(-L / 4, 64) at a time */
-		double batch = pages / 4 < 64 ? pages / 4 : 64;
+		double batch = (double)fl_evict_inline_batch(limit);
 		double usable = pages - (pages >= FL_EVICTOR_MIN_PAGES ? 0.75 * high : batch / 2);
 		if (usable < 1)
 			usable = 1;
 		double t = usable * mp->rate, spread = 2 / sqrt(t > 1 ? t : 1);
-		double soft = pages / 8 < FL_EVICT_SOFT_MIN ? FL_EVICT_SOFT_MIN : pages / 8 > 16384 ? 16384 : pages / 8;
+		double soft = (double)fl_evict_soft_target(limit);
 		double est, se, est_lo, se_lo, est_hi, se_hi;
 		soft *= mp->rate;
 		estimate(mp, policy, t, soft, misses, &est, &se);
