@@ -1,7 +1,7 @@
 /* uffd_floor.c: the floor for a userfaultfd fault served by a handler thread — the smallest
  * handler that can exist, to compare faultline's per-fault cost with.
  *
- * usage: uffd_floor PAGES HANDLER_CPU [FAULTER_CPU (0)] [REPS (1)]
+ * usage: uffd_floor PAGES HANDLER_CPU [FAULTER_CPU (0)] [REPS (1)] [VARIANT (plain)]
  *
  * One userfaultfd (from /dev/userfaultfd, else the syscall), no features. Each repetition maps a
  * fresh MAP_NORESERVE region of PAGES pages (no huge pages), registers it MISSING, and the main
@@ -10,10 +10,24 @@
  * UFFDIO_COPY of a zero page. The touch loop is timed with CLOCK_MONOTONIC; each repetition
  * prints
  *     uffd pages=N handler_cpu=H faulter_cpu=F ns_per_fault=X
- * A 256-page warm-up (not printed) runs first so that the handler's code and stack are hot. */
+ * A 256-page warm-up (not printed) runs first so that the handler's code and stack are hot.
+ *
+ * VARIANT adds, one at a time, the two kernel-side costs that faultline's design carries and
+ * the minimal handler does not (bench rows 1e, 1f), so the gap between faultline and the floor
+ * can be split into what the kernel charges for them and what faultline's own code costs:
+ *   reader  a second handler thread, pinned to the other CPU, blocked in read() on the same
+ *           userfaultfd: the kernel's wait there is not exclusive, so every message wakes it too
+ *           (faultline runs one handler per CPU);
+ *   perf    the faulting thread has a software page-fault event sampled at every fault (TID,
+ *           ADDR, user registers, ring of 16 pages) and a task-clock counter: faultline's
+ *           per-thread sampler (runtime/fault_sample.c), whose sample carries each fault's
+ *           registers for its stack, and the task-clock its virtual time;
+ *   both    the two together: faultline's kernel-side floor (bench row 1g). */
 #include "bench.h"
 
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
@@ -60,6 +74,32 @@ struct handler_arg {
 	int uffd;
 	int cpu;
 };
+
+/* VARIANT perf: the faulting thread's page-fault sampler and task-clock, as faultline opens them. */
+static void open_fault_sampler(void)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+	attr.read_format = PERF_FORMAT_GROUP;
+	attr.sample_regs_user = 0xff01ffULL; /* ax bx cx dx si di bp sp ip (perf's 0-8), r8-r15 (16-23) */
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		bench_die_errno("perf_event_open(page-fault sampler)");
+	if (mmap(NULL, 17 * BENCH_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED)
+		bench_die_errno("mmap(sampler ring)");
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	if (syscall(SYS_perf_event_open, &attr, 0, -1, fd, 0) < 0)
+		bench_die_errno("perf_event_open(task-clock)");
+}
 
 /* Blocking read of one message, UFFDIO_COPY of the zero page, forever (exit ends it). */
 static void *handler_main(void *p)
@@ -117,6 +157,7 @@ int main(int argc, char **argv)
 	int handler_cpu = (int)bench_arg(argc, argv, 2, 0);
 	int faulter_cpu = (int)bench_arg(argc, argv, 3, 0);
 	unsigned reps = (unsigned)bench_arg(argc, argv, 4, 1);
+	const char *variant = argc > 5 ? argv[5] : "plain";
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (handler_cpu >= ncpu || faulter_cpu >= ncpu)
 		bench_die("cpu %d or %d does not exist (%ld online)", handler_cpu, faulter_cpu, ncpu);
@@ -128,10 +169,26 @@ int main(int argc, char **argv)
 	int err = pthread_create(&th, NULL, handler_main, &arg);
 	if (err)
 		bench_die("pthread_create: %s", strerror(err));
+	bool reader = strcmp(variant, "reader") == 0 || strcmp(variant, "both") == 0;
+	bool perf = strcmp(variant, "perf") == 0 || strcmp(variant, "both") == 0;
+	if (!reader && !perf && strcmp(variant, "plain") != 0)
+		bench_die("unknown variant %s (plain, reader, perf, both)", variant);
+	if (reader) {
+		static struct handler_arg idle_reader;
+		pthread_t idle;
+		if (ncpu < 2)
+			bench_die("variant reader needs 2 CPUs");
+		idle_reader = (struct handler_arg){ uffd, handler_cpu == 0 ? 1 : 0 };
+		err = pthread_create(&idle, NULL, handler_main, &idle_reader);
+		if (err)
+			bench_die("pthread_create(second reader): %s", strerror(err));
+	}
+	if (perf)
+		open_fault_sampler();
 	touch_region(uffd, 256);
 	for (unsigned r = 0; r < reps; r++)
-		printf("uffd pages=%zu handler_cpu=%d faulter_cpu=%d ns_per_fault=%.1f\n", pages,
-		       handler_cpu, faulter_cpu, touch_region(uffd, pages));
+		printf("uffd pages=%zu handler_cpu=%d faulter_cpu=%d variant=%s ns_per_fault=%.1f\n", pages,
+		       handler_cpu, faulter_cpu, variant, touch_region(uffd, pages));
 	fflush(stdout);
 	_exit(0); /* the handler thread is blocked in read(); exit takes it down */
 }

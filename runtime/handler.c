@@ -15,7 +15,14 @@
  *     SIGKILL loses at most the last ~100 ms;
  *   - from fl_handlers_flush (exit, exec, fatal signals), sent again every few ms until the
  *     handler has answered, so a signal that arrives just before the read blocks is no loss.
- * The program's signals are never delivered to handlers. */
+ * The program's signals are never delivered to handlers.
+ *
+ * Every handler blocks on the userfaultfd, so every message wakes every handler (the kernel's
+ * wait there is not exclusive): +1.2-1.9 µs per fault against the minimal handler (bench row
+ * 1e). Tried and not kept: only the handlers of CPUs where faulting threads run wait there,
+ * the others on a futex until a fault of their CPU's threads needs them. The first-touch loop
+ * got 3-17 % faster, but fill and refault passes 7-16 % slower: with the other vCPU idle, the
+ * scheduler moves the woken thread there 5-10x as often (notes/mechanisms.md §9). */
 #include "runtime.h"
 #include "diag.h"
 #include "uffd_compat.h"

@@ -332,8 +332,8 @@ bench_floor() {
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$R1"); do
 		budget_ok "row 1" "$sec_start" "$i" || break
-		order="same other native s1 s100 shigh"
-		[ $((i % 2)) = 0 ] && order="shigh s100 s1 native other same"
+		order="same other reader perf both native s1 s100 shigh"
+		[ $((i % 2)) = 0 ] && order="shigh s100 s1 native both perf reader other same"
 		for m in $order; do
 			case $m in
 			same)
@@ -343,6 +343,10 @@ bench_floor() {
 				[ "$NCPU" -ge 2 ] || continue
 				native floor "$BIN/uffd_floor" "$OTHER_PAGES" 1 0 1
 				ok floor floor_other && add floor_other "$(val floor uffd ns_per_fault)" ;;
+			reader | perf | both)   # the floor with one kernel-side cost of faultline's design added
+				[ "$m" = perf ] || [ "$NCPU" -ge 2 ] || continue
+				native floor "$BIN/uffd_floor" "$TOUCH_PAGES" 0 0 1 "$m"
+				ok floor "floor_$m" && add "floor_$m" "$(val floor uffd ns_per_fault)" ;;
 			native)
 				native touch "$BIN/touch" "$TOUCH_PAGES"
 				ok touch touch_native && add touch_native "$(val touch touch ns_per_page)" ;;
@@ -389,6 +393,23 @@ table_floor() {
 			"$(runs_of floor_other)" "$OTHER_PAGES pages per run; cross-vCPU wake-ups"
 	else
 		row_skipped 1c "Reference: minimal handler on the other CPU vs faultline -s 1" "one CPU only"
+	fi
+	if [ "$NCPU" -ge 2 ]; then
+		row 1e "Floor split: minimal handler vs the same with a second reader blocked on the userfaultfd on the other CPU (faultline runs one handler per CPU; every message wakes every reader)" \
+			"$(cell floor_same µs 0.001)" "$(cell floor_reader µs 0.001)" "$(ratio floor_reader floor_same)" \
+			"$(runs_of floor_reader)" "kernel-side: no faultline code runs"
+	else
+		row_skipped 1e "Floor split: minimal handler vs the same with a second reader" "one CPU only"
+	fi
+	row 1f "Floor split: minimal handler vs the same with faultline's per-thread perf events on the faulting thread (page-fault sampler with registers at every fault, task-clock)" \
+		"$(cell floor_same µs 0.001)" "$(cell floor_perf µs 0.001)" "$(ratio floor_perf floor_same)" \
+		"$(runs_of floor_perf)" "kernel-side: the sample that carries each fault's registers (its stack) and virtual time"
+	if [ "$NCPU" -ge 2 ]; then
+		row 1g "Floor split: minimal handler with both (second reader and perf events) vs faultline -s 1: faultline's own cost per fault" \
+			"$(cell floor_both µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_both)" \
+			"$(runs_of floor_both)" "1a = 1g × (floor with both / floor): how much of 1a's gap is the kernel's"
+	else
+		row_skipped 1g "Floor split: minimal handler with both vs faultline -s 1" "one CPU only"
 	fi
 	row 1d "Reference: kernel anonymous first-touch fault (native run) vs faultline -s 1" \
 		"$(cell touch_native µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 touch_native)" \
