@@ -10,17 +10,19 @@
  * of FL_FAULT_SOFT, and counted apart (stats.json "access_samples", never in faults_total).
  * --mrc: fl_probe_note (after every served fault) hands a touched sample page to the prober
  * through a per-handler ring (one producer, one consumer, no lock, no allocation); it is armed
- * again once mrc_gap accesses to other sample pages were seen (below), by the handler of
+ * again once the program went on to other sample pages (below), by the handler of
  * the touching thread's next fault or at the prober's next tick (FAULTLINE_PROBE_PERIOD_US, 1 ms
  * by default). --sample-accesses: the prober sees the claim (the page's PROBE_ARMED flag
  * cleared) at its next tick and re-arms the page PROBE_ACCESS_REARM_MS later.
  *
  * Two ways to choose the sample:
  *   --mrc N (SHARDS, Waldspurger et al., FAST'15): page P is in the sample when
- *     fl_probe_page_hash(P) < threshold (trace.h), initially 2^32 / N. Fixed-size SHARDS: when
- *     more than mrc_max_pages distinct pages have been sampled, the threshold drops (by buckets
- *     of 2^16 hash values) until 15/16 of the maximum remain, so the prober's memory and work are
- *     bounded. Every access the runtime sees to a sampled page is a fault record, so the reuse
+ *     fl_probe_page_hash(P) < threshold (trace.h), initially 2^32 / N (N = 2 by default).
+ *     Fixed-size SHARDS: when more than mrc_max_pages (2048 by default) distinct pages have been
+ *     sampled, the threshold drops (by buckets of 2^16 hash values) until 15/16 of the maximum
+ *     remain, so the prober's memory and work are bounded, and a small program is sampled
+ *     densely: its miniature caches at small -L hold enough pages (sqlite3's 14 MiB at 1/8 of
+ *     its peak: 56 sample pages at 1 in 8 predicted 16-30 % low, 224 at 1 in 2 within 2 %). Every access the runtime sees to a sampled page is a fault record, so the reuse
  *     distances are computed offline (tools/analyze/mrc.c) from the faults file: crash-safe with
  *     the other streams.
  *   --sample-accesses RATE (in the spirit of DAMON's region sampling, in user space): *probes*,
@@ -70,7 +72,6 @@
 #define PROBE_RING 16384          /* touched sample pages per handler, awaiting re-arm */
 #define PROBE_PENDING 65536       /* pages re-armed at the next tick */
 #define PROBE_BUCKETS 65536       /* --mrc: distinct sampled pages per top 16 bits of hash */
-#define PROBE_MRC_MAX_DEFAULT 4096
 #define PROBE_SLOTS_MAX 4096      /* --sample-accesses: pages in the set (probed or awaiting a probe) */
 #define PROBE_WINDOW_MS 5         /* --sample-accesses: how long a probe watches its page */
 #define PROBE_ACCESS_REARM_MS 2   /* --sample-accesses: a touched page is probed again 2 ms later */
@@ -90,12 +91,15 @@ struct probe_ring {
 };
 
 /* --mrc: a touched sample page is armed again once the program has gone on to other sample
- * pages: when mrc_gap (record --mrc-gap, default 4) more accesses to sample pages (faults on them, any thread: the
- * counter mrc_progress) have been seen since its touch. The gap is counted in accesses, not in
- * time: a reuse is missed only when fewer than mrc_gap other sample pages were touched
- * in between (a reuse distance below mrc_gap / rate pages: 128 KiB at 1 in 8, more once
- * fixed-size SHARDS lowers the rate; `faultline mrc` says below which -L that matters),
- * whatever the program's speed. A time gap (1 ms, as before) lost most reuses of a
+ * pages: when mrc_gap_accesses() more accesses to sample pages (faults on them, any thread: the
+ * counter mrc_progress) have been seen since its touch: record --mrc-gap G pages (default 32)
+ * times the current rate. The gap is counted in accesses, not in time: a reuse is missed only
+ * when fewer than that many other sample pages were touched in between (a reuse distance below
+ * about G pages, 128 KiB by default, or 1 / rate pages when that is more; `faultline mrc` says
+ * below which -L that matters), whatever the program's speed. Counted in pages of the whole, the
+ * gap keeps the cost proportional to the rate: a fixed gap of 4 sample accesses made 1 page in 2
+ * cost 80x 1 page in 8 on sqlite3 (304 s against 3.7 s), a gap of 16 there 2.9x (10.7 s).
+ * A time gap (1 ms, as before) lost most reuses of a
  * fast scan (sqlite3: 7,079 seen at 1 page in 8 where 1 in 1, 25x slower, saw 8x as many per
  * page) and made the prediction depend on how fast the recording ran.
  * The pages a thread touched lately are re-armed by the handler at one of that thread's later
@@ -132,7 +136,7 @@ struct fl_probe {
 	struct probe_ring rings[FL_MAX_HANDLERS];
 	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
 	_Atomic uint64_t mrc_progress;       /* --mrc: faults on sample pages so far (first touches and re-touches) */
-	uint64_t mrc_gap;                    /* --mrc: FAULTLINE_PROBE_MRC_GAP (record --mrc-gap) */
+	uint64_t mrc_gap_pages;              /* --mrc: FAULTLINE_PROBE_MRC_GAP (record --mrc-gap) */
 	/* the prober thread's own state */
 	pthread_t thread;
 	bool thread_started;
@@ -177,13 +181,13 @@ int fl_probe_setup(struct fl_runtime *rt)
 	if (mrc == 1)
 		p->mrc_threshold_start = UINT32_MAX; /* every page */
 	atomic_store(&p->mrc_threshold, p->mrc_threshold_start);
-	uint64_t max = fl_env_u64(FL_ENV_PROBE_MRC_MAX, PROBE_MRC_MAX_DEFAULT);
+	uint64_t max = fl_env_u64(FL_ENV_PROBE_MRC_MAX, FL_PROBE_MRC_MAX_DEFAULT);
 	if (rt->local_limit_pages && max > rt->local_limit_pages / 16)
 		max = rt->local_limit_pages / 16;
 	p->mrc_max_pages = (uint32_t)(max < 64 ? 64 : max > (1u << 24) ? (1u << 24) : max);
-	p->mrc_gap = fl_env_u64(FL_ENV_PROBE_MRC_GAP, FL_PROBE_MRC_GAP_DEFAULT);
-	if (p->mrc_gap < 1)
-		p->mrc_gap = 1;
+	p->mrc_gap_pages = fl_env_u64(FL_ENV_PROBE_MRC_GAP, FL_PROBE_MRC_GAP_DEFAULT);
+	if (p->mrc_gap_pages < 1)
+		p->mrc_gap_pages = 1;
 	p->access_rate = rate;
 	p->flags = reserve(rt->region_pages, "mmap(access prober page flags)");
 	p->armed_epoch = reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
@@ -201,6 +205,16 @@ int fl_probe_setup(struct fl_runtime *rt)
 static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page);
 
 /* ---- handler side (fault path: no lock, no allocation) ---- */
+
+/* --mrc: the re-arm gap in accesses to sample pages: mrc_gap_pages pages of the whole at the
+ * current rate (at least 1), so a reuse nearer than about mrc_gap_pages pages goes unseen at
+ * every rate, and the cost (one fault per sampled access beyond the gap) follows the rate. */
+static uint64_t mrc_gap_accesses(const struct fl_probe *p)
+{
+	uint64_t threshold = atomic_load_explicit(&p->mrc_threshold, memory_order_relaxed);
+	uint64_t gap = (p->mrc_gap_pages * threshold + (1ull << 31)) >> 32;
+	return gap ? gap : 1;
+}
 
 /* --mrc: is the page in the sample? (--sample-accesses keeps its set in p->slots.) */
 static bool in_sample(const struct fl_probe *p, size_t page)
@@ -236,7 +250,7 @@ static struct probe_thread *thread_slot(struct fl_probe *p, uint32_t tid)
 	return NULL;
 }
 
-/* --mrc: thread tid faulted again: the sample pages it touched at least mrc_gap sample accesses
+/* --mrc: thread tid faulted again: the sample pages it touched at least the gap's sample accesses
  * ago (PROGRESS now) are armed again; the page of this fault is added. */
 static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint32_t tid, size_t page, bool sampled,
 				 uint64_t progress)
@@ -245,8 +259,9 @@ static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint3
 	uint32_t kept = 0;
 	if (!t)
 		return;
+	uint64_t gap = mrc_gap_accesses(p);
 	for (uint32_t i = 0; i < t->npages; i++) {
-		if (t->page[i] != page && progress - t->touched_at[i] < p->mrc_gap) {
+		if (t->page[i] != page && progress - t->touched_at[i] < gap) {
 			t->page[kept] = t->page[i], t->touched_at[kept++] = t->touched_at[i];
 			continue;
 		}
@@ -496,7 +511,7 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 			mrc_count_page(p, page);
 			if (p->pending_tail - p->pending_head < PROBE_PENDING)
 				p->pending[p->pending_tail++ % PROBE_PENDING] =
-					(struct probe_pending){ page, r->progress[head % PROBE_RING] + p->mrc_gap };
+					(struct probe_pending){ page, r->progress[head % PROBE_RING] + mrc_gap_accesses(p) };
 			else
 				atomic_fetch_add_explicit(&p->pending_drops, 1, memory_order_relaxed);
 		}
@@ -568,7 +583,7 @@ void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_META_MRC_RATE_DENOMINATOR, p && p->mrc ? p->mrc_denominator : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_THRESHOLD, p && p->mrc ? p->mrc_threshold_start : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_MAX_PAGES, p && p->mrc ? p->mrc_max_pages : 0);
-	fl_buf_json_key_u64(b, FL_META_MRC_GAP, p && p->mrc ? p->mrc_gap : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_GAP_PAGES, p && p->mrc ? p->mrc_gap_pages : 0);
 	fl_buf_json_key_u64(b, FL_META_SAMPLE_ACCESSES_RATE, p ? p->access_rate : 0);
 	fl_buf_json_key_u64(b, FL_META_PROBE_PERIOD_NS, p ? p->period_ns : 0);
 }

@@ -128,7 +128,7 @@ for w in loops python sqlite graph; do
 	rate=$(python3 -c 'import glob,json,sys; t=[json.load(open(f)).get("mrc_threshold",0) for f in glob.glob(sys.argv[1]+"/*/stats.json")]; t=[x for x in t if x]; print("%.0f" % (2**32 / min(t))) if t else print("?")' "$WORK/m_$w")
 	joined=$(printf '%s; ' "${cells[@]}"); joined=${joined%; }
 	row "P1-$w" "mrc accuracy, ${CMD[*]##*/}: predicted vs measured refaults (record -L, CLOCK) at 1/8, 1/4, 1/2 of the peak $((peak / 1048576)) MiB" \
-		"measured: record -L" "$joined" "-" 1 "final sampling 1 page in $rate (--mrc: 1 in 8, at most 4096 pages); model: the runtime's clock, simulated on the sampled accesses"
+		"measured: record -L" "$joined" "-" 1 "final sampling 1 page in $rate (--mrc: 1 in 2, at most 2048 pages); model: the runtime's clock, simulated on the sampled accesses"
 	row "P2-$w" "cost of record --mrc vs plain record (no -L), ${CMD[*]##*/}: wall" "plain record" "record --mrc" \
 		"$(summary "$WORK/cost_$w")" "$(wc -l <"$WORK/cost_$w")" "$(stat_sum "m_$w" access_samples) access samples, $(stat_sum "m_$w" faults_total) faults"
 	rm -rf "${WORK:?}/m_$w" "${WORK:?}/p_$w"

@@ -39,10 +39,13 @@
 #define FL_ENV_PROBE_MRC    "FAULTLINE_PROBE_MRC"    /* record --mrc N: sample 1 page in N (SHARDS) for
                                                         reuse distances; 0 or unset = off */
 #define FL_ENV_PROBE_MRC_MAX "FAULTLINE_PROBE_MRC_MAX" /* most pages sampled at once (fixed-size
-                                                        SHARDS: the rate drops beyond); default 8192 */
-#define FL_ENV_PROBE_MRC_GAP "FAULTLINE_PROBE_MRC_GAP" /* record --mrc-gap N: accesses to other sample
-                                                        pages before a touched one is armed again */
-#define FL_PROBE_MRC_GAP_DEFAULT 4
+                                                        SHARDS: the rate drops beyond) */
+#define FL_PROBE_MRC_RATE_DEFAULT 2                   /* record --mrc: 1 page in 2 to start with ... */
+#define FL_PROBE_MRC_MAX_DEFAULT 2048                 /* ... and at most this many sampled pages */
+#define FL_ENV_PROBE_MRC_GAP "FAULTLINE_PROBE_MRC_GAP" /* record --mrc-gap N: a touched sample page is
+                                                        armed again once the program has touched
+                                                        about N other pages (N x rate sample pages) */
+#define FL_PROBE_MRC_GAP_DEFAULT 32
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */
 #define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */

@@ -41,7 +41,10 @@
 #define FL_META_MRC_RATE_DENOMINATOR "mrc_rate_denominator" /* --mrc: 1 page in N sampled */
 #define FL_META_MRC_THRESHOLD    "mrc_threshold"    /* --mrc: the starting sampling threshold */
 #define FL_META_MRC_MAX_PAGES    "mrc_max_pages"
-#define FL_META_MRC_GAP          "mrc_gap"          /* --mrc: sampled accesses before a re-arm */
+#define FL_META_MRC_GAP          "mrc_gap"          /* --mrc, recordings before mrc_gap_pages: sampled
+                                                       accesses before a re-arm */
+#define FL_META_MRC_GAP_PAGES    "mrc_gap_pages"    /* --mrc: pages touched before a re-arm (record
+                                                       --mrc-gap; in sample accesses: x the rate) */
 #define FL_META_SAMPLE_ACCESSES_RATE "sample_accesses_rate"
 #define FL_META_PROBE_PERIOD_NS  "probe_period_ns"
 /* the counter timeline (runtime/timeline.c) */

@@ -75,16 +75,17 @@ fifo_pred=$("$FAULTLINE" mrc "$WORK/$name" --policy fifo --format csv --at 16M |
 echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measured"
 "$FAULTLINE" mrc "$WORK/$name" --format json | "$PY" -c 'import json,sys; assert json.load(sys.stdin)["policy"] == "clock"' ||
 	fail "mrc --format json does not name the default policy clock"
-# --mrc-gap: a page is re-armed after N accesses to other sampled pages (meta.json says N), so a
-# larger gap sees fewer re-touches (a loop's page is reused after its array's other pages, at most
-# 40 % of 64 MiB: ~820 sampled pages, so a gap of 4096 sampled accesses sees next to none)
-mrc_gap_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))["mrc_gap"])' "$WORK/$1"; }
-check_eq "$name meta mrc_gap (default)" "$(mrc_gap_of "$name")" 4
-grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap over the rate) are not seen' "$WORK/mrc.txt" ||
-	fail "mrc's table does not say below which size reuses are not seen (4 x 4 KiB x ~8 = ~0.12 MiB): $(grep '^# reuses' "$WORK/mrc.txt")"
-expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 4096 -- "$PLANTED/mrc_loops" "$total" "$loops"
-check_eq "loops-gap meta mrc_gap" "$(mrc_gap_of loops-gap)" 4096
-check_ge "access samples with gap 4 (default) >= 10 x those with gap 4096" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
+# --mrc-gap: a page is re-armed once about N other pages were touched (N x rate accesses to other
+# sampled pages; meta.json says N), so a larger gap sees fewer re-touches (a loop's page is reused
+# after its array's other pages, at most 40 % of 64 MiB: ~820 sampled pages at 1 in 8, so a gap
+# of 32768 pages, 4096 sampled accesses, sees next to none)
+mrc_gap_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))["mrc_gap_pages"])' "$WORK/$1"; }
+check_eq "$name meta mrc_gap_pages (default)" "$(mrc_gap_of "$name")" 32
+grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap, or 1 / rate pages) are not seen' "$WORK/mrc.txt" ||
+	fail "mrc's table does not say below which size reuses are not seen (32 x 4 KiB = 0.12 MiB): $(grep '^# reuses' "$WORK/mrc.txt")"
+expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 32768 -- "$PLANTED/mrc_loops" "$total" "$loops"
+check_eq "loops-gap meta mrc_gap_pages" "$(mrc_gap_of loops-gap)" 32768
+check_ge "access samples with gap 32 pages (default) >= 10 x those with gap 32768" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
 

@@ -21,16 +21,20 @@
  *     clock is not LRU: it sees only faults (a resident page's use sets no bit), it unmaps on
  *     trial into a soft pool of -L/8 pages, oldest soft pages leave for real. Where a working set
  *     is about the size of -L the two differ by 2x and more (sqlite3 at 1/8 of its peak: 54 k
- *     refaults measured, LRU 121 k, the simulated clock 61 k from a 1-in-1 sample; at 1 in 8
- *     that point, on a cliff, came out 18-31 % low).
+ *     refaults measured, LRU 121 k). The miniature cache must hold enough sampled pages: at 1 in
+ *     8 that point (56 of them, on a cliff) came out 16-31 % low, at 1 in 2 (224) 2-3 % low,
+ *     hence record --mrc's dense start on small programs (runtime/probe.c). On a cliff the model's
+ *     details still decide: modelling inline eviction's batches exactly (local memory swinging
+ *     from -L down by 64 pages) moved sqlite3 with 50 k rows at 1/8 (1.05 MiB) from +23 % to
+ *     +10 % but the 100 k-row run's 1/8 point from -2 % to -23 %; not kept.
  * The band: the estimate is a Horvitz-Thompson sum over the sampled pages, whose variance is
  * (1 - R) / R^2 * sum of m_i^2 (m_i = the misses of sampled page i), and the distance threshold
  * itself is uncertain by the binomial count of sampled pages in C pages (relative error
  * 1 / sqrt(C R)); lower and upper take both at two standard errors.
  *
- * What it cannot see: a page re-touched before the prober re-armed it (after 4 accesses to other
- * sample pages, runtime/probe.c) shows no reuse for that touch, and its next one looks up to that
- * much farther than it was; pages the program frees leave local memory in the runtime but stay in
+ * What it cannot see: a page re-touched before the prober re-armed it (once about --mrc-gap other
+ * pages were touched, runtime/probe.c) shows no reuse for that touch, and its next one looks up to
+ * that much farther than it was; pages the program frees leave local memory in the runtime but stay in
  * the models until they are pushed out (python3, which frees much, is predicted ~10 % high). The
  * sampling error is the band's: with a few hundred sample pages in a small -L, which pages were
  * drawn matters (graph_bfs 2^16 at 1/8 of its 9 MiB: clock +30 % at 1 page in 8, -5 % at 1 in 1). */
@@ -163,7 +167,13 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
 	mp->peak_bytes = peak;
 	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
-	stats_json_uint(&proc->meta, FL_META_MRC_GAP, &mp->gap);
+	/* the re-arm gap: G pages of the whole, and at least one sample access (1 / rate pages); a
+	 * recording from before mrc_gap_pages counted it in sample accesses */
+	uint64_t gap = 0;
+	if (stats_json_uint(&proc->meta, FL_META_MRC_GAP_PAGES, &gap) == 0 && gap)
+		mp->blind_pages = fmax((double)gap, 1 / mp->rate);
+	else if (stats_json_uint(&proc->meta, FL_META_MRC_GAP, &gap) == 0 && gap)
+		mp->blind_pages = (double)gap / mp->rate;
 	rc = 0;
 out:
 	free(pages);

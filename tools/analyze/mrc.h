@@ -14,8 +14,8 @@ struct mrc_process {
 	uint32_t pid;
 	double rate;                 /* sampling rate: threshold / 2^32 */
 	uint64_t local_limit_bytes;  /* -L of the --mrc run itself (0: unlimited) */
-	uint64_t gap;                /* record --mrc-gap: reuses nearer than gap / rate pages are not seen
-	                              * (0: not recorded, a recording from before the option) */
+	double blind_pages;          /* reuses nearer than this many pages are not seen (record --mrc-gap,
+	                              * runtime/probe.c); 0: not recorded (before the option) */
 	uint64_t peak_bytes;         /* its peak of local memory (stats.json), or distinct pages / rate */
 	uint64_t sampled_pages;      /* distinct sampled pages seen */
 	uint64_t accesses;           /* accesses to sampled pages (fault records) */

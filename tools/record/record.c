@@ -102,16 +102,16 @@ void record_usage(void)
 	      "      --timeline-every N also sample the runtime's counters every N faults\n"
 	      "                         (default 0 = off)\n"
 	      "      --mrc              sample reuse distances for `faultline mrc` (a miss-ratio\n"
-	      "                         curve from one run): 1 page in 8, chosen by a hash of its\n"
-	      "                         number, is unmapped on trial again after each touch, once 4\n"
-	      "                         other sampled pages were touched; at most 4096 pages (then\n"
-	      "                         the rate drops: fixed-size SHARDS). Costs about 1/N of a\n"
-	      "                         record at a -L too small for the program's working set\n"
-	      "      --mrc-rate N       --mrc, sampling 1 page in N (default 8)\n"
-	      "      --mrc-gap N        --mrc, re-arming a touched page after N accesses to other\n"
-	      "                         sampled pages (default 4): larger is cheaper, and misses\n"
-	      "                         reuses nearer than N / rate pages (graph_bfs 2^16: 16 was 7x\n"
-	      "                         cheaper than 4 and predicted 8 % more refaults at 1/8)\n"
+	      "                         curve from one run): 1 page in 2, chosen by a hash of its\n"
+	      "                         number, is unmapped on trial again after each touch, once\n"
+	      "                         the program touched about 32 other pages; at most 2048\n"
+	      "                         pages (beyond, the rate drops: fixed-size SHARDS, so large\n"
+	      "                         programs are sampled sparsely). Costs about rate x a record\n"
+	      "                         at a -L too small for the program's working set\n"
+	      "      --mrc-rate N       --mrc, sampling 1 page in N to start with (default 2)\n"
+	      "      --mrc-gap N        --mrc, re-arming a touched page once about N other pages\n"
+	      "                         were touched (default 32): larger is cheaper, and misses\n"
+	      "                         reuses nearer than N pages\n"
 	      "      --sample-accesses  sample accesses to resident memory at any -L: probes unmap\n"
 	      "                         a resident page on trial for 5 ms; a touch within that\n"
 	      "                         window is an access sample, a fault record of kind\n"
@@ -415,7 +415,7 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_HELP: o->help = true; return 1; /* stop: the usage is all that is wanted */
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
-	case OPT_MRC: if (!o->mrc) o->mrc = 8; return 0;
+	case OPT_MRC: if (!o->mrc) o->mrc = FL_PROBE_MRC_RATE_DEFAULT; return 0;
 	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
 	case OPT_ARCHIVE: o->archive = true; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);

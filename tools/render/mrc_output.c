@@ -41,12 +41,11 @@ static void print_table(const struct mrc_model *m, enum mrc_policy policy, const
 	if (m->skipped)
 		fprintf(out, " (%zu without, left out)", m->skipped);
 	fprintf(out, "; peak local memory %.1f MiB\n", (double)m->peak_bytes / (1 << 20));
-	double blind = 0; /* reuses nearer than gap / rate pages are not seen (runtime/probe.c) */
+	double blind = 0; /* reuses nearer than this are not seen (runtime/probe.c) */
 	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].rate > 0 && m->procs[i].gap * 4096.0 / m->procs[i].rate > blind)
-			blind = m->procs[i].gap * 4096.0 / m->procs[i].rate;
+		blind = fmax(blind, m->procs[i].blind_pages * 4096.0);
 	if (blind > 0)
-		fprintf(out, "# reuses nearer than %.2f MiB (record --mrc-gap over the rate) are not seen: below that\n"
+		fprintf(out, "# reuses nearer than %.2f MiB (record --mrc-gap, or 1 / rate pages) are not seen: below that\n"
 			     "# size the prediction is too low\n", blind / (1 << 20));
 	if (policy == MRC_POLICY_LRU)
 		fprintf(out, "# predicted refaults for each -L under LRU replacement (from the reuse distances),\n");
