@@ -188,6 +188,8 @@ int fl_probe_setup(struct fl_runtime *rt)
 	p->mrc_gap_pages = fl_env_u64(FL_ENV_PROBE_MRC_GAP, FL_PROBE_MRC_GAP_DEFAULT);
 	if (p->mrc_gap_pages < 1)
 		p->mrc_gap_pages = 1;
+	if (p->mrc_gap_pages > (1u << 20)) /* record's own bound; keeps gap x threshold in 64 bits */
+		p->mrc_gap_pages = 1u << 20;
 	p->access_rate = rate;
 	p->flags = reserve(rt->region_pages, "mmap(access prober page flags)");
 	p->armed_epoch = reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");

@@ -394,6 +394,9 @@ table_floor() {
 	else
 		row_skipped 1c "Reference: minimal handler on the other CPU vs faultline -s 1" "one CPU only"
 	fi
+	row 1d "Reference: kernel anonymous first-touch fault (native run) vs faultline -s 1" \
+		"$(cell touch_native µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 touch_native)" \
+		"$(runs_of touch_native)" "same program, no faultline"
 	if [ "$NCPU" -ge 2 ]; then
 		row 1e "Floor split: minimal handler vs the same with a second reader blocked on the userfaultfd on the other CPU (faultline runs one handler per CPU; every message wakes every reader)" \
 			"$(cell floor_same µs 0.001)" "$(cell floor_reader µs 0.001)" "$(ratio floor_reader floor_same)" \
@@ -407,13 +410,10 @@ table_floor() {
 	if [ "$NCPU" -ge 2 ]; then
 		row 1g "Floor split: minimal handler with both (second reader and perf events) vs faultline -s 1: faultline's own cost per fault" \
 			"$(cell floor_both µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_both)" \
-			"$(runs_of floor_both)" "1a = 1g × (floor with both / floor): how much of 1a's gap is the kernel's"
+			"$(runs_of floor_both)" "floor with both / floor: $(ratio floor_both floor_same); 1a = that × 1g: the first factor is the kernel's price for the design"
 	else
 		row_skipped 1g "Floor split: minimal handler with both vs faultline -s 1" "one CPU only"
 	fi
-	row 1d "Reference: kernel anonymous first-touch fault (native run) vs faultline -s 1" \
-		"$(cell touch_native µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 touch_native)" \
-		"$(runs_of touch_native)" "same program, no faultline"
 }
 
 # ---------------------------------------------------------------------------------------------

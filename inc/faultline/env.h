@@ -44,7 +44,8 @@
 #define FL_PROBE_MRC_MAX_DEFAULT 2048                 /* ... and at most this many sampled pages */
 #define FL_ENV_PROBE_MRC_GAP "FAULTLINE_PROBE_MRC_GAP" /* record --mrc-gap N: a touched sample page is
                                                         armed again once the program has touched
-                                                        about N other pages (N x rate sample pages) */
+                                                        about N other pages (N x rate accesses to
+                                                        other sample pages) */
 #define FL_PROBE_MRC_GAP_DEFAULT 32
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */

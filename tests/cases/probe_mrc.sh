@@ -17,6 +17,9 @@ total=64 loops=4
 run_native loops "$PLANTED/mrc_loops" "$total" "$loops"
 
 name=loops-mrc
+# 1 page in 8 of ~16,400 pages is about the default cap of 2048 sampled pages: the cap is raised so
+# that the rate stays 1 in 8 throughout (probe_mrc_sqlite checks the defaults)
+export FAULTLINE_PROBE_MRC_MAX=4096
 expect_record "$name" -M 1G --mrc-rate 8 -- "$PLANTED/mrc_loops" "$total" "$loops"
 same_output "$name" loops
 check_stats "$name" --max $((1024 * MIB)) --procs 1

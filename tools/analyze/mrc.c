@@ -167,11 +167,12 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
 	mp->peak_bytes = peak;
 	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
-	/* the re-arm gap: G pages of the whole, and at least one sample access (1 / rate pages); a
-	 * recording from before mrc_gap_pages counted it in sample accesses */
+	/* the re-arm gap: G pages of the whole, as the runtime counts it, round(G x rate) sample
+	 * accesses and at least one (runtime/probe.c: mrc_gap_accesses), each standing for 1 / rate
+	 * pages; a recording from before mrc_gap_pages counted it in sample accesses */
 	uint64_t gap = 0;
 	if (stats_json_uint(&proc->meta, FL_META_MRC_GAP_PAGES, &gap) == 0 && gap)
-		mp->blind_pages = fmax((double)gap, 1 / mp->rate);
+		mp->blind_pages = fmax(1, round((double)gap * mp->rate)) / mp->rate;
 	else if (stats_json_uint(&proc->meta, FL_META_MRC_GAP, &gap) == 0 && gap)
 		mp->blind_pages = (double)gap / mp->rate;
 	rc = 0;
