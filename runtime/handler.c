@@ -18,7 +18,7 @@
  * The program's signals are never delivered to handlers.
  *
  * Every handler blocks on the userfaultfd, so every message wakes every handler (the kernel's
- * wait there is not exclusive): +1.2-1.9 µs per fault against the minimal handler (bench row
+ * wait there is not exclusive): +1.2-1.7 µs per fault against the minimal handler (bench row
  * 1e). Tried and not kept: only the handlers of CPUs where faulting threads run wait there,
  * the others on a futex until a fault of their CPU's threads needs them. The first-touch loop
  * got 3-17 % faster, but fill and refault passes 7-16 % slower: with the other vCPU idle, the
