@@ -700,17 +700,7 @@ table_evict() {
 
 make_inputs() {
 	local in=$WORK/inputs
-	cat >"$in/queries.sql" <<SQL
-CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $SQL_ROWS)
-INSERT INTO t SELECT x, (x * 7919) % 1000, printf('%08d-%s-%s', x, hex(x * x), hex(x * 7)) FROM c;
-CREATE INDEX t_k ON t(k, v);
-SELECT count(*), sum(k), sum(length(v)), max(v) FROM t;
-SELECT k, count(*), min(v), max(v) FROM t GROUP BY k ORDER BY count(*) DESC, k LIMIT 5;
-SELECT sum(id) FROM t WHERE k BETWEEN 100 AND 200;
-SELECT count(DISTINCT substr(v, 10, 3)) FROM t;
-SELECT id, v FROM t ORDER BY v DESC LIMIT 3;
-SQL
+	bench/sqlite_workload.sh "$SQL_ROWS" all >"$in/queries.sql" || return 1
 	cat >"$in/dict.py" <<'PY'
 import sys, zlib
 n = int(sys.argv[1])

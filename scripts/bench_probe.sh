@@ -56,15 +56,7 @@ stat_max() { python3 -c 'import glob,json,sys; print(max([json.load(open(f)).get
 summary() { sort -g "$1" | awk '{v[NR]=$1} END {if (!NR) {print "n/a"; exit} m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.2f× (%.2f–%.2f)", m, v[1], v[NR]}'; }
 
 mkdir -p "$WORK/in"
-cat >"$WORK/in/q.sql" <<SQL
-CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $SQL_ROWS)
-INSERT INTO t SELECT x, (x * 7919) % 1000, printf('%08d-%s-%s', x, hex(x * x), hex(x * 7)) FROM c;
-CREATE INDEX t_k ON t(k, v);
-SELECT count(*), sum(k), sum(length(v)), max(v) FROM t;
-SELECT k, count(*), min(v), max(v) FROM t GROUP BY k ORDER BY count(*) DESC, k LIMIT 5;
-SELECT count(DISTINCT substr(v, 10, 3)) FROM t;
-SQL
+bench/sqlite_workload.sh "$SQL_ROWS" mrc >"$WORK/in/q.sql" || exit 1
 cat >"$WORK/in/dict.py" <<'PY'
 import sys, zlib
 n = int(sys.argv[1])

@@ -14,15 +14,7 @@
 need_faultline
 need_cmd sqlite3
 
-cat >"$WORK/q.sql" <<'SQL'
-CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)
-INSERT INTO t SELECT x, (x * 7919) % 1000, printf('%08d-%s-%s', x, hex(x * x), hex(x * 7)) FROM c;
-CREATE INDEX t_k ON t(k, v);
-SELECT count(*), sum(k), sum(length(v)), max(v) FROM t;
-SELECT k, count(*), min(v), max(v) FROM t GROUP BY k ORDER BY count(*) DESC, k LIMIT 5;
-SELECT count(DISTINCT substr(v, 10, 3)) FROM t;
-SQL
+"$ROOT/bench/sqlite_workload.sh" 100000 mrc >"$WORK/q.sql" || fail "bench/sqlite_workload.sh failed"
 cmd=(sqlite3 -bail :memory: ".read $WORK/q.sql")
 run_native sql "${cmd[@]}"
 expect_record sql-mrc -M 1G --mrc -- "${cmd[@]}"
