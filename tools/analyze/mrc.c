@@ -22,7 +22,7 @@
  *     trial into a soft pool of -L/8 pages, oldest soft pages leave for real. Where a working set
  *     is about the size of -L the two differ by 2x and more (sqlite3 at 1/8 of its peak: 54 k
  *     refaults measured, LRU 121 k). The miniature cache must hold enough sampled pages: at 1 in
- *     8 that point (56 of them, on a cliff) came out 16-31 % low, at 1 in 2 (224) 2-3 % low,
+ *     8 that point (56 of them, on a cliff) came out 16-31 % low, at 1 in 2 (224) within 6 %,
  *     hence record --mrc's dense start on small programs (runtime/probe.c). On a cliff the model's
  *     details still decide: modelling inline eviction's batches exactly (local memory swinging
  *     from -L down by 64 pages) moved sqlite3 with 50 k rows at 1/8 (1.05 MiB) from +23 % to
