@@ -17,6 +17,8 @@ PAGE=4096
 # The tests' own helper interpreter. Debian's, not a pyenv shim (a shell script that would be traced
 # along with the program when used as a workload).
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(command -v python3 || echo python3); fi
+# the checks the tests' Python heredocs share (tests/py/checks.py: from checks import check, errors)
+export PYTHONPATH="$ROOT/tests/py${PYTHONPATH:+:$PYTHONPATH}"
 
 # The load factor tests/run.sh measured (>= 1): inner time limits of a case scale with it.
 SCALE=${FAULTLINE_TEST_SCALE:-1}
@@ -182,6 +184,15 @@ check_ge() { check_cmp ge "$@"; }
 stat_of() {
 	local v
 	v=$(sum_stat "$WORK/$1" "$2") || fail "$1: cannot read $2"
+	echo "$v"
+}
+
+# meta_of NAME KEY: KEY of the meta.json of recording NAME's first process directory (fails if
+# there is none, or no such key).
+meta_of() {
+	local v
+	v=$("$PY" -c 'import glob, json, sys; print(json.load(open(sorted(glob.glob(sys.argv[1] + "/*/meta.json"))[0]))[sys.argv[2]])' \
+		"$WORK/$1" "$2") || fail "$1: cannot read $2 from meta.json"
 	echo "$v"
 }
 

@@ -44,11 +44,7 @@ run diff.table "$FAULTLINE" diff "$A" "$B" --flame "$WORK/diff.svg" --folded "$W
 import collections, csv, json, os, sys
 import xml.etree.ElementTree as ET
 work, read_line = sys.argv[1], int(sys.argv[2])
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 def rows(name):
     return list(csv.DictReader(open(os.path.join(work, name))))
 def key(r):

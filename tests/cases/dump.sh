@@ -96,11 +96,7 @@ fi
 "$PY" - "$REC" "$OUT" "$WORK/fill.db" <<'PYEOF' || fail "svc= or vt= disagree with the recording"
 import collections, glob, os, sqlite3, struct, sys
 rec, dump, db = sys.argv[1:]
-errors = []
-def check(ok, what):
-    print(("ok " if ok else "FAIL: ") + what)
-    if not ok:
-        errors.append(what)
+from checks import check, errors
 raw, raw_tt = collections.Counter(), collections.Counter()
 for path in glob.glob(os.path.join(rec, "*", "faults")):
     data = open(path, "rb").read()

@@ -39,11 +39,7 @@ pid=$(basename "$(ls -d "$REC"/*/ | head -n1)")
 "$PY" - "$WORK" "$pid" <<'PYEOF' || fail "pprof checks failed"
 import collections, csv, os, re, sys
 work, pid = sys.argv[1], sys.argv[2]
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 def top(name):
     flat, head = {}, None
     for line in open(os.path.join(work, name)):

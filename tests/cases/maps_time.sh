@@ -82,11 +82,7 @@ add_swap "$REC/$PID/maps" "$EXE" "$OTHER" "$T"
 "$PY" - "$WORK" "$SITE" "$T" "$OTHER" <<'PYEOF' || fail "a fault was named under the wrong maps snapshot"
 import csv, glob, os, sqlite3, sys
 work, site, t, other = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-errors = []
-def check(ok, what):
-    print(("ok " if ok else "FAIL: ") + what)
-    if not ok:
-        errors.append(what)
+from checks import check, errors
 
 db = sqlite3.connect(os.path.join(work, "after.db"))
 q = ("SELECT f.wall_ns - p.offset_ns >= ?, c.function, c.file, c.line, c.binary, count(*) FROM faults AS f "
@@ -140,11 +136,7 @@ fi
 "$PY" - "$WORK" "$SITE" "$T" "$OTHER" "$PPROF" <<'PYEOF' || fail "a stack listing, filter or profile named a fault under the wrong maps snapshot"
 import collections, csv, json, os, re, sqlite3, sys
 work, site, t, other, pprof = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-errors = []
-def check(ok, what):
-    print(("ok " if ok else "FAIL: ") + what)
-    if not ok:
-        errors.append(what)
+from checks import check, errors
 db = sqlite3.connect(os.path.join(work, "after.db"))
 
 # report JSON: each row's listed stack has the row's callsite as its callsite frame
@@ -241,11 +233,7 @@ add_swap "$ML/$MLPID/maps" "$(readlink -f "$PLANTED/malloc_large")" "$OTHER" "$T
 "$PY" - "$WORK" "$ML_LINE" "$T2" "$OTHER" "$MLPID" <<'PYEOF' || fail "ranges named an allocation site under the wrong maps snapshot"
 import json, os, sqlite3, sys
 work, line, t, other, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-errors = []
-def check(ok, what):
-    print(("ok " if ok else "FAIL: ") + what)
-    if not ok:
-        errors.append(what)
+from checks import check, errors
 db = sqlite3.connect(os.path.join(work, "ml.db"))
 pid = int(pid.split(".")[0])
 def alloc(alloc_id):

@@ -82,12 +82,11 @@ echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measu
 # sampled pages; meta.json says N), so a larger gap sees fewer re-touches (a loop's page is reused
 # after its array's other pages, at most 40 % of 64 MiB: ~820 sampled pages at 1 in 8, so a gap
 # of 32768 pages, 4096 sampled accesses, sees next to none)
-mrc_gap_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))["mrc_gap_pages"])' "$WORK/$1"; }
-check_eq "$name meta mrc_gap_pages (default)" "$(mrc_gap_of "$name")" 32
+check_eq "$name meta mrc_gap_pages (default)" "$(meta_of "$name" mrc_gap_pages)" 32
 grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap, or 1 / rate pages) are not seen' "$WORK/mrc.txt" ||
 	fail "mrc's table does not say below which size reuses are not seen (32 x 4 KiB = 0.12 MiB): $(grep '^# reuses' "$WORK/mrc.txt")"
 expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 32768 -- "$PLANTED/mrc_loops" "$total" "$loops"
-check_eq "loops-gap meta mrc_gap_pages" "$(mrc_gap_of loops-gap)" 32768
+check_eq "loops-gap meta mrc_gap_pages" "$(meta_of loops-gap mrc_gap_pages)" 32768
 check_ge "access samples with gap 32 pages (default) >= 10 x those with gap 32768" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2

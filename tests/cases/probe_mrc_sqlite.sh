@@ -20,7 +20,6 @@ run_native sql "${cmd[@]}"
 expect_record sql-mrc -M 1G --mrc -- "${cmd[@]}"
 same_output sql-mrc sql
 check_stats sql-mrc --max $((1024 * MIB)) --procs 1
-meta_of() { "$PY" -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/meta.json")[0]))[sys.argv[2]])' "$WORK/$1" "$2"; }
 check_eq "meta mrc_rate_denominator" "$(meta_of sql-mrc mrc_rate_denominator)" 2
 check_eq "meta mrc_gap_pages" "$(meta_of sql-mrc mrc_gap_pages)" 32
 check_eq "meta mrc_max_pages" "$(meta_of sql-mrc mrc_max_pages)" 2048
@@ -41,10 +40,12 @@ for k in 0 1 2; do
 	[ -n "$row" ] || fail "mrc --at ${s}B gave no row: $(cat "$WORK/mrc.csv")"
 	"$PY" - "$row" "$measured" "1/$((8 >> k)) of the peak ($s bytes)" <<'EOF' || fail "mrc prediction check failed"
 import sys
+from checks import check, errors
 size, pred, lo, hi = (float(x) for x in sys.argv[1].split(','))
 measured, what = int(sys.argv[2]), sys.argv[3]
 err = (pred - measured) / measured if measured else 0.0
-print("%s %s: predicted %.0f [%.0f, %.0f], measured %d (%+.1f %%)" % ("ok  " if abs(err) <= 0.10 and lo <= measured <= hi else "FAIL", what, pred, lo, hi, measured, 100 * err))
-sys.exit(0 if measured > 0 and abs(err) <= 0.10 and lo <= measured <= hi else 1)
+check(measured > 0 and abs(err) <= 0.10 and lo <= measured <= hi,
+      "%s: predicted %.0f [%.0f, %.0f], measured %d (%+.1f %%)" % (what, pred, lo, hi, measured, 100 * err))
+sys.exit(1 if errors else 0)
 EOF
 done

@@ -23,11 +23,7 @@ done
 "$PY" - "$WORK" "$N" <<'PYEOF' || fail "the --by alloc columns are wrong"
 import csv, glob, json, os, struct, sys
 work, n = sys.argv[1], int(sys.argv[2])
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 
 sites = []
 for path in glob.glob(os.path.join(work, "heavy", "*", "sites")):

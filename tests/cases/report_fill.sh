@@ -63,11 +63,7 @@ def rows(name):
     return list(csv.DictReader(open(os.path.join(work, name))))
 def base(p):
     return os.path.basename(p or "")
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 
 # The fill loop: top first-touch callsite, inlined chain through fill_words at the fill line.
 ft = rows("ft.csv")
@@ -160,11 +156,7 @@ RC=0; "$FAULTLINE" report "$REC" --ranges x >/dev/null 2>&1 || RC=$?
 "$PY" - "$WORK" "$MIB_FILL" "$MALLOC_LINE" <<'EOF' || fail "hot address range checks failed"
 import collections, json, os, re, sys
 work, mib, malloc_line = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 def section(name):
     lines = open(os.path.join(work, name)).read().splitlines()
     heads = [i for i, l in enumerate(lines) if l.startswith("# hot address ranges (RAP, ")]
@@ -255,11 +247,7 @@ total=$(stat_of fill faults_total)
 import csv, re, sqlite3, sys
 db, top_csv, doc, total = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 con = sqlite3.connect(db)
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 n = con.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
 check(n == total, "faults table holds %d rows = stats.json faults_total %d" % (n, total))
 check(con.execute("SELECT COUNT(*) FROM contexts").fetchone()[0] == total, "one context per fault")

@@ -34,11 +34,7 @@ REC=$WORK/sa
 import csv, json, os, re, sqlite3, sys
 work, site = sys.argv[1], int(sys.argv[2])
 want = ("main", "site_agree.c", site)
-errors = []
-def check(ok, what):
-    print(("ok " if ok else "FAIL: ") + what)
-    if not ok:
-        errors.append(what)
+from checks import check, errors
 def key(r):
     return (r["function"], os.path.basename(r["file"]), int(r["line"] or 0))
 

@@ -45,11 +45,7 @@ echo "ok every size's recording is readable by report and dump"
 import csv, glob, json, os, sys
 import xml.etree.ElementTree as ET
 work, out, pages, passes, line = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 MiB = 2**20
 text = open(os.path.join(work, "sweep.csv")).read().splitlines()
 check(text[0] == "local_bytes,faults_total,first_touch,refault,soft,far_read_bytes,far_write_bytes,wall_s",

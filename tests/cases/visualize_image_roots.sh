@@ -20,11 +20,7 @@ expect_record single -M 256 -- "$PLANTED/fill" 8
 "$PY" - "$WORK" <<'PYEOF' || fail "the flame graphs' roots are wrong"
 import glob, html, json, os, re, sys
 work = sys.argv[1]
-errors = []
-def check(ok, msg):
-    print(("ok " if ok else "FAIL: ") + msg)
-    if not ok:
-        errors.append(msg)
+from checks import check, errors
 def images(rec):
     return {os.path.basename(json.load(open(m))["exe"]) for m in glob.glob(os.path.join(work, rec, "*", "meta.json"))}
 def roots(folded):
