@@ -288,6 +288,8 @@ row() {   # a literal | inside a cell is escaped as \| (Markdown)
 }
 row_unbuilt() { row "$1" "$2" "not built yet" "not built yet" "not built yet" 0 "$3"; }
 row_skipped() { row "$1" "$2" "skipped: $3" "skipped: $3" "skipped: $3" 0 "${4:-}"; }
+# row_two_cpus ID WHAT ...: row ID, or skipped on a machine with one CPU (it measures the other CPU)
+row_two_cpus() { if [ "$NCPU" -ge 2 ]; then row "$@"; else row_skipped "$1" "$2" "one CPU only"; fi; }
 
 # ---------------------------------------------------------------------------------------------
 # Setup
@@ -387,33 +389,21 @@ table_floor() {
 			"$(cell floor_same µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_same)" "$n" \
 			"stacks not built yet: same runs as 1a"
 	fi
-	if [ "$NCPU" -ge 2 ]; then
-		row 1c "Reference: minimal handler on the other CPU vs faultline -s 1" \
-			"$(cell floor_other µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_other)" \
-			"$(runs_of floor_other)" "$OTHER_PAGES pages per run; cross-vCPU wake-ups"
-	else
-		row_skipped 1c "Reference: minimal handler on the other CPU vs faultline -s 1" "one CPU only"
-	fi
+	row_two_cpus 1c "Reference: minimal handler on the other CPU vs faultline -s 1" \
+		"$(cell floor_other µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_other)" \
+		"$(runs_of floor_other)" "$OTHER_PAGES pages per run; cross-vCPU wake-ups"
 	row 1d "Reference: kernel anonymous first-touch fault (native run) vs faultline -s 1" \
 		"$(cell touch_native µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 touch_native)" \
 		"$(runs_of touch_native)" "same program, no faultline"
-	if [ "$NCPU" -ge 2 ]; then
-		row 1e "Floor split: minimal handler vs the same with a second reader blocked on the userfaultfd on the other CPU (faultline runs one handler per CPU; every message wakes every reader)" \
-			"$(cell floor_same µs 0.001)" "$(cell floor_reader µs 0.001)" "$(ratio floor_reader floor_same)" \
-			"$(runs_of floor_reader)" "kernel-side: no faultline code runs"
-	else
-		row_skipped 1e "Floor split: minimal handler vs the same with a second reader" "one CPU only"
-	fi
+	row_two_cpus 1e "Floor split: minimal handler vs the same with a second reader blocked on the userfaultfd on the other CPU (faultline runs one handler per CPU; every message wakes every reader)" \
+		"$(cell floor_same µs 0.001)" "$(cell floor_reader µs 0.001)" "$(ratio floor_reader floor_same)" \
+		"$(runs_of floor_reader)" "kernel-side: no faultline code runs"
 	row 1f "Floor split: minimal handler vs the same with faultline's per-thread perf events on the faulting thread (page-fault sampler with registers at every fault, task-clock)" \
 		"$(cell floor_same µs 0.001)" "$(cell floor_perf µs 0.001)" "$(ratio floor_perf floor_same)" \
 		"$(runs_of floor_perf)" "kernel-side: the sample that carries each fault's registers (its stack) and virtual time"
-	if [ "$NCPU" -ge 2 ]; then
-		row 1g "Floor split: minimal handler with both (second reader and perf events) vs faultline -s 1: faultline's own cost per fault" \
-			"$(cell floor_both µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_both)" \
-			"$(runs_of floor_both)" "floor with both / floor: $(ratio floor_both floor_same); 1a = that × 1g: the first factor is the kernel's price for the design"
-	else
-		row_skipped 1g "Floor split: minimal handler with both vs faultline -s 1" "one CPU only"
-	fi
+	row_two_cpus 1g "Floor split: minimal handler with both (second reader and perf events) vs faultline -s 1: faultline's own cost per fault" \
+		"$(cell floor_both µs 0.001)" "$(cell touch_s1 µs 0.001)" "$(ratio touch_s1 floor_both)" \
+		"$(runs_of floor_both)" "floor with both / floor: $(ratio floor_both floor_same); 1a = that × 1g: the first factor is the kernel's price for the design"
 }
 
 # ---------------------------------------------------------------------------------------------
