@@ -40,7 +40,7 @@ struct fl_handler_stats {
 	_Atomic uint64_t busy_waits;         /* messages that waited for a page in transition */
 	_Atomic uint64_t write_wait_ns;      /* time spent writing records out (back-pressure) */
 	_Atomic uint64_t sampled_stacks;     /* stacks taken from perf samples (no signal) */
-	_Atomic uint64_t wakeups, empty_wakeups; /* woken for messages; of those, found none left */
+	_Atomic uint64_t wakeups;            /* reads that returned messages (a blocking read never returns none) */
 };
 
 struct fl_handler {

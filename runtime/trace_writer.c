@@ -329,7 +329,7 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0, sampled = 0, wakeups = 0, empty_wakeups = 0;
+	uint64_t write_wait = 0, sampled = 0, wakeups = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -346,7 +346,6 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		write_wait += atomic_load(&s->write_wait_ns);
 		sampled += atomic_load(&s->sampled_stacks);
 		wakeups += atomic_load(&s->wakeups);
-		empty_wakeups += atomic_load(&s->empty_wakeups);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -370,7 +369,6 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_u64(&b, FL_STATS_EVICT_INLINE_ROUNDS, atomic_load(&rt->evict.inline_rounds));
 	fl_buf_json_key_u64(&b, FL_STATS_BUSY_WAITS, waits);
 	fl_buf_json_key_u64(&b, FL_STATS_HANDLER_WAKEUPS, wakeups);
-	fl_buf_json_key_u64(&b, FL_STATS_HANDLER_EMPTY_WAKEUPS, empty_wakeups);
 	fl_buf_json_key_u64(&b, FL_STATS_TRACE_WRITE_WAIT_NS, write_wait);
 	json_cpu_split(rt, &b);
 	fl_buf_json_key_u64(&b, FL_STATS_RESIDENT_AT_EXIT, atomic_load(&rt->local_pages) * FL_PAGE_SIZE);

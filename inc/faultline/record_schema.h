@@ -74,7 +74,6 @@
 #define FL_STATS_EVICT_INLINE_ROUNDS  "evict_inline_rounds"
 #define FL_STATS_BUSY_WAITS           "busy_waits"
 #define FL_STATS_HANDLER_WAKEUPS      "handler_wakeups"
-#define FL_STATS_HANDLER_EMPTY_WAKEUPS "handler_empty_wakeups"
 #define FL_STATS_TRACE_WRITE_WAIT_NS  "trace_write_wait_ns"
 /* CPU time (ns) when stats.json was written: the whole process, and of it the fault handler
  * threads and the evictor thread (the rest: the program's threads and the runtime's others) */
