@@ -4,8 +4,8 @@
  *
  * Input: argument strings separated by NUL bytes (at most 64); argv[0] is "record", as for the
  * verb. Checks, besides the sanitizers:
- *   - success leaves options inside their documented bounds: -M > 0, both sizes whole pages,
- *     -L <= -M <= RECORD_MAX_REGION_BYTES, -c and --stack-depth <= their maxima, -s >= 1
+ *   - success leaves options inside their documented bounds: both sizes whole pages,
+ *     RECORD_MIN_REGION_BYTES <= -M <= RECORD_MAX_REGION_BYTES, -L 0 or RECORD_MIN_LOCAL_BYTES..-M, -c and --stack-depth <= their maxima, -s >= 1
  *     (--alloc-sample 0 is its "follow -s" default), policy clock|fifo, --far "mem" or as given, --pmu
  *     without spaces; the command is a non-empty tail of argv, NULL-terminated; every string
  *     option points into argv;
@@ -38,9 +38,10 @@ static bool in_argv(const char *p, char **argv, int argc)
 
 static void check_options(const struct record_options *o, char **argv, int argc)
 {
-	CHECK(o->max_bytes > 0 && o->max_bytes % 4096 == 0 && o->max_bytes <= RECORD_MAX_REGION_BYTES,
-	      "max_bytes %llu", (unsigned long long)o->max_bytes);
-	CHECK(o->local_bytes % 4096 == 0 && o->local_bytes <= o->max_bytes, "local_bytes %llu, max %llu",
+	CHECK(o->max_bytes >= RECORD_MIN_REGION_BYTES && o->max_bytes % 4096 == 0 &&
+	      o->max_bytes <= RECORD_MAX_REGION_BYTES, "max_bytes %llu", (unsigned long long)o->max_bytes);
+	CHECK(o->local_bytes % 4096 == 0 && o->local_bytes <= o->max_bytes &&
+	      (o->local_bytes == 0 || o->local_bytes >= RECORD_MIN_LOCAL_BYTES), "local_bytes %llu, max %llu",
 	      (unsigned long long)o->local_bytes, (unsigned long long)o->max_bytes);
 	CHECK(o->handlers <= RECORD_MAX_HANDLERS, "handlers %u", o->handlers);
 	CHECK(o->stack_depth <= RECORD_MAX_STACK_DEPTH, "stack_depth %u", o->stack_depth);

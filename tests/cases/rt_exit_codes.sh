@@ -37,3 +37,18 @@ run_case "signal-KILL" $((128 + 9)) no signal KILL
 # cleanup-and-reraise pattern): same status, and still a stats.json
 run_case "signal-dfl-TERM" $((128 + 15)) yes signal-dfl TERM
 run_case "signal-dfl-SEGV" $((128 + 11)) yes signal-dfl SEGV
+
+# The runtime cannot start (its region does not fit under `ulimit -v`): the program runs untraced.
+# A program that exits 0 then gives record's own 70 (no trace is no success); a failing one still
+# passes its status through.
+untraced_case() {  # NAME WANT_STATUS ARGS...
+	local name=$1 want=$2; shift 2
+	RC=0
+	(ulimit -v 3000000; record "$WORK/$name" -M 8G -- "$PLANTED/exit_code" "$@") >"$WORK/$name.out" 2>"$WORK/$name.err" || RC=$?
+	[ "$RC" -eq "$want" ] || { show_err "$name"; fail "$name: record exited $RC, want $want"; }
+	grep -q "the runtime could not start" "$WORK/$name.err" || { show_err "$name"; fail "$name: no message that the runtime did not start"; }
+	grep -q "no process wrote a trace" "$WORK/$name.err" || { show_err "$name"; fail "$name: no message that nothing was traced"; }
+	echo "ok $name: exit status $RC, and the messages say nothing was traced"
+}
+untraced_case untraced-exit-0 70 0
+untraced_case untraced-exit-3 3 3

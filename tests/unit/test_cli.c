@@ -256,7 +256,7 @@ static void test_record_all_options(void)
 {
 	char *argv[] = { "record", "-c", "4", "--policy", "fifo", "-o", "out", "--force", "-s5",
 			 "--stack-depth=32", "--pmu", "task-clock,page-faults", "--alloc-sample", "10",
-			 "--far=mem", "-q", "-M", "4096B", "-L", "1B", "--", "prog", NULL };
+			 "--far=mem", "-q", "-M", "2097153B", "-L", "1048577B", "--", "prog", NULL };
 	struct record_options o;
 
 	if (PARSE_OK(argv, &o) != 0)
@@ -265,7 +265,7 @@ static void test_record_all_options(void)
 	      o.sample == 5 && o.stack_depth == 32 && strcmp(o.pmu, "task-clock,page-faults") == 0 &&
 	      o.alloc_sample == 10 && strcmp(o.far, "mem") == 0 && o.quiet,
 	      "all options applied");
-	CHECK(o.local_bytes == 4096 && o.max_bytes == 4096, "sizes rounded up to 4096: L %llu M %llu",
+	CHECK(o.local_bytes == 1052672 && o.max_bytes == 2101248, "sizes rounded up to pages: L %llu M %llu",
 	      (unsigned long long)o.local_bytes, (unsigned long long)o.max_bytes);
 	{
 		char *more[] = { "record", "-oDIR", "--output=DIR2", "-c=256", "-L", "unlimited", "x", NULL };
@@ -275,20 +275,22 @@ static void test_record_all_options(void)
 			      "later option wins, -c 256, -L unlimited");
 	}
 	{
-		char *round[] = { "record", "-L", "1K", "-M", "5000B", "x", NULL };
+		char *round[] = { "record", "-L", "1025K", "-M", "2049K", "x", NULL };
 
 		if (PARSE_OK(round, &o) == 0)
-			CHECK(o.local_bytes == 4096 && o.max_bytes == 8192, "1K -> 4096, 5000B -> 8192");
+			CHECK(o.local_bytes == 1052672 && o.max_bytes == 2101248, "1025K -> 1052672, 2049K -> 2101248");
 	}
 }
 
 static void test_record_sizes_rejected(void)
 {
 	char *l_gt_m[] = { "record", "-L", "2G", "-M", "1G", "x", NULL };
-	char *l_gt_m_rounded[] = { "record", "-L", "4097B", "-M", "4096B", "x", NULL };
+	char *l_gt_m_rounded[] = { "record", "-L", "2097153B", "-M", "2097152B", "x", NULL };
 	char *m_zero[] = { "record", "-M", "0", "x", NULL };
 	char *m_zero_bytes[] = { "record", "-M", "0B", "x", NULL };
-	char *m_huge[] = { "record", "-M", "65T", "x", NULL };
+	char *m_huge[] = { "record", "-M", "33T", "x", NULL };
+	char *m_small[] = { "record", "-M", "1M", "x", NULL };
+	char *l_small[] = { "record", "-L", "512K", "x", NULL };
 	char *l_bad[] = { "record", "-L", "lots", "x", NULL };
 	char *l_neg[] = { "record", "-L=-64", "x", NULL };
 	char *l_over[] = { "record", "--local", "99999999999T", "x", NULL };
@@ -302,7 +304,9 @@ static void test_record_sizes_rejected(void)
 	PARSE_BAD(l_gt_m_rounded, "larger than -M");
 	PARSE_BAD(m_zero, "-M/--max: the region size must be larger than 0");
 	PARSE_BAD(m_zero_bytes, "larger than 0");
-	PARSE_BAD(m_huge, "-M/--max: at most 64 TiB");
+	PARSE_BAD(m_huge, "-M/--max: at most 32 TiB");
+	PARSE_BAD(m_small, "-M/--max: at least 2 MiB");
+	PARSE_BAD(l_small, "-L/--local: at least 1 MiB");
 	PARSE_BAD(l_bad, "-L/--local: invalid size 'lots'");
 	PARSE_BAD(l_neg, "invalid size '-64'");
 	PARSE_BAD(l_over, "too large");

@@ -59,13 +59,15 @@ void record_usage(void)
 	      "\n"
 	      "Runs CMD with faultline's far-memory runtime: its heap lives in a region of -M bytes\n"
 	      "of which at most -L stay in local memory; every page fault is traced with its stack.\n"
-	      "The trace goes to DIR/<pid>/ for each traced process. Exits with CMD's status.\n"
+	      "The trace goes to DIR/<pid>/ for each traced process. Exits with CMD's status\n"
+	      "(70 when CMD exited 0 but the runtime did not start, so nothing was traced).\n"
 	      "\n"
 	      "options (values as '-L 64M', '-L64M', '-L=64M', '--local 64M' or '--local=64M'):\n"
 	      "  -L, --local SIZE       local memory; beyond it pages are evicted to the far store\n"
-	      "                         (default: unlimited; 0 or 'unlimited' = no eviction)\n"
+	      "                         (default: unlimited; 0 or 'unlimited' = no eviction;\n"
+	      "                         else at least 1M)\n"
 	      "  -M, --max SIZE         size of the region that holds the heap (default: this\n"
-	      "                         machine's RAM); bounds the program's peak heap\n"
+	      "                         machine's RAM; 2M to 32T); bounds the program's peak heap\n"
 	      "  -c, --handlers N       fault handler threads (default 0: the runtime picks)\n"
 	      "      --policy P         eviction policy: clock (default) or fifo\n"
 	      "  -o, --output DIR       output directory; %p = pid of record, %h = host name\n"
@@ -454,8 +456,18 @@ static int record_check_sizes(struct record_options *o, char *err, size_t errlen
 	if (!o->max_given && machine_ram_bytes(&o->max_bytes, err, errlen) < 0)
 		return -1;
 	if (round_up_page(&o->max_bytes) < 0 || o->max_bytes > RECORD_MAX_REGION_BYTES) {
-		snprintf(err, errlen, "-M/--max: at most %s (half of the address space)",
-			 cli_format_size(RECORD_MAX_REGION_BYTES, max, sizeof(max)));
+		snprintf(err, errlen, "-M/--max: at most %s (the region and its far-store mirror must fit "
+			 "in the address space)", cli_format_size(RECORD_MAX_REGION_BYTES, max, sizeof(max)));
+		return -1;
+	}
+	if (o->max_bytes < RECORD_MIN_REGION_BYTES) {
+		snprintf(err, errlen, "-M/--max: at least %s (the allocator's first extent)",
+			 cli_format_size(RECORD_MIN_REGION_BYTES, max, sizeof(max)));
+		return -1;
+	}
+	if (o->local_bytes && o->local_bytes < RECORD_MIN_LOCAL_BYTES) {
+		snprintf(err, errlen, "-L/--local: at least %s (or 0 / 'unlimited': no eviction)",
+			 cli_format_size(RECORD_MIN_LOCAL_BYTES, local, sizeof(local)));
 		return -1;
 	}
 	if (round_up_page(&o->local_bytes) < 0 || o->local_bytes > o->max_bytes) {
@@ -1511,8 +1523,9 @@ static void print_totals_checked(const struct record_totals *t, const struct rec
 	print_totals(t, o);
 }
 
-static void print_summary(const struct record_options *o, const struct record_run *run,
-			  const char *dir_shown, const char *dir)
+/* Says how the run went; returns how many processes wrote a trace. */
+static unsigned print_summary(const struct record_options *o, const struct record_run *run,
+			      const char *dir_shown, const char *dir)
 {
 	struct record_totals t;
 	char count[32], quoted[PATH_MAX + 64];
@@ -1528,6 +1541,7 @@ static void print_summary(const struct record_options *o, const struct record_ru
 	if (!o->quiet && t.processes > 0)
 		fprintf(stderr, "next: faultline report %s\n",
 			cli_shell_quote(dir_shown, quoted, sizeof(quoted)));
+	return t.processes;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1589,8 +1603,12 @@ static int record_run_parsed(const struct record_options *o)
 	if (rc != 0)
 		return rc;
 	record_binaries(dir, o->archive, &started, o->quiet); /* says why when it fails */
-	print_summary(o, &run, dir_shown, dir);
-	return exit_status_of(run.status);
+	unsigned traced = print_summary(o, &run, dir_shown, dir);
+	rc = exit_status_of(run.status);
+	if (traced == 0 && o->quiet) /* without -q the summary said so */
+		cli_error("no process wrote a trace into %s (the runtime did not start)", dir_shown);
+	/* a program that ran untraced and exited 0 is no success of record's */
+	return rc == 0 && traced == 0 ? RECORD_EXIT_UNTRACED : rc;
 }
 
 int cmd_record(int argc, char **argv)

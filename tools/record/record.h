@@ -8,11 +8,20 @@
 #include <stdint.h>
 #include <time.h>
 
-/* Largest -M: half of x86-64's 47-bit user address space. */
-#define RECORD_MAX_REGION_BYTES ((uint64_t)64 << 40)
+/* Largest -M: a quarter of x86-64's 47-bit user address space. The runtime maps the region and
+ * its far-store mirror, each -M bytes, around the program's own mappings (a PIE executable sits at
+ * ~85 TiB): 40 TiB was measured to fit, 48 TiB not. */
+#define RECORD_MAX_REGION_BYTES ((uint64_t)32 << 40)
+/* Smallest -M: the allocator's first extent (jemalloc asks for 2 MiB before the first malloc). */
+#define RECORD_MIN_REGION_BYTES ((uint64_t)2 << 20)
+/* Smallest -L other than unlimited: the runtime's FL_MIN_LOCAL_PAGES. */
+#define RECORD_MIN_LOCAL_BYTES ((uint64_t)1 << 20)
 /* Largest -c: fault records store the handler index in 8 bits. */
 #define RECORD_MAX_HANDLERS 256
 #define RECORD_MAX_STACK_DEPTH 256  /* the runtime keeps at most 256 frames */
+/* record's status when the program exited 0 but no process wrote a trace (the runtime did not
+ * start in it): EX_SOFTWARE. A program that failed passes its own status through. */
+#define RECORD_EXIT_UNTRACED 70
 
 struct record_options {
 	uint64_t local_bytes;   /* -L, rounded up to 4096; 0 = unlimited */
