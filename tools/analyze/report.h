@@ -144,6 +144,12 @@ struct report {
 	size_t nshown;            /* the first nshown of ranked are shown */
 
 	uint64_t selected;        /* faults in rows */
+	/* Stacks sampled (record -s N, N > 1, in any process) and rows keyed by stack (--by callsite or
+	 * function): the row of the faults without a stack ranks last, and each other row's percentage
+	 * is its share of the faults with a stack, an estimate of its share of all faults. */
+	uint64_t stack_sample;    /* the largest -s N of the processes (1: every fault has a stack) */
+	uint32_t unsampled_row;   /* that row, FL_NONE when not in this case or no such row */
+	uint64_t unsampled;       /* its faults (0 when unsampled_row is FL_NONE) */
 	uint64_t selected_kinds[FL_FAULT_KIND_MAX + 1];
 	double build_seconds;     /* aggregation, symbolization included */
 	double read_seconds;      /* reading (and validating) the recording, before the build */

@@ -610,11 +610,44 @@ bool report_row_pmu(const struct report *r, const struct report_row *row, size_t
 
 /* ----------------------------------------------------------------- ranking and locality */
 
+/* record -s N with N > 1 and rows by stack: which row holds the faults without a stack (see
+ * struct report). */
+static void find_unsampled_row(struct report *r)
+{
+	r->stack_sample = 1;
+	r->unsampled_row = FL_NONE;
+	r->unsampled = 0;
+	for (size_t p = 0; p < r->rec->nprocs; p++) {
+		uint64_t n;
+		if (stats_json_uint(&r->rec->procs[p].meta, FL_META_SAMPLE, &n) == 0 && n > r->stack_sample)
+			r->stack_sample = n;
+	}
+	if (r->stack_sample <= 1 || (r->o->by != REPORT_BY_CALLSITE && r->o->by != REPORT_BY_FUNCTION))
+		return;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct report_row *row = &r->rows[i];
+		if (row->faults && row->key_loc != FL_NONE &&
+		    strcmp(callsite_loc(r->callsites, row->key_loc)->function, CALLSITE_NO_STACK) == 0) {
+			r->unsampled_row = (uint32_t)i;
+			r->unsampled = row->faults;
+			return;
+		}
+	}
+}
+
+struct rank_ctx {
+	const struct report_row *rows;
+	uint32_t last;            /* this row ranks last (FL_NONE: none) */
+};
+
 static int by_faults(const void *a, const void *b, void *ctx)
 {
-	const struct report_row *rows = ctx;
-	const struct report_row *x = &rows[*(const uint32_t *)a], *y = &rows[*(const uint32_t *)b];
+	const struct rank_ctx *c = ctx;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	const struct report_row *x = &c->rows[ia], *y = &c->rows[ib];
 
+	if ((ia == c->last) != (ib == c->last))
+		return ia == c->last ? 1 : -1;
 	if (x->faults != y->faults)
 		return x->faults > y->faults ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
@@ -627,8 +660,14 @@ static int rank_rows(struct report *r)
 		return -1;
 	for (size_t i = 0; i < r->nrows; i++)
 		r->ranked[i] = (uint32_t)i;
-	qsort_r(r->ranked, r->nrows, sizeof(*r->ranked), by_faults, r->rows);
+	find_unsampled_row(r);
+	struct rank_ctx c = { r->rows, r->unsampled_row };
+	qsort_r(r->ranked, r->nrows, sizeof(*r->ranked), by_faults, &c);
 	r->nshown = r->o->top == 0 || r->o->top > r->nrows ? r->nrows : (size_t)r->o->top;
+	if (r->unsampled_row != FL_NONE && r->nshown < r->nrows) { /* shown below the --top rows */
+		memmove(&r->ranked[r->nshown + 1], &r->ranked[r->nshown], (r->nrows - 1 - r->nshown) * sizeof(*r->ranked));
+		r->ranked[r->nshown++] = r->unsampled_row;
+	}
 	return 0;
 }
 

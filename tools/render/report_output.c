@@ -96,9 +96,15 @@ static bool site_faults_per_mib(const struct report_row *row, double *value)
 	return true;
 }
 
-static double percent(const struct report *r, const struct report_row *row)
+/* The row's share of the selected faults; with sampled stacks (struct report: unsampled_row) its
+ * share of those with a stack. False for the row without stacks there: it has no share. */
+static bool percent(const struct report *r, const struct report_row *row, double *value)
 {
-	return r->selected ? 100.0 * (double)row->faults / (double)r->selected : 0.0;
+	if (r->unsampled_row != FL_NONE && row == &r->rows[r->unsampled_row])
+		return false;
+	uint64_t of = r->selected - r->unsampled;
+	*value = of ? 100.0 * (double)row->faults / (double)of : 0.0;
+	return true;
 }
 
 /* The fields of the RANK-th shown row (rank from 1). */
@@ -111,7 +117,10 @@ static size_t row_fields(const struct report *r, const struct field_names *names
 
 	add_int(f, &n, "rank", rank);
 	add_int(f, &n, "faults", row->faults);
-	add_real(f, &n, "percent", percent(r, row), 2);
+	if (percent(r, row, &value))
+		add_real(f, &n, "percent", value, 2);
+	else
+		add_null(f, &n, "percent");
 	add_int(f, &n, "first_touch", row->kinds[FL_FAULT_FIRST_TOUCH]);
 	add_int(f, &n, "refault", row->kinds[FL_FAULT_REFAULT]);
 	add_int(f, &n, "soft", row->kinds[FL_FAULT_SOFT]);
@@ -468,6 +477,13 @@ static void header_selection(const struct report *r, FILE *out)
 			fprintf(out, " to %.3f s", (double)o->to_ns / 1e9);
 		fprintf(out, " of %s time", fl_time_axis_name(o->time_axis));
 	}
+	if (r->unsampled_row != FL_NONE) {
+		char b[32];
+		fprintf(out, "\n# stacks sampled:  1 fault in %" PRIu64 " (record -s); %% is each row's share of the %s "
+			"faults with a stack; the %s without one are the last row",
+			r->stack_sample, cli_format_count(r->selected - r->unsampled, a, sizeof(a)),
+			cli_format_count(r->unsampled, b, sizeof(b)));
+	}
 	fputs("\n# skipped frames:  ", out);
 	if (o->default_skip)
 		fputs(CALLSITE_DEFAULT_SKIP_NAMES, out);
@@ -617,7 +633,10 @@ static int table_row(const struct report *r, struct table *t, size_t i, const st
 	if (by == REPORT_BY_PROCESS)
 		rc |= cellf(t, ti, c++, "%s", base_name(r->rec->procs[row->proc].exe));
 	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->faults, a, sizeof(a)));
-	rc |= cellf(t, ti, c++, "%.2f%%", percent(r, row));
+	if (percent(r, row, &value))
+		rc |= cellf(t, ti, c++, "%.2f%%", value);
+	else
+		rc |= cellf(t, ti, c++, "-");
 	for (unsigned k = FL_FAULT_FIRST_TOUCH; k <= FL_FAULT_CONCURRENT; k++)
 		rc |= cellf(t, ti, c++, "%s", cli_format_count(row->kinds[k], a, sizeof(a)));
 	rc |= cellf(t, ti, c++, "%s", cli_format_count(row->reads, a, sizeof(a)));

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# report_sampled: with stacks for 1 fault in N (record -s N), `report --by callsite|function` ranks
+# the faults without a stack last and gives every other row its share of the faults *with* a stack,
+# an estimate of its share of all faults; before, the "<no stack>" row held ~90 % at -s 10 and every
+# real callsite looked ten times smaller than it is. On tests/planted/threads (3 workers fill and
+# verify their own 16 MiB from the function `work`) at -s 10 and, for comparison, -s 1:
+#   - the header says "stacks sampled: 1 fault in 10" with the counts; the last row is <no stack>
+#     with no percentage (CSV: empty, JSON: null); the other rows' percentages sum to 100;
+#   - with --top 2 that row is still shown, third;
+#   - the shares of verify_words (the read passes, 2/3 of the faults) and pattern_word (the fill,
+#     1/3) at -s 10 are within 5 points of theirs at -s 1, where every fault has a stack (the
+#     estimate is right, not only renormalized);
+#   - at -s 1 nothing changes: no such header line, <no stack> (if any) ranked by its faults.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted threads
+
+expect_record s10 -L 16 -M 512 -s 10 -- "$PLANTED/threads" 3 16
+expect_record s1 -L 16 -M 512 -s 1 -- "$PLANTED/threads" 3 16
+for name in s10 s1; do
+	for by in callsite function; do
+		"$FAULTLINE" report "$WORK/$name" --by "$by" --format csv --top 0 >"$WORK/$name-$by.csv" 2>"$WORK/$name-$by.err" ||
+			fail "report $name --by $by: $(cat "$WORK/$name-$by.err")"
+	done
+	"$FAULTLINE" report "$WORK/$name" >"$WORK/$name.txt" 2>&1 || fail "report $name: $(cat "$WORK/$name.txt")"
+	"$FAULTLINE" report "$WORK/$name" --top 2 --format json >"$WORK/$name-top2.json" 2>"$WORK/$name.err" ||
+		fail "report $name --top 2 --format json: $(cat "$WORK/$name.err")"
+done
+grep -q '^# stacks sampled:  1 fault in 10 (record -s)' "$WORK/s10.txt" || fail "s10: no 'stacks sampled' header line: $(sed -n 1,16p "$WORK/s10.txt")"
+echo "ok s10: $(grep '^# stacks sampled' "$WORK/s10.txt")"
+if grep -q '^# stacks sampled' "$WORK/s1.txt"; then fail "s1: a 'stacks sampled' line at -s 1"; fi
+echo "ok s1: no 'stacks sampled' line"
+
+"$PY" - "$WORK" <<'PYEOF'
+import csv, json, sys
+from checks import check, errors
+work = sys.argv[1]
+def rows(name):
+    return list(csv.DictReader(open(f"{work}/{name}.csv")))
+def share(rs, function):
+    return sum(float(r["percent"]) for r in rs if r["function"] == function)
+
+for by in ("callsite", "function"):
+    rs = rows(f"s10-{by}")
+    last = rs[-1]
+    check(last["function"] == "<no stack>" and last["percent"] == "",
+          f"s10 --by {by}: last row {last['function']} with percent '{last['percent']}' (want <no stack>, empty)")
+    others = [r for r in rs if r["function"] != "<no stack>"]
+    total = sum(float(r["percent"]) for r in others)
+    check(abs(total - 100.0) < 0.5, f"s10 --by {by}: the rows with a stack sum to {total:.2f} % (want 100)")
+    nostack, withstack = int(last["faults"]), sum(int(r["faults"]) for r in others)
+    check(nostack > 5 * withstack, f"s10 --by {by}: {nostack} faults without a stack, {withstack} with one (1 in 10)")
+    ordered = [int(r["faults"]) for r in others]
+    check(ordered == sorted(ordered, reverse=True), f"s10 --by {by}: the other rows by faults, descending")
+
+top = json.load(open(f"{work}/s10-top2.json"))
+top = top["rows"] if isinstance(top, dict) else top
+check(len(top) == 3 and top[2]["function"] == "<no stack>" and top[2]["percent"] is None,
+      "s10 --top 2: three rows, the third <no stack> with percent null: "
+      + str([(r["function"], r["percent"]) for r in top]))
+
+for function, want in (("verify_words", 66.7), ("pattern_word", 33.3)):
+    s10, s1 = share(rows("s10-function"), function), share(rows("s1-function"), function)
+    check(abs(s1 - want) < 5 and abs(s10 - s1) < 5, f"{function}'s share: {s10:.1f} % at -s 10, {s1:.1f} % at -s 1")
+
+rs = rows("s1-callsite")
+total = sum(float(r["percent"]) for r in rs)
+check(abs(total - 100.0) < 0.5, f"s1: every row has a percentage, summing to {total:.2f} %")
+sys.exit(1 if errors else 0)
+PYEOF
