@@ -33,6 +33,7 @@
 
 #include "callsite.h"
 #include "cli.h"
+#include "temp_file.h"
 #include "evictions.h"
 #include "fault_time.h"
 #include "pprof.h"
@@ -1033,13 +1034,15 @@ static int export_pprof(struct exporter *x)
 		return 1;
 	}
 	report_progress_phase(&x->progress, "writing the pprof profile", 0);
+	temp_file_guard(tmp);
 	rc = pprof_write(x->rec, x->callsites, tmp, &st, x->err, sizeof(x->err));
 	if (rc == 0)
 		rc = install(tmp, x->o->pprof, x->o->force, x->err, sizeof(x->err));
-	if (rc != 0) {
+	if (rc != 0)
 		unlink(tmp);
+	temp_file_release();
+	if (rc != 0)
 		return 1;
-	}
 	report_progress_stop(&x->progress);
 	cli_error("export: wrote %s: %zu samples of %" PRIu64 " faults, %zu locations, %zu functions, %zu bytes gzipped",
 		  x->o->pprof, st.samples, st.faults, st.locations, st.functions, st.bytes);
@@ -1072,6 +1075,7 @@ static int export_recording(struct exporter *x, const char *dir)
 		return 1;
 	}
 	unlink(tmp);
+	temp_file_guard(tmp);
 	rc = write_database(x, tmp);
 	if (rc != 0)
 		name_the_file(x, tmp);
@@ -1079,6 +1083,7 @@ static int export_recording(struct exporter *x, const char *dir)
 		rc = install(tmp, x->o->file, x->o->force, x->err, sizeof(x->err));
 	if (rc != 0)
 		unlink(tmp);
+	temp_file_release();
 	return rc ? 1 : 0;
 }
 

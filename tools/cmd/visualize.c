@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temp_file.h"
 #include "fault_time.h"
 #include "flamegraph.h"
 #include "heatmap.h"
@@ -603,9 +604,12 @@ static FILE *open_output(const char *outdir, const char *name, char *path, size_
 		cli_error("visualize: %s/%s: path too long", outdir, name);
 		return NULL;
 	}
+	temp_file_guard(tmp);
 	f = fopen(tmp, "w");
-	if (!f)
+	if (!f) {
 		cli_error("visualize: cannot create %s: %s", tmp, strerror(errno));
+		temp_file_release();
+	}
 	return f;
 }
 
@@ -617,13 +621,16 @@ static int close_output(FILE *f, const char *tmp, const char *path)
 	if (fclose(f) != 0 || failed) {
 		cli_error("visualize: writing %s: %s", tmp, strerror(errno ? errno : EIO));
 		unlink(tmp);
+		temp_file_release();
 		return -1;
 	}
 	if (rename(tmp, path) < 0) {
 		cli_error("visualize: rename %s to %s: %s", tmp, path, strerror(errno));
 		unlink(tmp);
+		temp_file_release();
 		return -1;
 	}
+	temp_file_release();
 	printf("%s\n", path);
 	return 0;
 }
