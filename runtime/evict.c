@@ -575,7 +575,12 @@ static size_t evict_some(struct fl_runtime *rt, size_t excess)
 	size_t soft = atomic_load(&rt->soft_pages);
 	if (soft < rt->soft_target_pages + excess)
 		clock_sweep(rt, rt->soft_target_pages + excess - soft);
-	return finalize_oldest_soft(rt, excess, FL_EVICT_CLOCK_SOFT);
+	size_t got = finalize_oldest_soft(rt, excess, FL_EVICT_CLOCK_SOFT);
+	if (got < excess) { /* soft pages that cannot leave (armed by the prober) filled the pool */
+		clock_sweep(rt, excess - got);
+		got += finalize_oldest_soft(rt, excess - got, FL_EVICT_CLOCK_SOFT);
+	}
+	return got;
 }
 
 /* Inline eviction: a fault found no free page (the evictor fell behind, or is off). */

@@ -482,9 +482,26 @@ static void access_round(struct fl_runtime *rt, struct fl_probe *p, uint64_t now
 		p->nslots_peak = p->nslots;
 }
 
+/* --mrc: the threshold dropped: pages armed while they were in the sample and no longer are would
+ * stay unmapped (local memory the clock cannot evict) until the program touched them again, which
+ * under -L could leave nothing to evict. They are mapped back. One pass over the region's pages,
+ * at most a few dozen times a run (each drop removes 1/16 of the sample at least). */
+static void release_dropped(struct fl_runtime *rt, struct fl_probe *p)
+{
+	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&rt->evict_lock);
+	for (size_t page = 0; page < high; page++) {
+		uint8_t f = atomic_load_explicit(&p->flags[page], memory_order_relaxed);
+		if ((f & PROBE_ARMED) && !(f & PROBE_MEMBER) && !in_sample(p, page))
+			restore(rt, p, page); /* busy: a fault on it is claiming it */
+	}
+	pthread_mutex_unlock(&rt->evict_lock);
+}
+
 /* One tick: re-arms the pages touched during the previous tick, then takes the new ones. */
 static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 {
+	uint32_t threshold = atomic_load(&p->mrc_threshold);
 	uint64_t now = fl_now_ns();
 	if (p->access) { /* the probes of --sample-accesses cost one token each: RATE per second */
 		p->tokens += (double)p->access_rate * (double)(now - p->tokens_ns) / 1e9;
@@ -520,6 +537,8 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		}
 		atomic_store_explicit(&r->head, head, memory_order_release);
 	}
+	if (p->mrc && atomic_load(&p->mrc_threshold) < threshold)
+		release_dropped(rt, p);
 	atomic_fetch_add_explicit(&p->rounds, 1, memory_order_relaxed);
 }
 

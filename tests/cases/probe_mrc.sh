@@ -88,6 +88,19 @@ grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap, or 1 / rate page
 expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 32768 -- "$PLANTED/mrc_loops" "$total" "$loops"
 check_eq "loops-gap meta mrc_gap_pages" "$(meta_of loops-gap mrc_gap_pages)" 32768
 check_ge "access samples with gap 32 pages (default) >= 10 x those with gap 32768" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
+# with -L the sample is capped at 1/16 of it (armed pages are local memory): mrc says so, and says
+# when the sample is small; the run without -L above says neither
+if grep -q '^# recorded with -L\|^# only [0-9]* sampled pages' "$WORK/mrc.txt"; then
+	fail "mrc of a run without -L and ~820 sampled pages warns: $(grep '^# recorded\|^# only' "$WORK/mrc.txt")"
+fi
+expect_record loops-mrcL -M 1G -L 4 --mrc -- "$PLANTED/mrc_loops" 16 1
+check_eq "loops-mrcL meta mrc_max_pages (-L 4 MiB / 16)" "$(meta_of loops-mrcL mrc_max_pages)" 64
+"$FAULTLINE" mrc "$WORK/loops-mrcL" >"$WORK/mrcL.txt" 2>&1 || fail "mrc loops-mrcL: $(cat "$WORK/mrcL.txt")"
+grep -q '^# recorded with -L 4.0 MiB: the sample was capped at 1/16 of it' "$WORK/mrcL.txt" ||
+	fail "mrc of a --mrc run with -L 4 does not say its sample was capped: $(sed -n 1,10p "$WORK/mrcL.txt")"
+grep -q '^# only [0-9]* sampled pages' "$WORK/mrcL.txt" ||
+	fail "mrc of a sample of <= 64 pages does not say it is small: $(sed -n 1,10p "$WORK/mrcL.txt")"
+echo "ok loops-mrcL: mrc says the sample was capped by -L and is small"
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
 
