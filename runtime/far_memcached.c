@@ -33,6 +33,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -75,6 +76,8 @@ struct mc_store {
 	struct mc_conn conns[MC_SLOTS][MC_MAX_SERVERS];
 	_Atomic unsigned next_slot;
 	char detail[200];
+	uint64_t noted_id[FL_FAR_MAX_GENS + 1]; /* per generation: the key prefix in far_keys (written
+						 * under the eviction lock, at the first write) */
 };
 
 static __thread int mc_slot = -1;
@@ -332,6 +335,8 @@ static const char *io_error_text(int err)
 				  : "connection failed";
 }
 
+static int note_key_prefix(struct fl_runtime *rt, uint64_t id);
+
 /* ---- requests ---- */
 
 /* Writes pages of one server: "ms" per page, quiet, then "mn"; reads to "MN". */
@@ -460,6 +465,12 @@ static int by_server(struct fl_runtime *rt, bool write, unsigned gen, const size
 
 static int mc_write(struct fl_runtime *rt, unsigned gen, const size_t *pages, char *const *src, size_t n)
 {
+	struct mc_store *ms = state_of(rt);
+	uint64_t id = rt->farst.gens[gen].id;
+	if (ms->noted_id[gen] != id) { /* failing costs only the clean-up after the run */
+		note_key_prefix(rt, id);
+		ms->noted_id[gen] = id;
+	}
 	return by_server(rt, true, gen, pages, NULL, src, n);
 }
 
@@ -469,6 +480,33 @@ static int mc_read(struct fl_runtime *rt, const size_t *pages, const uint8_t *ge
 }
 
 /* ---- generations: key prefixes ---- */
+
+/* Appends a generation's key prefix to the process directory's far_keys (trace.h); called before
+ * the first item is stored under it (the directory is made after the far store is opened). */
+static int note_key_prefix(struct fl_runtime *rt, uint64_t id)
+{
+	char path[PATH_MAX + 16], line[24];
+	struct fl_buf p = { path, 0, sizeof(path) }, l = { line, 0, sizeof(line) };
+	char key[MC_KEY_MAX];
+	size_t n = make_key(key, id, 0);
+	key[n - 2] = '\0'; /* "fl<id>:0" -> "fl<id>" */
+	fl_buf_str(&p, rt->dir);
+	fl_buf_str(&p, "/" FL_FILE_NAME_FAR_KEYS);
+	fl_buf_str(&l, key);
+	fl_buf_str(&l, "\n");
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		fl_log_errno("open(far_keys): the items cannot be deleted after the run", errno);
+		return -1;
+	}
+	ssize_t w = fl_sys_write(fd, line, l.len);
+	fl_sys_close(fd);
+	if (w != (ssize_t)l.len) {
+		fl_log_errno("write(far_keys): the items cannot be deleted after the run", w < 0 ? errno : EIO);
+		return -1;
+	}
+	return 0;
+}
 
 static int mc_new_gen(struct fl_runtime *rt, unsigned gen)
 {

@@ -355,5 +355,9 @@ FL_STATIC_ASSERT(sizeof(struct fl_timeline_record) == 144, "timeline record is 1
 #define FL_FILE_NAME_RAP "ranges.rap"
 #define FL_FILE_NAME_EVICTIONS "evictions"
 #define FL_FILE_NAME_TIMELINE "timeline"
+/* --far memcached: the key prefix of each generation the process wrote ("fl" + 16 hex digits, one
+ * a line, appended when the generation is made), so `record` can delete the process's items from
+ * the servers once every traced process has exited (even one killed with SIGKILL). */
+#define FL_FILE_NAME_FAR_KEYS "far_keys"
 
 #endif

@@ -7,7 +7,9 @@
 #   - two servers: pages spread over both (consistent hashing), data intact;
 #   - a server killed mid-run: the program stops with status 70, one line names the server, the
 #     trace so far is readable by `faultline dump`, and nothing hangs (the case has a time limit);
-#   - record refuses an unreachable server before starting anything.
+#   - record refuses an unreachable server before starting anything;
+#   - after each run record deletes the run's items (key prefixes in each process's far_keys):
+#     the servers hold none, also after a fork (parent and children) and with two servers.
 # Sizes (a round trip to memcached costs ~50-100 us here: two wake-ups across vCPUs): fill 16 MiB
 # -L 4, threads 4 x 4 MiB -L 2, fork_verify 12 MiB -L 3, rw_syscalls 6 MiB -L 2; long mode: x 4.
 . "$(dirname "$0")/../lib.sh"
@@ -91,7 +93,9 @@ for key in faults_total faults_first_touch faults_refault evictions writebacks; 
 	check_near "fill-mc $key (as with mem)" "$(stat_of fill-mc $key)" "$(stat_of fill-mem $key)"
 done
 check_eq "fill-mc far_write_pages" "$(stat_of fill-mc far_write_pages)" "$(stat_of fill-mc writebacks)"
-check_ge "items on the server" "$(items "$port1")" "$(stat_of fill-mc far_write_pages)"
+# after the run record deletes the run's items (prefixes in far_keys): the server is empty again
+check_eq "fill-mc: items left on the server after the run" "$(items "$port1")" 0
+check_eq "fill-mc: key prefixes in far_keys" "$(cat "$WORK"/fill-mc/*/far_keys | wc -l)" 1
 
 size=$((4 * k)) local=$((2 * k))
 run_native threads "$PLANTED/threads" 4 "$size"
@@ -107,6 +111,7 @@ same_output fork-mc fork
 summary fork-mc
 check_stats fork-mc --local $((local * MIB)) --max $((max * MIB)) --procs 3
 check_ge "fork-mc faults_refault (all processes)" "$(stat_of fork-mc faults_refault)" 1
+check_eq "fork-mc: items left on the server after the run (parent and children)" "$(items "$port1")" 0
 
 size=$((6 * k)) local=$((2 * k))
 run_native rw "$PLANTED/rw_syscalls" "$size" "$WORK"
@@ -114,15 +119,20 @@ expect_record rw-mc -L "$local" -M "$max" "${far[@]}" -- "$PLANTED/rw_syscalls" 
 same_output rw-mc rw
 check_stats rw-mc --local $((local * MIB)) --max $((max * MIB)) --procs 1
 
-# two servers: consistent hashing spreads the pages
+# two servers: consistent hashing spreads the pages (record says how many items it deleted from
+# each server after the run: each page is written once, so as many as pages were written)
 start_server port2
-before1=$(items "$port1") before2=$(items "$port2")
 size=$((16 * k)) local=$((4 * k))
-expect_record fill-mc2 -L "$local" -M "$max" --far "memcached:127.0.0.1:$port1,localhost:$port2" -- "$PLANTED/fill" "$size"
+say "faultline record -o $WORK/fill-mc2 --force -L $local -M $max --far memcached:127.0.0.1:$port1,localhost:$port2 -- fill $size"
+"$FAULTLINE" record -o "$WORK/fill-mc2" --force -L "$local" -M "$max" --far "memcached:127.0.0.1:$port1,localhost:$port2" \
+	-- "$PLANTED/fill" "$size" >"$WORK/fill-mc2.out" 2>"$WORK/fill-mc2.err" || { show_err fill-mc2; fail "fill-mc2: record failed"; }
 same_output fill-mc2 fill
-new1=$(($(items "$port1") - before1)) new2=$(($(items "$port2") - before2))
+per_server=$(sed -n "s/.*deleted the run's [0-9,]* items from memcached (per server, in --far order: \([0-9]*\), \([0-9]*\)).*/\1 \2/p" "$WORK/fill-mc2.err")
+[ -n "$per_server" ] || { show_err fill-mc2; fail "fill-mc2: no line saying how many items were deleted from each server"; }
+read -r new1 new2 <<<"$per_server"
+check_eq "fill-mc2: items left on the two servers after the run" $(( $(items "$port1") + $(items "$port2") )) 0
 written=$(stat_of fill-mc2 far_write_pages)
-check_eq "fill-mc2: items stored on the two servers" $((new1 + new2)) "$written"
+check_eq "fill-mc2: items stored (and deleted) on the two servers" $((new1 + new2)) "$written"
 check_ge "fill-mc2: items on server 1, x 4 (at least a quarter of them)" $((new1 * 4)) "$written"
 check_ge "fill-mc2: items on server 2, x 4 (at least a quarter of them)" $((new2 * 4)) "$written"
 

@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@
 #include <faultline/record_schema.h>
 
 #include "cli.h"
+#include "far_cleanup.h"
 #include "far_spec.h"
 #include "faultline/env.h"
 #include "faultline/pmu_events.h"
@@ -1579,6 +1581,30 @@ static void print_banner(const struct record_options *o, const char *dir_shown)
 		  cli_format_size(o->max_bytes, max, sizeof(max)), o->policy);
 }
 
+/* --far memcached: the items of the run are deleted from the servers (every process has exited). */
+static void clean_far_store(const struct record_options *o, const char *dir)
+{
+	char err[512], line[1024], count[32];
+	uint64_t deleted[FAR_CLEANUP_MAX_SERVERS], total = 0;
+	unsigned servers;
+
+	if (strncmp(o->far_spec, "memcached:", 10) != 0)
+		return;
+	if (far_cleanup_memcached(o->far_spec, dir, deleted, &servers, err, sizeof(err)) < 0) {
+		cli_error("WARNING: the run's items could not all be deleted from memcached: %s (key prefixes "
+			  "in %s/*/" FL_FILE_NAME_FAR_KEYS ")", err, dir);
+		return;
+	}
+	size_t n = 0;
+	for (unsigned i = 0; i < servers && n < sizeof(line); i++) {
+		total += deleted[i];
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%" PRIu64, i ? ", " : "", deleted[i]);
+	}
+	if (!o->quiet && total)
+		cli_error("deleted the run's %s items from memcached (per server, in --far order: %s)",
+			  cli_format_count(total, count, sizeof(count)), line);
+}
+
 static int record_run_parsed(const struct record_options *o)
 {
 	char library[PATH_MAX], dir_shown[PATH_MAX], dir[PATH_MAX];
@@ -1604,6 +1630,7 @@ static int record_run_parsed(const struct record_options *o)
 	if (rc != 0)
 		return rc;
 	record_binaries(dir, o->archive, &started, o->quiet); /* says why when it fails */
+	clean_far_store(o, dir);
 	unsigned traced = print_summary(o, &run, dir_shown, dir);
 	rc = exit_status_of(run.status);
 	if (traced == 0 && o->quiet) /* without -q the summary said so */
