@@ -12,7 +12,8 @@
 #   - --auto: an unlimited run, then its peak resident and halves down to 1/16 (the runtime's floor,
 #     1 MiB, once);
 #   - bad input: no sizes, both -L and --auto, a bad size, no command, an unknown option (exit 2);
-#     a non-empty output directory without --force and a failing program (exit 1).
+#     the same size twice (exit 2); a non-empty output directory without --force and a program
+#     that fails at one size only (exit 1); one that exits 1 at every size sweeps (exit 0).
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -135,8 +136,16 @@ expect_exit 2 "a stray word before --" -L 1M stray -o "$WORK/b5" -- true
 expect_exit 2 "bad record option" -L 1M --policy lru -o "$WORK/b5" -- true
 [ ! -e "$WORK/b3" ] && [ ! -e "$WORK/b5" ] || fail "a usage error left an output directory"
 expect_exit 1 "existing output directory" -L 1M -o "$OUT" -- true
-expect_exit 1 "failing program" -L 1M -o "$WORK/b6" -- false
-grep -q 'record exited 1' "$WORK/bad.err" || fail "failing program: no 'record exited 1' line"
+expect_exit 2 "the same size twice" -L 2M,2048K -o "$WORK/b5" -- true
+# a program that fails only at some sizes fails the sweep (here: exit 5 below 2 MiB of -L, which
+# the runtime's environment tells it); one that exits non-zero at every size is swept as any other
+# (grep without a match, diff), its status named in the progress lines
+expect_exit 1 "a program failing at one size only" -L 1M,4M -o "$WORK/b6" -- sh -c '[ "$FAULTLINE_LOCAL_BYTES" -gt 2000000 ] || exit 5'
+grep -q 'record exited 0 where the run at -L 1 MiB exited 5' "$WORK/bad.err" || fail "failing program: no line naming both statuses: $(cat "$WORK/bad.err")"
+rc=0; "$FAULTLINE" sweep -L 1M,2M -o "$WORK/b7" -- false >"$WORK/false.out" 2>"$WORK/false.err" || rc=$?
+check_eq "a program exiting 1 at every size: sweep's exit status" "$rc" 0
+check_eq "a program exiting 1 at every size: progress lines naming its status" "$(grep -c '(exit status 1, as at every size so far)' "$WORK/false.err")" 2
+check_eq "a program exiting 1 at every size: rows" "$(grep -c '^ *[12] MiB ' "$WORK/false.out")" 2
 "$FAULTLINE" sweep --help >"$WORK/help" 2>&1 || fail "sweep --help exited $?"
 grep -q 'local_bytes,faults_total,first_touch,refault,soft,far_read_bytes,far_write_bytes,wall_s' "$WORK/help" || fail "sweep --help lacks the CSV columns"
 echo "ok sweep --help"

@@ -25,10 +25,14 @@ static void list(void)
 	CHECK(sweep_parse_list("8M,", sizes, &n, err, sizeof(err)) < 0, "trailing comma: %s", err);
 	CHECK(sweep_parse_list("512K", sizes, &n, err, sizeof(err)) < 0 && strstr(err, "1 MiB"), "below 1 MiB: %s", err);
 	CHECK(sweep_parse_list("x", sizes, &n, err, sizeof(err)) < 0 && strstr(err, "'x'"), "bad size: %s", err);
-	char many[SWEEP_MAX_POINTS * 4 + 16] = "";
-	for (int i = 0; i <= SWEEP_MAX_POINTS; i++)
-		strcat(many, i ? ",2M" : "2M");
+	char many[SWEEP_MAX_POINTS * 8 + 16] = "", item[16];
+	for (int i = 0; i <= SWEEP_MAX_POINTS; i++) {
+		snprintf(item, sizeof(item), i ? ",%dM" : "%dM", i + 2);
+		strcat(many, item);
+	}
 	CHECK(sweep_parse_list(many, sizes, &n, err, sizeof(err)) < 0 && strstr(err, "more than"), "too many: %s", err);
+	CHECK(sweep_parse_list("2M,4M,2048K", sizes, &n, err, sizeof(err)) < 0 && strstr(err, "'2048K': the same size twice"),
+	      "the same size twice: %s", err);
 }
 
 static void auto_sizes(void)

@@ -49,6 +49,11 @@ int sweep_parse_list(const char *list, uint64_t *sizes, size_t *n, char *err, si
 			snprintf(err, errlen, "more than %d sizes", SWEEP_MAX_POINTS);
 			return -1;
 		}
+		for (size_t k = 0; k < *n; k++)
+			if (sizes[k] == round_page(size)) {
+				snprintf(err, errlen, "'%s': the same size twice in the list", item);
+				return -1;
+			}
 		sizes[(*n)++] = round_page(size);
 		if (!comma)
 			return 0;

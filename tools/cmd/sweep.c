@@ -11,8 +11,11 @@
  * Signals: SIGINT, SIGTERM and SIGHUP received by sweep are passed to the running record (which
  * passes them to the program); the sweep then stops after that run, with 128 + the signal.
  *
- * Exit status: 0; 1 when a run fails (record or the program exits non-zero, or its recording has no
- * process) or the output cannot be written; 2 on a usage error. */
+ * A run fails when its recording has no process or no stats.json (record could not trace it), or
+ * when it exits with another status than the first run did: a program that exits non-zero at every
+ * size (grep without a match, diff) sweeps as any other; one that fails only at small sizes does not.
+ *
+ * Exit status: 0; 1 when a run fails or the output cannot be written; 2 on a usage error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,7 +59,9 @@ static void sweep_usage(FILE *out)
 	      "-M, --policy fifo|clock, -c, --far, ... (with -- before CMD, any option record takes).\n"
 	      "The knee is the smallest size whose refaults stay within 10% of the curve's range above its\n"
 	      "minimum. Progress goes to stderr. Exit status 1 when a run fails (its log:\n"
-	      "DIR/<size>/record.log), 128 + N when stopped by signal N, 2 on a usage error.\n"
+	      "DIR/L-<size>/record.log): record could not trace it, or it exited with another status\n"
+	      "than the first run (a program that exits non-zero at every size is swept as any other);\n"
+	      "128 + N when stopped by signal N, 2 on a usage error.\n"
 	      "\n"
 	      "example: faultline sweep --policy fifo -L 16M,32M,64M,128M -o sw -- ./prog\n", out);
 }
@@ -297,16 +302,26 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 			  p->local_bytes ? a.size : "unlimited", log);
 		return -1;
 	}
-	if (p->exit_status != 0) {
-		cli_error("sweep: -L %s: record exited %d (its output: %s)", p->local_bytes ? a.size : "unlimited",
-			  p->exit_status, log);
-		return -1;
-	}
 	if (sweep_point_load(p, dir, err, sizeof(err)) < 0) {
-		cli_error("sweep: %s", err);
+		cli_error("sweep: -L %s: record exited %d: %s (its output: %s)", p->local_bytes ? a.size : "unlimited",
+			  p->exit_status, err, log);
 		return -1;
 	}
 	return 0;
+}
+
+/* The runs must agree on the program's exit status (see the top comment); 0 or -1 after the
+ * message. */
+static int check_status(const struct sweep_point *first, const struct sweep_point *p, const char *out_dir)
+{
+	char a[32], b[32];
+	if (p->exit_status == first->exit_status)
+		return 0;
+	cli_error("sweep: -L %s: record exited %d where the run at -L %s exited %d (its output: %s/%s/record.log)",
+		  p->local_bytes ? cli_format_size(p->local_bytes, a, sizeof(a)) : "unlimited", p->exit_status,
+		  first->local_bytes ? cli_format_size(first->local_bytes, b, sizeof(b)) : "unlimited", first->exit_status,
+		  out_dir, p->name);
+	return -1;
 }
 
 /* ----------------------------------------------------------------- the verb */
@@ -391,10 +406,13 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 		points[n].local_bytes = sizes[k];
 		sweep_point_name(sizes[k], points[n].name, sizeof(points[n].name));
 		progress(n, nsizes + first, &points[n], out_dir);
-		if (run_one(o, self, out_dir, &points[n]) < 0)
+		if (run_one(o, self, out_dir, &points[n]) < 0 || check_status(&points[0], &points[n], out_dir) < 0)
 			return 1;
-		cli_error("sweep:   %" PRIu64 " faults, %" PRIu64 " refaults, %.2f s", points[n].faults_total, points[n].refault,
-			  points[n].wall_s);
+		char status[64] = "";
+		if (points[n].exit_status)
+			snprintf(status, sizeof(status), " (exit status %d, as at every size so far)", points[n].exit_status);
+		cli_error("sweep:   %" PRIu64 " faults, %" PRIu64 " refaults, %.2f s%s", points[n].faults_total, points[n].refault,
+			  points[n].wall_s, status);
 	}
 	sweep_sort(points, n);
 	size_t knee = sweep_knee(points, n);
