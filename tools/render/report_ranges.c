@@ -201,7 +201,10 @@ void report_ranges_print_table(const struct report *r, FILE *out)
 		fprintf(out, "; pid %u", r->o->pid);
 	if (r->o->from_ns || r->o->to_ns != UINT64_MAX)
 		fputs("; whole recording: --from/--to do not apply", out);
-	fprintf(out, "; %zu of %zu shown)\n", rr->ntop, rr->total);
+	fprintf(out, "; %zu of %zu shown", rr->ntop, rr->total);
+	if (rr->ntop < rr->total) /* which ones, since neither the faults nor the % column orders them */
+		fputs(": those with the most faults outside the other hot ranges nested in them", out);
+	fputs(rr->res.nprocs > 1 ? "; by process, then address)\n" : "; by address)\n", out);
 	if (rr->ntop == 0) {
 		fputs("#   no range outside the root holds φ of the faults\n", out);
 		return;
