@@ -4,7 +4,8 @@
 # (3 workers, each filling and verifying its own 16 MiB from the function `work`; main only starts
 # them): --by thread rows under --tid are exactly the chosen threads with their unfiltered counts;
 # --symbol '^work$' keeps >= 99 % of the workers' faults with stacks and none of main's;
-# --symbol '^main$' keeps only main's; bad values are usage errors (exit 2).
+# --symbol '^main$' keeps only main's; a --tid thread without faults exits 1; bad values are usage
+# errors (exit 2).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -29,7 +30,10 @@ t2=$(echo "$workers" | sed -n 2p | cut -d' ' -f1)
 
 same "--tid $t1 rows" "$(rows one --tid "$t1")" "$(grep "^$t1 " "$WORK/all.txt")"
 same "--tid $t1,$t2 rows" "$(rows two --tid "$t1,$t2" | tr '\n' ' ')" "$(grep -E "^($t1|$t2) " "$WORK/all.txt" | tr '\n' ' ')"
-check_eq "--tid 1 rows" "$(rows none --tid 1 | wc -l)" 0
+# a thread that took no fault is an error, as a --pid that is not there (not an empty report)
+rc=0; "$FAULTLINE" report "$REC" --tid "$t1,1" >/dev/null 2>"$WORK/none.err" || rc=$?
+check_eq "--tid $t1,1: exit status" "$rc" 1
+grep -q "no fault of thread 1 in the recording" "$WORK/none.err" || fail "--tid $t1,1: no message naming thread 1: $(cat "$WORK/none.err")"
 
 stackless=$("$FAULTLINE" dump "$REC" | awk -v p="$pid" '!/^#/ && $3 != p && / stack=-$/' | wc -l)
 want=$(echo "$workers" | awk -v s="$stackless" '{ n += $2 } END { print n - s }')

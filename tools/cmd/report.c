@@ -2,7 +2,7 @@
  * The aggregation is report_build.c's, the formats report_output.c's (report.h describes the parts).
  *
  * Exit status: 0; 1 when the recording cannot be read (missing, empty, corrupt), no process has the
- * --pid, memory runs out or the output cannot be written; 2 on a usage error. Warnings (a file cut by
+ * --pid, a --tid thread took no fault, memory runs out or the output cannot be written; 2 on a usage error. Warnings (a file cut by
  * a crash, a binary deleted or replaced since the recording) never stop the report: the table shows
  * them in its header, CSV and JSON runs print them on stderr. */
 #include "report_render.h"
@@ -69,7 +69,8 @@ static void report_usage(FILE *out)
 	      "      --skip REGEX     also skip frames whose binary path or function name matches this\n"
 	      "                       POSIX extended regular expression (repeatable)\n"
 	      "      --no-skip        drop the default skip list: keep every frame (but --skip's)\n"
-	      "      --tid TID[,TID]  only faults of these threads (thread ids as dump and --by thread show)\n"
+	      "      --tid TID[,TID]  only faults of these threads (thread ids as dump and --by thread show;\n"
+	      "                       a thread without faults is an error)\n"
 	      "      --symbol REGEX   only faults whose stack has a frame matching this POSIX extended\n"
 	      "                       regular expression: its function name (demangled), or its\n"
 	      "                       binary+0xOFFSET label when the function is unknown (the stack\n"
@@ -263,6 +264,28 @@ static void collect_warning(void *ctx, const char *message)
 	report_warn(ctx, "%s", message);
 }
 
+/* --tid: whether every given thread took a fault (in the --pid process, if given); else the first
+ * that did not, in *missing (as --pid, a thread that is not there is an error, not an empty
+ * report). */
+static bool tids_present(const struct report *r, uint32_t *missing)
+{
+	for (size_t t = 0; t < r->o->ntids; t++) {
+		bool found = false;
+		for (size_t p = 0; p < r->rec->nprocs && !found; p++) {
+			const struct fl_process *proc = &r->rec->procs[p];
+			if (r->o->pid && proc->pid != r->o->pid)
+				continue;
+			for (size_t i = 0; i < proc->nfaults && !found; i++)
+				found = proc->faults[i].rec.tid == r->o->tids[t];
+		}
+		if (!found) {
+			*missing = r->o->tids[t];
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Opens the recording and builds the report into r. 0, or the exit status. */
 static int report_prepare(struct report *r, const char *dir)
 {
@@ -282,6 +305,13 @@ static int report_prepare(struct report *r, const char *dir)
 	if (r->o->pid && !fl_recording_find_pid(r->rec, r->o->pid)) {
 		report_progress_stop(&r->progress);
 		cli_error("report: %s: no process with pid %u in the recording", r->rec->dir, r->o->pid);
+		return 1;
+	}
+	uint32_t missing_tid;
+	if (!tids_present(r, &missing_tid)) {
+		report_progress_stop(&r->progress);
+		cli_error("report: %s: no fault of thread %u in the recording%s", r->rec->dir, missing_tid,
+			  r->o->pid ? " (in the --pid process)" : "");
 		return 1;
 	}
 	if (fault_clock_init(&r->clock, r->rec, r->o->time_axis) < 0) {
