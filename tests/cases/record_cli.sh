@@ -2,7 +2,7 @@
 # tests/cases/record_cli.sh: end-to-end checks of the `faultline` command line and of
 # `faultline record`'s behaviour around the traced program: help and usage errors, command
 # lookup (127/126), static and set-user-ID binaries refused, output directory rules
-# (refuse non-empty, --force removes only pid directories), the child's environment
+# (refuse non-empty, --force removes only pid directories and visualize's files), the child's environment
 # (LD_PRELOAD appended, FAULTLINE_*), arguments passed exactly, exit status passthrough,
 # SIGTERM forwarding, and nothing written to stdout by record itself.
 # Runs through the real runtime (build/libfaultline.so, or $FAULTLINE_LIB when set).
@@ -194,6 +194,9 @@ want='[][a b][$HOME][*][it'"'"'s]'
 # Existing output directory.
 mkdir -p "$WORK/old/123/sub" "$WORK/old/notes" "$WORK/keep-target"
 touch "$WORK/old/README" "$WORK/old/123/sub/faults" "$WORK/old/notes/a"
+# what `faultline visualize` wrote from the old trace (stale once it is replaced)
+touch "$WORK/old/flamegraph.svg" "$WORK/old/flamegraph-refault.svg" "$WORK/old/faults.folded" \
+	"$WORK/old/faults-alloc.folded" "$WORK/old/ranges.txt" "$WORK/old/heatmap.svg" "$WORK/old/timeline.svg"
 ln -s "$WORK/keep-target" "$WORK/old/456"
 run "$F" record -M 64M -o "$WORK/old" -- true
 expect "non-empty output directory refused" 2 "exists and is not empty"
@@ -201,9 +204,11 @@ expect "non-empty output directory refused" 2 "exists and is not empty"
 	bad "refusal removed files: $(ls -R "$WORK/old")"
 run "$F" record -M 64M -o "$WORK/old" --force -- true
 expect "--force accepted" 0 "removed 1 old process directory"
+[[ $err == *"removed 7 files visualize made from the old trace"* ]] && ok "--force: says it removed visualize's 7 files" ||
+	bad "--force: no line about visualize's files: $err"
 if [ ! -e "$WORK/old/123" ] && [ -f "$WORK/old/README" ] && [ -f "$WORK/old/notes/a" ] &&
-	[ -L "$WORK/old/456" ] && [ -d "$WORK/keep-target" ]; then
-	ok "--force removed only the pid directory (kept files, other dirs, symlinks)"
+	[ -L "$WORK/old/456" ] && [ -d "$WORK/keep-target" ] && [ -z "$(ls "$WORK/old" | grep -E '\.(svg|folded)$|^ranges\.txt$')" ]; then
+	ok "--force removed only the pid directory and visualize's files (kept other files, dirs, symlinks)"
 else
 	bad "--force: $(ls -lR "$WORK/old")"
 fi

@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -75,7 +76,8 @@ void record_usage(void)
 	      "  -o, --output DIR       output directory; %p = pid of record, %h = host name\n"
 	      "                         (default: faultline-<command>-<pid>)\n"
 	      "      --force            reuse a non-empty output directory: its old per-process\n"
-	      "                         subdirectories (named by pid) are removed, nothing else\n"
+	      "                         subdirectories (named by pid) and the files visualize made\n"
+	      "                         from them are removed, nothing else\n"
 	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault)\n"
 	      "      --stack-depth N    frames kept per stack (default 64; 0 = no stacks)\n"
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
@@ -901,11 +903,23 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 
 /* An existing output directory: refuse it when it holds anything, unless force; with
  * force remove only the old per-process directories (all-digit names) in it. */
+/* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c): derived from the old
+ * trace, so --force removes them with it. */
+static bool is_derived_file_name(const char *name)
+{
+	static const char *const patterns[] = { "faults*.folded", "flamegraph*.svg", "ranges.txt", "heatmap.svg",
+						"timeline.svg" };
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
+		if (fnmatch(patterns[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
 static int reuse_output_dir(const char *path, bool force, bool quiet)
 {
 	DIR *dir = opendir(path);
 	struct dirent *entry;
-	unsigned removed = 0;
+	unsigned removed = 0, derived = 0;
 	int rc = 0, nonempty = 0;
 
 	if (dir == NULL) {
@@ -921,6 +935,12 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 		nonempty = 1;
 		if (!force)
 			break;
+		if (is_derived_file_name(entry->d_name) &&
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
+				derived++;
+			continue;
+		}
 		if (!is_process_dir_name(entry->d_name) ||
 		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
@@ -931,12 +951,14 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 	closedir(dir);
 	if (nonempty && !force) {
 		cli_error("output directory '%s' exists and is not empty; give another with -o, or "
-			  "--force to reuse it (removes its old per-process subdirectories)", path);
+			  "--force to reuse it (removes its old per-process subdirectories and visualize's files)", path);
 		return -1;
 	}
 	if (removed > 0 && !quiet)
 		cli_error("--force: removed %u old process director%s from %s", removed,
 			  removed == 1 ? "y" : "ies", path);
+	if (derived > 0 && !quiet)
+		cli_error("--force: removed %u file%s visualize made from the old trace", derived, derived == 1 ? "" : "s");
 	return rc;
 }
 
