@@ -11,7 +11,8 @@
 #     (after a write-back a page is read back clean), and no read-only page is ever evicted dirty;
 #   - every page of the buffer was evicted, and clean evictions of read-only pages are there;
 #   - the inline flag: set on all with the evictor off (-L 4), on few with the evictor on;
-# and `faultline report` prints the same counts in its header (clock run).
+# and `faultline report` prints the same counts in its header (clock run). A garbled evictions file
+# leaves report and export running, with a warning naming it (an optional file).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted half_dirty
@@ -114,3 +115,19 @@ print(c.execute("SELECT COUNT(*) FROM faults WHERE kind = '"'first-touch'"'").fe
       c.execute("SELECT COUNT(*) FROM evictions WHERE to_far").fetchone()[0])' "$WORK/kill.db")"
 check_ge "kill: first touches on disk" "$first" 4096
 check_ge "kill: evictions to the far store on disk (>= first touches - 1024 local pages)" "$far" $((first - 1024))
+
+# An unreadable evictions file is an optional file lost, not a lost recording: report and export
+# go on without it (a warning naming the file), as dump, visualize and ranges always did.
+cp -r "$WORK/evictor" "$WORK/garbled"
+ev=$(ls "$WORK"/garbled/*/evictions | head -n 1)
+printf 'garbage!' | dd of="$ev" bs=1 seek=0 conv=notrunc status=none
+"$FAULTLINE" report "$WORK/garbled" >"$WORK/garbled.report" 2>&1 || fail "garbled: report exited $?: $(head -c 500 "$WORK/garbled.report")"
+grep -q "^# warning: .*evictions: offset 0: bad magic.*the evictions line leaves this process out" "$WORK/garbled.report" ||
+	fail "garbled: no warning naming the evictions file: $(grep '^# warning' "$WORK/garbled.report")"
+"$FAULTLINE" export --sqlite "$WORK/garbled.db" "$WORK/garbled" 2>"$WORK/garbled.export.err" ||
+	fail "garbled: export exited $?: $(cat "$WORK/garbled.export.err")"
+grep -q "table evictions leaves this process out" "$WORK/garbled.export.err" ||
+	fail "garbled: export gave no warning: $(cat "$WORK/garbled.export.err")"
+check_eq "garbled: rows of the evictions table" "$("$PY" -c 'import sqlite3,sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM evictions").fetchone()[0])' "$WORK/garbled.db")" 0
+echo "ok garbled: report and export go on without the evictions file, with a warning"

@@ -107,8 +107,11 @@ static int evictions(struct report *r, char *err, size_t errlen)
 		struct fl_evictions ev;
 		if (r->o->pid && proc->pid != r->o->pid)
 			continue;
-		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) /* counted: any order */
-			return -1;
+		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) { /* counted: any order */
+			/* an optional file: the report goes on without it, as the other verbs do */
+			report_warn(&r->warnings, "%s; the evictions line leaves this process out", err);
+			continue;
+		}
 		if (ev.warning[0])
 			report_warn(&r->warnings, "%s", ev.warning);
 		out->evictions_present |= ev.present;

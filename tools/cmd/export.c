@@ -856,8 +856,10 @@ static int write_evictions(struct exporter *x)
 		uint32_t page_size = proc->page_size ? proc->page_size : 4096;
 		struct fl_evictions ev;
 		if (fl_evictions_load(proc, FL_EVICTIONS_BY_TIME, &ev, x->err, sizeof(x->err)) < 0) {
-			rc = -1;
-			break;
+			/* an optional file: the export goes on without it, as the other verbs do */
+			report_warn(&x->warnings, "%s; table evictions leaves this process out", x->err);
+			x->err[0] = '\0';
+			continue;
 		}
 		if (ev.warning[0])
 			report_warn(&x->warnings, "%s", ev.warning);
@@ -889,8 +891,11 @@ static int write_timeline_of(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 	struct fl_timeline tl;
 	int rc = 0;
 
-	if (fl_timeline_read(proc, &tl, x->err, sizeof(x->err)) < 0)
-		return -1;
+	if (fl_timeline_read(proc, &tl, x->err, sizeof(x->err)) < 0) {
+		report_warn(&x->warnings, "%s; table timeline leaves this process out", x->err);
+		x->err[0] = '\0';
+		return 0;
+	}
 	if (tl.warning[0])
 		report_warn(&x->warnings, "%s", tl.warning);
 	for (size_t i = 0; i < tl.nrecs && rc == 0; i++) {

@@ -785,8 +785,9 @@ static int load_timelines(struct viz *v)
 		if (v->o->pid && v->rec->procs[i].pid != v->o->pid)
 			continue;
 		if (fl_timeline_read(&v->rec->procs[i], &v->timelines[i], err, sizeof(err)) < 0) {
-			cli_error("visualize: %s", err);
-			return -1;
+			/* an optional file: the other pictures are still made */
+			cli_error("visualize: warning: %s; timeline.svg leaves this process out", err);
+			continue;
 		}
 		if (v->timelines[i].warning[0])
 			cli_error("visualize: warning: %s", v->timelines[i].warning);
