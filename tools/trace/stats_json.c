@@ -649,7 +649,7 @@ int stats_json_load(const char *path, struct flat_json *out, char *err, size_t e
 	if (rc < 0)
 		return -1;
 	if (len == 0) {
-		snprintf(err, errlen, "%s: empty file (the process may have died while writing it)", path);
+		snprintf(err, errlen, "%s: empty file (the runtime names it only once written and then rewrites it in place, never empty: it was damaged after the run)", path);
 		free(data);
 		return -1;
 	}
