@@ -1301,6 +1301,7 @@ struct record_totals {
 	uint64_t peak_resident, peak_heap;   /* max over processes */
 	uint64_t written, dropped;
 	uint64_t contexts, late_stacks, sampled_stacks, side_dropped, alloc_events;
+	uint64_t access_samples; /* record --mrc / --sample-accesses: records with stacks, not faults */
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
 	uint64_t prefetched, prefetch_hits, prefetch_unused;
@@ -1320,6 +1321,7 @@ static const struct stats_counter {
 	STATS_SUM(FL_STATS_FAULTS_REFAULT, refault),
 	STATS_SUM(FL_STATS_FAULTS_SOFT, soft),
 	STATS_SUM(FL_STATS_FAULTS_CONCURRENT, concurrent),
+	STATS_SUM(FL_STATS_ACCESS_SAMPLES, access_samples),
 	STATS_SUM(FL_STATS_EVICTIONS, evictions),
 	STATS_SUM(FL_STATS_WRITEBACKS, writebacks),
 	STATS_MAX(FL_STATS_PEAK_RESIDENT, peak_resident),
@@ -1507,9 +1509,15 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
 	/* a context whose stack was dropped (taken too late) holds no stack */
 	uint64_t stacks = t->contexts >= t->late_stacks ? t->contexts - t->late_stacks : 0;
-	fprintf(stderr, "  stacks            %s of %s faults (%s from perf samples); %s allocation events\n",
-		cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
-		cli_format_count(t->sampled_stacks, d, sizeof(d)), cli_format_count(t->alloc_events, c, sizeof(c)));
+	if (t->access_samples) /* their stacks are counted with the faults' */
+		fprintf(stderr, "  stacks            %s for %s faults and %s access samples (%s from perf samples); "
+			"%s allocation events\n", cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
+			cli_format_count(t->access_samples, e, sizeof(e)), cli_format_count(t->sampled_stacks, d, sizeof(d)),
+			cli_format_count(t->alloc_events, c, sizeof(c)));
+	else
+		fprintf(stderr, "  stacks            %s of %s faults (%s from perf samples); %s allocation events\n",
+			cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
+			cli_format_count(t->sampled_stacks, d, sizeof(d)), cli_format_count(t->alloc_events, c, sizeof(c)));
 	if (t->pmu[0])
 		fprintf(stderr, "  PMU context       %s\n", t->pmu);
 	if (t->far[0])
