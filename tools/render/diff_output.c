@@ -103,7 +103,7 @@ static void print_table(const struct diff *d, const struct diff_labels *l, FILE 
 		fputs("# no fault in either recording matches the selection\n", out);
 		return;
 	}
-	fprintf(out, "# %12s %12s %13s %9s  %-40s %s\n", "A", "B", "delta", "relative", "function", "file:line");
+	fprintf(out, "# %12s %12s %13s %9s  %-40s %s\n", "A", "B", "delta", "relative", "function", "file:line (else binary)");
 	for (size_t i = 0; i < shown(d, l); i++) {
 		const struct diff_row *r = &d->rows[i];
 		int64_t delta = diff_delta(r);
