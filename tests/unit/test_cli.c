@@ -125,6 +125,15 @@ static void test_numbers(void)
 	UINT_BAD("1.0", 0, 10, "plain decimal");
 	UINT_BAD("", 0, 10, "empty");
 	UINT_BAD(NULL, 0, 10, "empty");
+
+	char err[256];
+	uint32_t pid = 0;
+	CHECK(cli_parse_pid("4242", &pid, err, sizeof(err)) == 0 && pid == 4242, "--pid 4242: %u", pid);
+	CHECK(cli_parse_pid("4242.1", &pid, err, sizeof(err)) < 0 &&
+	      strstr(err, "names one exec image of pid 4242") && strstr(err, "--pid 4242 selects all its images"),
+	      "--pid 4242.1: %s", err);
+	CHECK(cli_parse_pid("0", &pid, err, sizeof(err)) < 0 && strstr(err, "between 1"), "--pid 0: %s", err);
+	CHECK(cli_parse_pid(".1", &pid, err, sizeof(err)) < 0 && strstr(err, "plain decimal"), "--pid .1: %s", err);
 }
 
 static void test_formatting(void)

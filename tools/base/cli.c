@@ -153,6 +153,26 @@ int cli_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out, 
 	return 0;
 }
 
+int cli_parse_pid(const char *text, uint32_t *out, char *err, size_t errlen)
+{
+	uint64_t value;
+	const char *dot = strchr(text, '.');
+
+	if (dot && dot > text) { /* "PID.N", as process directories and report headers name exec images */
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%.*s", (int)(dot - text), text);
+		if (cli_parse_uint(pid, 1, INT32_MAX, &value, err, errlen) == 0) {
+			snprintf(err, errlen, "'%s' names one exec image of pid %s: give the pid (--pid %s selects all "
+				 "its images)", text, pid, pid);
+			return -1;
+		}
+	}
+	if (cli_parse_uint(text, 1, INT32_MAX, &value, err, errlen) < 0)
+		return -1;
+	*out = (uint32_t)value;
+	return 0;
+}
+
 /* If arg is name, or name followed by "=VALUE" (or, for a short name, by VALUE), returns
  * 1 and the attached value (NULL when the value must come from the next argument). */
 static int option_matches(const char *arg, const char *name, int is_short, const char **attached)

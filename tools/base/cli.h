@@ -32,6 +32,10 @@ int cli_parse_size(const char *text, uint64_t default_unit, uint64_t *out, char 
 /* Parses a plain decimal integer in [min, max] (no sign, no unit, no spaces). */
 int cli_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen);
 
+/* --pid PID: a pid (1 .. 2^31 - 1) into *out; 0, or -1 with a reason in err ("PID.N", an exec image
+ * as process directories name them, is refused with a hint: a pid selects all its images). */
+int cli_parse_pid(const char *text, uint32_t *out, char *err, size_t errlen);
+
 /* Appends VALUE (an argv string, not copied) to the growing list *list of *n entries, for an
  * option given several times (--skip). 0, or -1 with "out of memory" in err. */
 int cli_append_value(char ***list, size_t *n, const char *value, char *err, size_t errlen);

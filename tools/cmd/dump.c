@@ -77,9 +77,7 @@ static int dump_option(void *ctx, int id, const char *value, char *err, size_t e
 	if (id == OPT_SYMBOLIZE) {
 		o->symbolize = true;
 	} else if (id == OPT_PID) {
-		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
-			return -1;
-		o->pid = (uint32_t)number;
+		return cli_parse_pid(value, &o->pid, err, errlen);
 	} else {
 		if (cli_parse_uint(value, 0, UINT64_MAX, &number, err, errlen) < 0)
 			return -1;

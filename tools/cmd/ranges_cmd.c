@@ -89,10 +89,7 @@ static int ranges_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_PHI: return parse_fraction(value, 0, 1, &c->o.phi, err, errlen);
 	case OPT_KIND: return ranges_parse_kinds(value, &c->o.kinds, err, errlen);
 	case OPT_PID:
-		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
-			return -1;
-		c->o.pid = (uint32_t)number;
-		return 0;
+		return cli_parse_pid(value, &c->o.pid, err, errlen);
 	case OPT_SITES:
 		if (cli_parse_uint(value, 0, 1000, &number, err, errlen) < 0)
 			return -1;

@@ -171,10 +171,7 @@ static int report_option(void *ctx, int id, const char *value, char *err, size_t
 		o->top = number;
 		return 0;
 	case OPT_PID:
-		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
-			return -1;
-		o->pid = (uint32_t)number;
-		return 0;
+		return cli_parse_pid(value, &o->pid, err, errlen);
 	case OPT_FROM:
 	case OPT_TO:
 		if (parse_seconds(value, id == OPT_FROM ? &o->from_ns : &o->to_ns) < 0) {

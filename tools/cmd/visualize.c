@@ -226,10 +226,7 @@ static int viz_option(void *ctx, int id, const char *value, char *err, size_t er
 	case OPT_MINWIDTH:
 		return parse_min_width(value, &o->min_width, &o->min_width_percent, err, errlen);
 	case OPT_PID:
-		if (cli_parse_uint(value, 1, INT32_MAX, &number, err, errlen) < 0)
-			return -1;
-		o->pid = (uint32_t)number;
-		return 0;
+		return cli_parse_pid(value, &o->pid, err, errlen);
 	case OPT_TOP:
 		if (cli_parse_uint(value, 1, UINT32_MAX, &number, err, errlen) < 0)
 			return -1;
