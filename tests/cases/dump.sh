@@ -7,7 +7,7 @@
 #   - svc= and vt=, fault by fault: svc= is the raw record's service_ns (read from the faults file's
 #     bytes here, '-' for 0) and vt= its thread_time_ns where that is set; both equal export
 #     --sqlite's faults.service_ns and vtime_ns (NULL for '-');
-#   - --pid, --limit, --help, usage errors, the newest faultline-* directory as the default;
+#   - --pid, --limit (0: no limit), --help, usage errors, the newest faultline-* directory as the default;
 #   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
 #   - a flipped magic: exit 1 and one error line naming the file and offset;
 #   - a missing and an empty directory: exit 1 with a clear message.
@@ -143,6 +143,9 @@ PYEOF
 dump "$REC" --limit 5
 [ "$RC" -eq 0 ] || fail "dump --limit 5 exited $RC"
 check_eq "dump --limit 5 fault lines" "$(fault_lines "$OUT")" 5
+all=$(dump "$REC"; fault_lines "$OUT")
+dump "$REC" --limit 0   # 0: no limit, as report's --top 0
+check_eq "dump --limit 0 fault lines (as many as without --limit)" "$(fault_lines "$OUT")" "$all"
 first_pid=$(basename "$(ls -d "$REC"/*/ | head -n1)"); first_pid=${first_pid%%.*}
 dump --pid "$first_pid" "$REC"
 [ "$RC" -eq 0 ] || fail "dump --pid $first_pid exited $RC"

@@ -16,7 +16,7 @@
 #     in the top range); the heatmap marks >= 1 hot range (<g class="hot-range" data-lo data-hi>),
 #     each mark inside drawn rows at both ends and inside its whole range, ranks listed in the legend,
 #     and the marks cover most faults;
-#   - options: --kind, --pid, --top, --reverse, --inverted, --title, --minwidth, usage errors;
+#   - options: --kind, --pid, --top (0: every stack), --reverse, --inverted, --title, --minwidth, usage errors;
 #   - a recording without stacks (--stack-depth 0): one "[no stack]" line with every fault.
 . "$(dirname "$0")/../lib.sh"
 
@@ -303,7 +303,10 @@ visualize "$REC" -o "$WORK/pid1" --pid 1
 [ "$RC" -eq 1 ] && grep -q 'no process with pid 1' "$WORK/viz.err" || fail "--pid 1: exit $RC: $(cat "$WORK/viz.err")"
 visualize --help
 [ "$RC" -eq 0 ] && grep -q '^usage: faultline visualize' "$WORK/viz.out" || fail "visualize --help: exit $RC"
-for bad in "--bogus" "--kind nope" "--minwidth 0" "--minwidth 200%" "--top 0" "--width 5"; do
+visualize "$REC" -o "$WORK/top0" --top 0   # 0: every stack, as report's --top 0
+[ "$RC" -eq 0 ] || fail "--top 0 exited $RC"
+cmp -s "$WORK/top0/faults.folded" "$OUT/faults.folded" || fail "--top 0: faults.folded differs from the default's"
+for bad in "--bogus" "--kind nope" "--minwidth 0" "--minwidth 200%" "--top -1" "--width 5"; do
 	# shellcheck disable=SC2086
 	visualize "$REC" $bad
 	[ "$RC" -eq 2 ] || fail "visualize $bad: exit $RC, want 2"

@@ -55,7 +55,7 @@ static void dump_usage(FILE *out)
 	      "\n"
 	      "  DIR                    the recording (default: the newest faultline-* directory here)\n"
 	      "      --pid PID          only the faults of this process (all its exec images)\n"
-	      "      --limit N          stop after N faults\n"
+	      "      --limit N          stop after N faults (0: no limit, the default)\n"
 	      "      --symbolize        end each line with sym= and the stack's source frames,\n"
 	      "                         innermost first, separated by ' ; ': 'FUNCTION FILE:LINE'\n"
 	      "                         (or binary+0xOFFSET when unknown); '*' marks the callsite\n"
@@ -81,7 +81,7 @@ static int dump_option(void *ctx, int id, const char *value, char *err, size_t e
 	} else {
 		if (cli_parse_uint(value, 0, UINT64_MAX, &number, err, errlen) < 0)
 			return -1;
-		o->limit = number;
+		o->limit = number ? number : UINT64_MAX; /* 0: no limit, as report's --top 0 */
 	}
 	return 0;
 }

@@ -117,7 +117,8 @@ static void viz_usage(FILE *out)
 	      "                         all,access)\n"
 	      "      --pid PID          only this process (all its exec images)\n"
 	      "      --top N            draw the N stacks with the most faults; the rest become one\n"
-	      "                         frame \"" OTHER_STACKS "\" (totals unchanged)\n"
+	      "                         frame \"" OTHER_STACKS "\" (totals unchanged; 0: every stack,\n"
+	      "                         the default)\n"
 	      "      --title TEXT       title of the flame graphs\n"
 	      "      --minwidth W       frames narrower than W pixels (or W% of the width: \"0.5%\") are\n"
 	      "                         merged into one \"[N more]\" frame per parent (default 1; never\n"
@@ -227,8 +228,8 @@ static int viz_option(void *ctx, int id, const char *value, char *err, size_t er
 		return parse_min_width(value, &o->min_width, &o->min_width_percent, err, errlen);
 	case OPT_PID:
 		return cli_parse_pid(value, &o->pid, err, errlen);
-	case OPT_TOP:
-		if (cli_parse_uint(value, 1, UINT32_MAX, &number, err, errlen) < 0)
+	case OPT_TOP: /* 0: every stack (the default), as report's --top 0 */
+		if (cli_parse_uint(value, 0, UINT32_MAX, &number, err, errlen) < 0)
 			return -1;
 		o->top = number;
 		return 0;
