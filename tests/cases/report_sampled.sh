@@ -10,7 +10,8 @@
 #   - the shares of verify_words (the read passes, 2/3 of the faults) and pattern_word (the fill,
 #     1/3) at -s 10 are within 5 points of theirs at -s 1, where every fault has a stack (the
 #     estimate is right, not only renormalized);
-#   - at -s 1 nothing changes: no such header line, <no stack> (if any) ranked by its faults.
+#   - at -s 1 nothing changes: no such header line, <no stack> (if any) ranked by its faults;
+#   - visualize's flame graph says in its subtitle that stacks were sampled (and not at -s 1).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -30,6 +31,14 @@ grep -q '^# stacks sampled:  1 fault in 10 (record -s)' "$WORK/s10.txt" || fail 
 echo "ok s10: $(grep '^# stacks sampled' "$WORK/s10.txt")"
 if grep -q '^# stacks sampled' "$WORK/s1.txt"; then fail "s1: a 'stacks sampled' line at -s 1"; fi
 echo "ok s1: no 'stacks sampled' line"
+
+# visualize: the flame graph's subtitle says why "[no stack]" is so wide
+"$FAULTLINE" visualize "$WORK/s10" -o "$WORK/viz10" >/dev/null 2>"$WORK/viz10.err" || fail "visualize s10: $(cat "$WORK/viz10.err")"
+grep -q 'stacks for 1 fault in 10: the others are under \[no stack\]' "$WORK/viz10/flamegraph.svg" ||
+	fail "visualize s10: the flame graph does not say that stacks were sampled"
+"$FAULTLINE" visualize "$WORK/s1" -o "$WORK/viz1" >/dev/null 2>"$WORK/viz1.err" || fail "visualize s1: $(cat "$WORK/viz1.err")"
+if grep -q 'stacks for 1 fault in' "$WORK/viz1/flamegraph.svg"; then fail "visualize s1: a sampling note at -s 1"; fi
+echo "ok visualize: the flame graph's subtitle names the sampling at -s 10, not at -s 1"
 
 "$PY" - "$WORK" <<'PYEOF'
 import csv, json, sys

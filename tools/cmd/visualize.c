@@ -39,10 +39,13 @@
 #include "symbolize.h"
 #include "timeline.h"
 #include "timeline_svg.h"
+#include "stats_json.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
 #include "report_map.h"
 #include "visualize_frames.h"
+
+#include <faultline/record_schema.h>
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
 #define KIND_MASK_ALL 0x1e /* "all": the faults (1..4), without access samples */
@@ -82,6 +85,7 @@ struct viz {
 	struct heatmap *hm;
 	uint64_t faults[NKINDS];  /* selected faults per kind; [0] all */
 	size_t nprocs;
+	uint64_t stack_sample;              /* the largest record -s N of the selected processes */
 	bool image_roots;                   /* several process images selected: each stack starts with
 	                                     * its image's command name, one root per image (as perf) */
 	struct flame_frame *frames;
@@ -671,8 +675,12 @@ static int write_flamegraph(const struct viz *v, const struct flame *tree, const
 	else
 		snprintf(title, sizeof(title), "%s%s", *what ? what : "page faults",
 			 v->o->reverse ? ", stacks merged from the faulting frame" : "");
-	snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s", cli_format_count(flame_total(tree), count, sizeof(count)),
-		 v->nprocs, v->nprocs == 1 ? "" : "es", v->rec->dir);
+	int n = snprintf(subtitle, sizeof(subtitle), "%s faults in %zu process%s of %s",
+			 cli_format_count(flame_total(tree), count, sizeof(count)), v->nprocs, v->nprocs == 1 ? "" : "es",
+			 v->rec->dir);
+	if (v->stack_sample > 1 && n > 0 && (size_t)n < sizeof(subtitle)) /* record -s N */
+		snprintf(subtitle + n, sizeof(subtitle) - (size_t)n, "; stacks for 1 fault in %" PRIu64 ": the others are "
+			 "under " NO_STACK " (click a frame to zoom past it)", v->stack_sample);
 	so.title = title;
 	so.subtitle = subtitle;
 	so.width = v->o->width;
@@ -1011,8 +1019,15 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	memset(&v, 0, sizeof(v));
 	v.o = o;
 	v.rec = rec;
-	for (size_t i = 0; i < rec->nprocs; i++)
-		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+	v.stack_sample = 1;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		uint64_t n;
+		if (o->pid && rec->procs[i].pid != o->pid)
+			continue;
+		v.nprocs++;
+		if (stats_json_uint(&rec->procs[i].meta, FL_META_SAMPLE, &n) == 0 && n > v.stack_sample)
+			v.stack_sample = n;
+	}
 	v.image_roots = v.nprocs > 1;
 	if (v.nprocs == 0) {
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
