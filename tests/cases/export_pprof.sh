@@ -49,6 +49,7 @@ def top(name):
         if m and int(m.group(1)):
             fn = m.group(3).strip()
             fn = fn[:-len(" (inline)")] if fn.endswith(" (inline)") else fn
+            fn = "<no stack>" if fn == "[no stack]" else fn  # report's name for it
             flat[fn] = flat.get(fn, 0) + int(m.group(1))
     return head, flat
 def report(kind):

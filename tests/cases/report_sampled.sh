@@ -11,7 +11,9 @@
 #     1/3) at -s 10 are within 5 points of theirs at -s 1, where every fault has a stack (the
 #     estimate is right, not only renormalized);
 #   - at -s 1 nothing changes: no such header line, <no stack> (if any) ranked by its faults;
-#   - visualize's flame graph says in its subtitle that stacks were sampled (and not at -s 1).
+#   - visualize's flame graph says in its subtitle that stacks were sampled (and not at -s 1);
+#   - export --pprof names them "[no stack]" and its comment says how to leave them out (checked
+#     with go tool pprof where installed).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -39,6 +41,24 @@ grep -q 'stacks for 1 fault in 10: the others are under \[no stack\]' "$WORK/viz
 "$FAULTLINE" visualize "$WORK/s1" -o "$WORK/viz1" >/dev/null 2>"$WORK/viz1.err" || fail "visualize s1: $(cat "$WORK/viz1.err")"
 if grep -q 'stacks for 1 fault in' "$WORK/viz1/flamegraph.svg"; then fail "visualize s1: a sampling note at -s 1"; fi
 echo "ok visualize: the flame graph's subtitle names the sampling at -s 10, not at -s 1"
+
+# export --pprof: the faults without a stack are at "[no stack]" (pprof drops <...> from names, so
+# "<no stack>" read as "<unknown>"), and the profile's comment says how to leave them out
+"$FAULTLINE" export --pprof "$WORK/s10.pb.gz" "$WORK/s10" 2>"$WORK/pprof.err" || fail "export --pprof: $(cat "$WORK/pprof.err")"
+if command -v go >/dev/null 2>&1 && HOME=${HOME:-$WORK} GOCACHE=$WORK/gocache go tool pprof -h >/dev/null 2>&1; then
+	export HOME=${HOME:-$WORK} GOCACHE=$WORK/gocache
+	go tool pprof -symbolize=none -comments "$WORK/s10.pb.gz" 2>/dev/null | grep -q 'stacks for 1 fault in 10 (record -s)' ||
+		fail "pprof -comments: no note on the sampling"
+	go tool pprof -symbolize=none -top -nodecount=3 "$WORK/s10.pb.gz" >"$WORK/pprof.top" 2>&1 || fail "pprof -top: $(cat "$WORK/pprof.top")"
+	grep -q ' \[no stack\]$' "$WORK/pprof.top" || fail "pprof -top: no [no stack] row: $(cat "$WORK/pprof.top")"
+	go tool pprof -symbolize=none -top -nodecount=1 -ignore '\[no stack\]' -relative_percentages "$WORK/s10.pb.gz" \
+		>"$WORK/pprof.rel" 2>&1 || fail "pprof -ignore: $(cat "$WORK/pprof.rel")"
+	top=$(awk '$6 == "verify_words" || $6 == "pattern_word" { sub("%", "", $2); print int($2 + 0.5); exit }' "$WORK/pprof.rel")
+	check_ge "pprof -ignore '[no stack]' -relative_percentages: the top function's share, in %" "${top:-0}" 60
+	echo "ok pprof: [no stack] named, the comment says how to leave it out"
+else
+	echo "# go tool pprof not available: the pprof checks are skipped"
+fi
 
 "$PY" - "$WORK" <<'PYEOF'
 import csv, json, sys

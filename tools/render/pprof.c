@@ -11,6 +11,7 @@
 #include "pprof.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #include "pprof_profile.pb-c.h"
 #include "report.h"
 #include "report_map.h"
+#include "stats_json.h"
+
+#include <faultline/record_schema.h>
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -171,10 +175,13 @@ static uint64_t new_location(struct builder *b, uint64_t pc, const struct callsi
 	return loc->id;
 }
 
-/* The pseudo location "<no stack>". */
+/* The pseudo location of the faults without a stack: "[no stack]", as in visualize's flame graphs
+ * (pprof shortens C++-looking names by dropping <...>, so report's "<no stack>" showed as
+ * "<unknown>" and -ignore could not name it). */
+#define PPROF_NO_STACK "[no stack]"
 static uint64_t no_stack_location(struct builder *b)
 {
-	struct callsite_frame fr = { .function = CALLSITE_NO_STACK, .label = CALLSITE_NO_STACK };
+	struct callsite_frame fr = { .function = PPROF_NO_STACK, .label = PPROF_NO_STACK };
 	bool added;
 	uint64_t *slot = report_map_add(&b->location_index, UINT64_MAX, 0, &added);
 
@@ -470,7 +477,17 @@ static uint8_t *pack_profile(struct builder *b, size_t *len)
 	perftools__profiles__value_type__init(&period_type);
 	period_type.type = faults_name;
 	period_type.unit = intern(b, "count");
-	snprintf(text, sizeof(text), "faultline recording %s", b->rec->dir);
+	uint64_t sample = 1; /* record -s N: say so, as PPROF_NO_STACK then holds most faults */
+	for (size_t p = 0; p < b->rec->nprocs; p++) {
+		uint64_t n;
+		if (stats_json_uint(&b->rec->procs[p].meta, FL_META_SAMPLE, &n) == 0 && n > sample)
+			sample = n;
+	}
+	int n = snprintf(text, sizeof(text), "faultline recording %s", b->rec->dir);
+	if (sample > 1 && n > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, "; stacks for 1 fault in %" PRIu64 " (record -s): the others are "
+			 "at " PPROF_NO_STACK " (pprof -ignore '\\[no stack\\]' -relative_percentages gives each "
+			 "function its share of those with a stack)", sample);
 	comment = intern(b, text);
 	if (faults_name < 0 || comment < 0)
 		return NULL;
