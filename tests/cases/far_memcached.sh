@@ -9,7 +9,9 @@
 #     trace so far is readable by `faultline dump`, and nothing hangs (the case has a time limit);
 #   - record refuses an unreachable server before starting anything;
 #   - after each run record deletes the run's items (key prefixes in each process's far_keys):
-#     the servers hold none, also after a fork (parent and children) and with two servers.
+#     the servers hold none, also after a fork (parent and children) and with two servers; but not
+#     while a traced process outlives the command (a shell's background job): a warning, and the
+#     process finishes with its data intact.
 # Sizes (a round trip to memcached costs ~50-100 us here: two wake-ups across vCPUs): fill 16 MiB
 # -L 4, threads 4 x 4 MiB -L 2, fork_verify 12 MiB -L 3, rw_syscalls 6 MiB -L 2; long mode: x 4.
 . "$(dirname "$0")/../lib.sh"
@@ -135,6 +137,21 @@ written=$(stat_of fill-mc2 far_write_pages)
 check_eq "fill-mc2: items stored (and deleted) on the two servers" $((new1 + new2)) "$written"
 check_ge "fill-mc2: items on server 1, x 4 (at least a quarter of them)" $((new1 * 4)) "$written"
 check_ge "fill-mc2: items on server 2, x 4 (at least a quarter of them)" $((new2 * 4)) "$written"
+
+# a traced process that outlives the command (a shell's background job) still reads its items:
+# they are not deleted, a warning names it, and it finishes with its data intact
+run_native hd "$PLANTED/half_dirty" 8 1500
+"$FAULTLINE" record -o "$WORK/bg" --force -L 2 -M "$max" "${far[@]}" -- \
+	sh -c "\"$PLANTED/half_dirty\" 8 1500 >\"$WORK/bg.child.out\" & sleep 0.5" >"$WORK/bg.out" 2>"$WORK/bg.err" ||
+	{ show_err bg; fail "bg: record failed"; }
+grep -q "items could not all be deleted from memcached: traced process [0-9]* still runs" "$WORK/bg.err" ||
+	{ show_err bg; fail "bg: no warning that a traced process still runs"; }
+check_ge "bg: items left on the server while the background process runs" "$(items "$port1")" 1
+for _ in $(seq 300); do [ -s "$WORK/bg.child.out" ] && break; sleep 0.1; done   # it prints when done
+# (its line ends with its CPU time, which differs from run to run)
+[ "$(sed 's/ thread_cpu_ns.*//' "$WORK/bg.child.out")" = "$(sed 's/ thread_cpu_ns.*//' "$WORK/hd.native")" ] ||
+	fail "bg: the background process's output '$(cat "$WORK/bg.child.out")' differs from its native run's '$(cat "$WORK/hd.native")'"
+echo "ok bg: a process outliving the command keeps its items and finishes intact"
 
 # record refuses a server that does not answer
 dead=$(free_port)

@@ -4,10 +4,12 @@
  *
  * Each process directory's far_keys file (trace.h) lists the key prefixes ("fl" + 16 hex digits,
  * one per generation) the process wrote under, appended before the first item of each, so it is
- * there even for a process killed with SIGKILL. Runs once every traced process has exited: no page
- * can be read any more. Per server: `lru_crawler metadump all` lists every key (URL-encoded), the
+ * there even for a process killed with SIGKILL. Runs when record's command has exited and no traced
+ * process still runs, so no page can be read any more. Per server: `lru_crawler metadump all` lists every key (URL-encoded), the
  * keys with one of our prefixes are deleted with quiet meta deletes ("md KEY q", pipelined, then
- * "mn"), and the answers up to "MN" must hold no error. Keys of other programs are never touched. */
+ * "mn"), and the answers up to "MN" must hold no error. Keys of other programs are never touched.
+ * record waits for its direct child only: when a traced process still runs (a daemon, a shell's
+ * background job), nothing is deleted, with a warning. */
 #include "far_cleanup.h"
 
 #include <dirent.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -26,11 +29,36 @@
 #define PREFIX_LEN 18          /* "fl" + 16 hex digits */
 #define IO_TIMEOUT_S 10
 #define STRAGGLER_WAIT_US 200000 /* before a second pass over a server that had items of ours */
+#define BUSY_RETRIES 50           /* lru_crawler answered BUSY: asks again this often, */
+#define BUSY_WAIT_US 100000       /* this long apart */
 
 struct prefixes {
 	char (*v)[PREFIX_LEN + 1];
 	size_t n, cap;
 };
+
+/* A traced process of DIR still running (record waits for its direct child only: a daemon or a
+ * background job of a shell can outlive it, and still reads its items); 0 if none. Its pid is the
+ * number before any ".N" of the process directory's name. */
+static pid_t still_running(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || end == e->d_name || (*end != '\0' && *end != '.'))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+			found = (pid_t)pid;
+	}
+	closedir(d);
+	return found;
+}
 
 /* Every prefix in DIR/<process>/far_keys; -1 on ENOMEM. */
 static int read_prefixes(const char *dir, struct prefixes *out)
@@ -164,6 +192,14 @@ static int send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* An errno of the socket calls, in words (a receive timeout is EAGAIN). */
+static const char *io_error(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK ? "no answer within 10 s"
+	       : e == ECONNRESET              ? "connection closed by the server"
+					       : strerror(e);
+}
+
 /* Decodes metadump's URL-encoded key in place. */
 static void url_decode(char *s)
 {
@@ -197,19 +233,30 @@ static int clean_server(const char *addr, const struct prefixes *p, uint64_t *de
 		free(r);
 		return -1;
 	}
-	if ((e = send_all(r->fd, "lru_crawler metadump all\r\n", 26)) != 0) {
-		snprintf(err, errlen, "%s: sending lru_crawler metadump: %s", addr, strerror(e));
-		goto out;
-	}
-	for (;;) {
+	for (unsigned attempt = 0;; attempt++) {
+		if ((e = send_all(r->fd, "lru_crawler metadump all\r\n", 26)) != 0) {
+			snprintf(err, errlen, "%s: sending lru_crawler metadump: %s", addr, io_error(e));
+			goto out;
+		}
 		if ((e = read_line(r, line, sizeof(line))) != 0) {
-			snprintf(err, errlen, "%s: reading the key list: %s", addr, strerror(e));
+			snprintf(err, errlen, "%s: reading the key list: %s", addr, io_error(e));
+			goto out;
+		}
+		/* the server's own crawler (on by default) may be running: it answers BUSY meanwhile */
+		if (strncmp(line, "BUSY", 4) != 0 || attempt == BUSY_RETRIES)
+			break;
+		usleep(BUSY_WAIT_US);
+	}
+	for (bool first = true;; first = false) {
+		if (!first && (e = read_line(r, line, sizeof(line))) != 0) {
+			snprintf(err, errlen, "%s: reading the key list: %s", addr, io_error(e));
 			goto out;
 		}
 		if (strcmp(line, "END") == 0)
 			break;
 		if (strncmp(line, "key=", 4) != 0) { /* ERROR, BUSY, CLIENT_ERROR: no list */
-			snprintf(err, errlen, "%s: lru_crawler metadump answered '%s' (is the LRU crawler off?)", addr, line);
+			snprintf(err, errlen, "%s: lru_crawler metadump answered '%.200s'%s", addr, line,
+				 strncmp(line, "BUSY", 4) == 0 ? " for 5 s" : " (is the LRU crawler disabled?)");
 			goto out;
 		}
 		char *key = line + 4;
@@ -238,18 +285,18 @@ static int clean_server(const char *addr, const struct prefixes *p, uint64_t *de
 	}
 	len += (size_t)sprintf(deletes + len, "mn\r\n");
 	if ((e = send_all(r->fd, deletes, len)) != 0) {
-		snprintf(err, errlen, "%s: sending the deletes: %s", addr, strerror(e));
+		snprintf(err, errlen, "%s: sending the deletes: %s", addr, io_error(e));
 		goto out;
 	}
 	for (;;) { /* quiet deletes answer only failures; a key gone meanwhile (NF) is not one */
 		if ((e = read_line(r, line, sizeof(line))) != 0) {
-			snprintf(err, errlen, "%s: reading the answers to the deletes: %s", addr, strerror(e));
+			snprintf(err, errlen, "%s: reading the answers to the deletes: %s", addr, io_error(e));
 			goto out;
 		}
 		if (strcmp(line, "MN") == 0)
 			break;
 		if (strncmp(line, "NF", 2) != 0 && strncmp(line, "HD", 2) != 0) {
-			snprintf(err, errlen, "%s: a delete was answered '%s'", addr, line);
+			snprintf(err, errlen, "%s: a delete was answered '%.200s'", addr, line);
 			goto out;
 		}
 	}
@@ -278,18 +325,29 @@ int far_cleanup_memcached(const char *spec, const char *dir, uint64_t deleted[FA
 	}
 	if (p.n == 0)
 		return 0; /* nothing was written */
-	for (const char *s = list; *s && rc == 0 && *nservers < FAR_CLEANUP_MAX_SERVERS; (*nservers)++) {
+	pid_t alive = still_running(dir);
+	if (alive) {
+		snprintf(err, errlen, "traced process %ld still runs (it outlived the command record started) and "
+			 "may read them", (long)alive);
+		free(p.v);
+		return -1;
+	}
+	for (const char *s = list; *s && *nservers < FAR_CLEANUP_MAX_SERVERS; (*nservers)++) {
 		const char *end = strchr(s, ',');
 		size_t n = end ? (size_t)(end - s) : strlen(s);
-		char addr[300];
+		char addr[300], why[512];
 		uint64_t *count = &deleted[*nservers];
 		snprintf(addr, sizeof(addr), "%.*s", (int)n, s);
-		rc = clean_server(addr, &p, count, err, errlen);
-		if (rc == 0 && *count > 0) {
+		int one = clean_server(addr, &p, count, why, sizeof(why));
+		if (one == 0 && *count > 0) {
 			/* a process killed in the middle of a write-back leaves requests the server may still
 			 * be executing: a few items appear after the listing (seen: 1-3 of ~10,000) */
 			usleep(STRAGGLER_WAIT_US);
-			rc = clean_server(addr, &p, count, err, errlen);
+			one = clean_server(addr, &p, count, why, sizeof(why));
+		}
+		if (one < 0 && rc == 0) { /* the first failure is reported; the other servers are still cleaned */
+			snprintf(err, errlen, "%s", why);
+			rc = -1;
 		}
 		s += n + (end ? 1 : 0);
 	}
