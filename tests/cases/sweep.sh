@@ -142,6 +142,10 @@ expect_exit 2 "the same size twice" -L 2M,2048K -o "$WORK/b5" -- true
 # (grep without a match, diff), its status named in the progress lines
 expect_exit 1 "a program failing at one size only" -L 1M,4M -o "$WORK/b6" -- sh -c '[ "$FAULTLINE_LOCAL_BYTES" -gt 2000000 ] || exit 5'
 grep -q 'record exited 0 where the run at -L 1 MiB exited 5' "$WORK/bad.err" || fail "failing program: no line naming both statuses: $(cat "$WORK/bad.err")"
+# 70 is the runtime's own stop (a far store failing, or no runtime at all): a failure even at every size
+expect_exit 1 "a program stopped by the runtime (status 70)" -L 1M,2M -o "$WORK/b8" -- sh -c 'exit 70'
+grep -q 'sweep: -L 1 MiB: record exited 70: the runtime stopped the program' "$WORK/bad.err" ||
+	fail "status 70: no line naming the runtime's stop: $(cat "$WORK/bad.err")"
 rc=0; "$FAULTLINE" sweep -L 1M,2M -o "$WORK/b7" -- false >"$WORK/false.out" 2>"$WORK/false.err" || rc=$?
 check_eq "a program exiting 1 at every size: sweep's exit status" "$rc" 0
 check_eq "a program exiting 1 at every size: progress lines naming its status" "$(grep -c '(exit status 1, as at every size so far)' "$WORK/false.err")" 2

@@ -11,7 +11,8 @@
  * Signals: SIGINT, SIGTERM and SIGHUP received by sweep are passed to the running record (which
  * passes them to the program); the sweep then stops after that run, with 128 + the signal.
  *
- * A run fails when its recording has no process or no stats.json (record could not trace it), or
+ * A run fails when its recording has no process or no stats.json (record could not trace it), when
+ * it exits 70 (the runtime stopped the program, e.g. its far store failed, or did not start), or
  * when it exits with another status than the first run did: a program that exits non-zero at every
  * size (grep without a match, diff) sweeps as any other; one that fails only at small sizes does not.
  *
@@ -30,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <faultline/env.h>
 
 #include "cli.h"
 #include "record.h"
@@ -59,8 +62,9 @@ static void sweep_usage(FILE *out)
 	      "-M, --policy fifo|clock, -c, --far, ... (with -- before CMD, any option record takes).\n"
 	      "The knee is the smallest size whose refaults stay within 10% of the curve's range above its\n"
 	      "minimum. Progress goes to stderr. Exit status 1 when a run fails (its log:\n"
-	      "DIR/L-<size>/record.log): record could not trace it, or it exited with another status\n"
-	      "than the first run (a program that exits non-zero at every size is swept as any other);\n"
+	      "DIR/L-<size>/record.log): record could not trace it, exited 70 (the runtime stopped\n"
+	      "the program), or exited with another status than the first run (a program that exits\n"
+	      "non-zero at every size is swept as any other);\n"
 	      "128 + N when stopped by signal N, 2 on a usage error.\n"
 	      "\n"
 	      "example: faultline sweep --policy fifo -L 16M,32M,64M,128M -o sw -- ./prog\n", out);
@@ -253,6 +257,11 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 	int status;
 	pid_t pid;
 
+	char shown[32]; /* the size as the progress lines show it */
+	if (p->local_bytes)
+		cli_format_size(p->local_bytes, shown, sizeof(shown));
+	else
+		snprintf(shown, sizeof(shown), "unlimited");
 	snprintf(dir, sizeof(dir), "%s/%s", out_dir, p->name);
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -299,11 +308,16 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (stop_signal) {
 		cli_error("sweep: stopped by signal %d during -L %s (its output: %s)", (int)stop_signal,
-			  p->local_bytes ? a.size : "unlimited", log);
+			  shown, log);
+		return -1;
+	}
+	if (p->exit_status == FL_EXIT_RUNTIME_FAILURE) { /* the runtime stopped the program (far store) */
+		cli_error("sweep: -L %s: record exited %d: the runtime stopped the program or could not start "
+			  "(its output: %s)", shown, p->exit_status, log);
 		return -1;
 	}
 	if (sweep_point_load(p, dir, err, sizeof(err)) < 0) {
-		cli_error("sweep: -L %s: record exited %d: %s (its output: %s)", p->local_bytes ? a.size : "unlimited",
+		cli_error("sweep: -L %s: record exited %d: %s (its output: %s)", shown,
 			  p->exit_status, err, log);
 		return -1;
 	}
