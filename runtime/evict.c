@@ -573,11 +573,12 @@ static size_t evict_some(struct fl_runtime *rt, size_t excess)
 	if (rt->policy == FL_POLICY_FIFO)
 		return fifo_evict(rt, excess);
 	size_t soft = atomic_load(&rt->soft_pages);
-	if (soft < rt->soft_target_pages + excess)
+	bool swept = soft < rt->soft_target_pages + excess;
+	if (swept)
 		clock_sweep(rt, rt->soft_target_pages + excess - soft);
 	size_t got = finalize_oldest_soft(rt, excess, FL_EVICT_CLOCK_SOFT);
-	if (got < excess) { /* soft pages that cannot leave (armed by the prober) filled the pool */
-		clock_sweep(rt, excess - got);
+	if (got < excess && !swept) { /* the pool looked full, but of soft pages that cannot leave: */
+		clock_sweep(rt, excess - got); /* pages the prober armed (probe.c) */
 		got += finalize_oldest_soft(rt, excess - got, FL_EVICT_CLOCK_SOFT);
 	}
 	return got;

@@ -128,6 +128,7 @@ struct probe_slot {
 struct fl_probe {
 	bool mrc, access;
 	_Atomic bool mirror_ready;           /* the mirror is a move destination (or never will be) */
+	bool release_again;                  /* --mrc: release_dropped met a busy page: pass again */
 	uint64_t period_ns;
 	_Atomic uint32_t mrc_threshold;
 	uint32_t mrc_threshold_start, mrc_max_pages, mrc_denominator;
@@ -205,7 +206,7 @@ int fl_probe_setup(struct fl_runtime *rt)
 	return 0;
 }
 
-static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page);
+static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page, bool mrc);
 
 /* ---- handler side (fault path: no lock, no allocation) ---- */
 
@@ -268,7 +269,7 @@ static void rearm_after_progress(struct fl_handler *h, struct fl_probe *p, uint3
 			t->page[kept] = t->page[i], t->touched_at[kept++] = t->touched_at[i];
 			continue;
 		}
-		if (t->page[i] != page && in_sample(p, t->page[i]) && arm(h->rt, p, t->page[i]))
+		if (t->page[i] != page && arm(h->rt, p, t->page[i], true))
 			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
 	}
 	t->npages = kept;
@@ -346,13 +347,17 @@ static bool unmap_one(struct fl_runtime *rt, size_t page, uint8_t old)
 	return true;
 }
 
-/* Unmaps one resident page on trial and marks it armed; false if it is not resident (or busy). */
-static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page)
+/* Unmaps one resident page on trial and marks it armed; false if it is not resident (or busy), or,
+ * for --mrc (MRC), no longer in the sample: checked with the page locked, so a page armed while
+ * the prober lowers the threshold is either seen here or found by release_dropped's pass (which
+ * runs again when the page was busy). */
+static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page, bool mrc)
 {
 	uint8_t old;
 	if (!fl_page_trylock(rt, page, &old))
 		return false;
-	if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || !unmap_one(rt, page, old)) {
+	if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || (mrc && !in_sample(p, page)) ||
+	    !unmap_one(rt, page, old)) {
 		fl_page_unlock(rt, page, old);
 		atomic_fetch_add_explicit(&p->arm_skipped, 1, memory_order_relaxed);
 		return false;
@@ -447,7 +452,7 @@ static bool probe_slot_step(struct fl_runtime *rt, struct fl_probe *p, size_t i,
 	if (now < s->deadline_ns || p->tokens < 1)
 		return true; /* waits for its time, or for a token */
 	p->tokens -= 1;
-	if (!arm(rt, p, s->page)) { /* no longer resident (freed, evicted) or busy */
+	if (!arm(rt, p, s->page, false)) { /* no longer resident (freed, evicted) or busy */
 		leave_set(p, i);
 		return false;
 	}
@@ -472,7 +477,7 @@ static void access_round(struct fl_runtime *rt, struct fl_probe *p, uint64_t now
 		if ((s & PG_WHERE) != PG_RESIDENT || (s & (PG_BUSY | PG_NOACCESS)) || in_sample(p, page) ||
 		    (atomic_load_explicit(&p->flags[page], memory_order_relaxed) & (PROBE_MEMBER | PROBE_ARMED)))
 			continue;
-		if (!arm(rt, p, page))
+		if (!arm(rt, p, page, false))
 			continue;
 		p->tokens -= 1;
 		atomic_fetch_or_explicit(&p->flags[page], PROBE_MEMBER, memory_order_relaxed);
@@ -484,18 +489,23 @@ static void access_round(struct fl_runtime *rt, struct fl_probe *p, uint64_t now
 
 /* --mrc: the threshold dropped: pages armed while they were in the sample and no longer are would
  * stay unmapped (local memory the clock cannot evict) until the program touched them again, which
- * under -L could leave nothing to evict. They are mapped back. One pass over the region's pages,
- * at most a few dozen times a run (each drop removes 1/16 of the sample at least). */
+ * under -L could leave nothing to evict. They are mapped back. One pass over the flags of the
+ * region's pages used so far per drop; a drop keeps 15/16 of the sample, so a heap of N pages
+ * sampled at most M at a time takes about 15.5 ln(N / M) drops over its run (a 1 GiB heap with the
+ * default M = 2048: ~77 passes over 262,144 flags). A page busy at the pass (a fault claiming it,
+ * or a handler arming it) makes the next round pass again. */
 static void release_dropped(struct fl_runtime *rt, struct fl_probe *p)
 {
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
+	bool again = false;
 	pthread_mutex_lock(&rt->evict_lock);
 	for (size_t page = 0; page < high; page++) {
 		uint8_t f = atomic_load_explicit(&p->flags[page], memory_order_relaxed);
-		if ((f & PROBE_ARMED) && !(f & PROBE_MEMBER) && !in_sample(p, page))
-			restore(rt, p, page); /* busy: a fault on it is claiming it */
+		if ((f & PROBE_ARMED) && !(f & PROBE_MEMBER) && !in_sample(p, page) && !restore(rt, p, page))
+			again = true;
 	}
 	pthread_mutex_unlock(&rt->evict_lock);
+	p->release_again = again;
 }
 
 /* One tick: re-arms the pages touched during the previous tick, then takes the new ones. */
@@ -514,9 +524,7 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		const struct probe_pending *e = &p->pending[p->pending_head % PROBE_PENDING];
 		if (e->due_progress > atomic_load_explicit(&p->mrc_progress, memory_order_relaxed))
 			break;
-		if (!in_sample(p, e->page))
-			continue; /* out of the sample meanwhile (the threshold dropped) */
-		if (arm(rt, p, e->page))
+		if (arm(rt, p, e->page, true)) /* false too when out of the sample meanwhile (the threshold dropped) */
 			atomic_fetch_add_explicit(&p->rearmed, 1, memory_order_relaxed);
 	}
 	if (p->access)
@@ -537,7 +545,7 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		}
 		atomic_store_explicit(&r->head, head, memory_order_release);
 	}
-	if (p->mrc && atomic_load(&p->mrc_threshold) < threshold)
+	if (p->mrc && (atomic_load(&p->mrc_threshold) < threshold || p->release_again))
 		release_dropped(rt, p);
 	atomic_fetch_add_explicit(&p->rounds, 1, memory_order_relaxed);
 }
