@@ -495,14 +495,17 @@ static int note_key_prefix(struct fl_runtime *rt, uint64_t id)
 	fl_buf_str(&l, key);
 	fl_buf_str(&l, "\n");
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		fl_log_errno("open(far_keys): the items cannot be deleted after the run", errno);
-		return -1;
-	}
-	ssize_t w = fl_sys_write(fd, line, l.len);
-	fl_sys_close(fd);
+	ssize_t w = fd < 0 ? -1 : fl_sys_write(fd, line, l.len);
+	int err = fd < 0 || w < 0 ? errno : EIO;
+	if (fd >= 0)
+		fl_sys_close(fd);
 	if (w != (ssize_t)l.len) {
-		fl_log_errno("write(far_keys): the items cannot be deleted after the run", w < 0 ? errno : EIO);
+		char msg[PATH_MAX + 96];
+		struct fl_buf m = { msg, 0, sizeof(msg) };
+		fl_buf_str(&m, fd < 0 ? "open(" : "write(");
+		fl_buf_str(&m, path);
+		fl_buf_str(&m, "): the run's items cannot be deleted after it");
+		fl_log_errno(msg, err);
 		return -1;
 	}
 	return 0;

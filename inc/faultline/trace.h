@@ -356,8 +356,9 @@ FL_STATIC_ASSERT(sizeof(struct fl_timeline_record) == 144, "timeline record is 1
 #define FL_FILE_NAME_EVICTIONS "evictions"
 #define FL_FILE_NAME_TIMELINE "timeline"
 /* --far memcached: the key prefix of each generation the process wrote ("fl" + 16 hex digits, one
- * a line, appended when the generation is made), so `record` can delete the process's items from
- * the servers once every traced process has exited (even one killed with SIGKILL). */
+ * a line, appended before the generation's first item is stored), so `record` can delete the
+ * process's items from the servers once every traced process has exited (even one killed with
+ * SIGKILL). */
 #define FL_FILE_NAME_FAR_KEYS "far_keys"
 
 #endif

@@ -95,5 +95,7 @@ for function, want in (("verify_words", 66.7), ("pattern_word", 33.3)):
 rs = rows("s1-callsite")
 total = sum(float(r["percent"]) for r in rs)
 check(abs(total - 100.0) < 0.5, f"s1: every row has a percentage, summing to {total:.2f} %")
+ordered = [int(r["faults"]) for r in rs]
+check(ordered == sorted(ordered, reverse=True), "s1: every row, <no stack> included if any, ranked by its faults")
 sys.exit(1 if errors else 0)
 PYEOF

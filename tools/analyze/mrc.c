@@ -167,6 +167,7 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		peak = (uint64_t)((double)distinct / mp->rate) * page_size;
 	mp->peak_bytes = peak;
 	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
+	stats_json_uint(&proc->meta, FL_META_MRC_MAX_PAGES, &mp->max_pages);
 	/* the re-arm gap: G pages of the whole, as the runtime counts it, round(G x rate) sample
 	 * accesses and at least one (runtime/probe.c: mrc_gap_accesses), each standing for 1 / rate
 	 * pages; a recording from before mrc_gap_pages counted it in sample accesses */

@@ -14,6 +14,7 @@ struct mrc_process {
 	uint32_t pid;
 	double rate;                 /* sampling rate: threshold / 2^32 */
 	uint64_t local_limit_bytes;  /* -L of the --mrc run itself (0: unlimited) */
+	uint64_t max_pages;          /* the run's cap on sampled pages (meta.json mrc_max_pages; 0: unknown) */
 	double blind_pages;          /* reuses nearer than this many pages are not seen (record --mrc-gap,
 	                              * runtime/probe.c); 0: not recorded (before the option) */
 	uint64_t peak_bytes;         /* its peak of local memory (stats.json), or distinct pages / rate */

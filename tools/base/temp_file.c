@@ -1,6 +1,11 @@
 /* temp_file.c: removes the temporary file being written when SIGINT, SIGTERM or SIGHUP ends the
  * process (temp_file.h). The handler only unlinks and re-raises the signal with its default
- * action, so the exit status still says which signal it was. */
+ * action, so the exit status still says which signal it was.
+ *
+ * The path lives in one of two buffers and the handler reads it through an atomic pointer, so a
+ * signal handled on another thread (export's progress thread) while a new path is being copied
+ * sees the old path or the new one, never a mix. The three signals block one another while the
+ * handler runs: the first one decides the exit status. */
 #include "temp_file.h"
 
 #include <signal.h>
@@ -9,15 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static char guarded[4096];
-static atomic_bool armed;
+static char paths[2][4096];
+static _Atomic(const char *) guarded; /* NULL: nothing to remove */
 static bool installed;
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
 static void on_stop_signal(int sig)
 {
-	if (atomic_load(&armed))
-		unlink(guarded);
+	const char *path = atomic_load(&guarded);
+	if (path)
+		unlink(path);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -25,17 +31,22 @@ static void on_stop_signal(int sig)
 int temp_file_guard(const char *path)
 {
 	size_t n = strlen(path);
+	const char *current = atomic_load(&guarded);
+	char *spare = current == paths[0] ? paths[1] : paths[0];
 
-	atomic_store(&armed, false);
-	if (n >= sizeof(guarded))
+	if (n >= sizeof(paths[0])) {
+		atomic_store(&guarded, NULL);
 		return -1;
-	memcpy(guarded, path, n + 1);
-	atomic_store(&armed, true);
+	}
+	memcpy(spare, path, n + 1);
+	atomic_store(&guarded, spare);
 	if (!installed) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_stop_signal;
 		sigemptyset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+			sigaddset(&sa.sa_mask, stop_signals[i]);
 		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
 			struct sigaction old;
 			/* a signal ignored by whoever started us (nohup, a shell's background job) stays so */
@@ -49,5 +60,5 @@ int temp_file_guard(const char *path)
 
 void temp_file_release(void)
 {
-	atomic_store(&armed, false);
+	atomic_store(&guarded, NULL);
 }

@@ -17,7 +17,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -111,7 +110,7 @@ void record_usage(void)
 	      "                         curve from one run): 1 page in 2, chosen by a hash of its\n"
 	      "                         number, is unmapped on trial again after each touch, once\n"
 	      "                         the program touched about 32 other pages; at most 2048\n"
-	      "                         pages, or 1/16 of -L when -L is given (beyond, the rate\n"
+	      "                         pages, or 1/16 of -L when that is fewer (beyond, the rate\n"
 	      "                         drops: fixed-size SHARDS, so large programs are sampled\n"
 	      "                         sparsely; without -L is best). At 1 page in N it costs\n"
 	      "                         about 1/N of a record at a -L too small for the program's\n"
@@ -903,14 +902,24 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 
 /* An existing output directory: refuse it when it holds anything, unless force; with
  * force remove only the old per-process directories (all-digit names) in it. */
-/* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c): derived from the old
- * trace, so --force removes them with it. */
+/* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c: write_outputs, and
+ * ranges.txt, heatmap.svg, timeline.svg): derived from the old trace, so --force removes them with
+ * it. Exact names, so a file of the user's own (flamegraph-mine.svg) stays. */
 static bool is_derived_file_name(const char *name)
 {
-	static const char *const patterns[] = { "faults*.folded", "flamegraph*.svg", "ranges.txt", "heatmap.svg",
-						"timeline.svg" };
-	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
-		if (fnmatch(patterns[i], name, 0) == 0)
+	static const char *const kinds[] = { "", "-first-touch", "-refault", "-soft", "-concurrent", "-access", "-alloc" };
+	static const char *const others[] = { "ranges.txt", "heatmap.svg", "timeline.svg" };
+	char file[64];
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		snprintf(file, sizeof(file), "faults%s.folded", kinds[i]);
+		if (strcmp(name, file) == 0)
+			return true;
+		snprintf(file, sizeof(file), "flamegraph%s.svg", kinds[i]);
+		if (strcmp(name, file) == 0)
+			return true;
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (strcmp(name, others[i]) == 0)
 			return true;
 	return false;
 }

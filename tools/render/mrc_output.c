@@ -51,10 +51,15 @@ static void print_table(const struct mrc_model *m, enum mrc_policy policy, const
 	if (blind > 0)
 		fprintf(out, "# reuses nearer than %.2f MiB (record --mrc-gap, or 1 / rate pages) are not seen: below that\n"
 			     "# size the prediction is too low\n", blind / (1 << 20));
-	uint64_t run_limit = 0; /* a --mrc run with -L: the sample was capped at 1/16 of it (probe.c) */
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].local_limit_bytes && (!run_limit || m->procs[i].local_limit_bytes < run_limit))
-			run_limit = m->procs[i].local_limit_bytes;
+	uint64_t run_limit = 0; /* a --mrc run whose -L capped the sample at 1/16 of it (probe.c: when that
+				 * is below the cap without -L; it took max(64, L / 16) pages then) */
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct mrc_process *mp = &m->procs[i];
+		uint64_t by_limit = mp->local_limit_bytes / 4096 / 16;
+		if (mp->local_limit_bytes && mp->max_pages == (by_limit < 64 ? 64 : by_limit) &&
+		    (!run_limit || mp->local_limit_bytes < run_limit))
+			run_limit = mp->local_limit_bytes;
+	}
 	if (run_limit)
 		fprintf(out, "# recorded with -L %.1f MiB: the sample was capped at 1/16 of it, so it is sparse; record\n"
 			     "# --mrc without -L for a denser sample\n", (double)run_limit / (1 << 20));
