@@ -614,14 +614,9 @@ bool report_row_pmu(const struct report *r, const struct report_row *row, size_t
  * struct report). */
 static void find_unsampled_row(struct report *r)
 {
-	r->stack_sample = 1;
+	r->stack_sample = fl_recording_stack_sample(r->rec, 0);
 	r->unsampled_row = FL_NONE;
 	r->unsampled = 0;
-	for (size_t p = 0; p < r->rec->nprocs; p++) {
-		uint64_t n;
-		if (stats_json_uint(&r->rec->procs[p].meta, FL_META_SAMPLE, &n) == 0 && n > r->stack_sample)
-			r->stack_sample = n;
-	}
 	if (r->stack_sample <= 1 || (r->o->by != REPORT_BY_CALLSITE && r->o->by != REPORT_BY_FUNCTION))
 		return;
 	for (size_t i = 0; i < r->nrows; i++) {

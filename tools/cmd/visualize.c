@@ -39,13 +39,10 @@
 #include "symbolize.h"
 #include "timeline.h"
 #include "timeline_svg.h"
-#include "stats_json.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
 #include "report_map.h"
 #include "visualize_frames.h"
-
-#include <faultline/record_schema.h>
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
 #define KIND_MASK_ALL 0x1e /* "all": the faults (1..4), without access samples */
@@ -1019,15 +1016,9 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	memset(&v, 0, sizeof(v));
 	v.o = o;
 	v.rec = rec;
-	v.stack_sample = 1;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		uint64_t n;
-		if (o->pid && rec->procs[i].pid != o->pid)
-			continue;
-		v.nprocs++;
-		if (stats_json_uint(&rec->procs[i].meta, FL_META_SAMPLE, &n) == 0 && n > v.stack_sample)
-			v.stack_sample = n;
-	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+	v.stack_sample = fl_recording_stack_sample(rec, o->pid);
 	v.image_roots = v.nprocs > 1;
 	if (v.nprocs == 0) {
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);

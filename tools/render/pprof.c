@@ -21,9 +21,6 @@
 #include "pprof_profile.pb-c.h"
 #include "report.h"
 #include "report_map.h"
-#include "stats_json.h"
-
-#include <faultline/record_schema.h>
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -477,12 +474,7 @@ static uint8_t *pack_profile(struct builder *b, size_t *len)
 	perftools__profiles__value_type__init(&period_type);
 	period_type.type = faults_name;
 	period_type.unit = intern(b, "count");
-	uint64_t sample = 1; /* record -s N: say so, as PPROF_NO_STACK then holds most faults */
-	for (size_t p = 0; p < b->rec->nprocs; p++) {
-		uint64_t n;
-		if (stats_json_uint(&b->rec->procs[p].meta, FL_META_SAMPLE, &n) == 0 && n > sample)
-			sample = n;
-	}
+	uint64_t sample = fl_recording_stack_sample(b->rec, 0); /* -s N: PPROF_NO_STACK holds most faults */
 	int n = snprintf(text, sizeof(text), "faultline recording %s", b->rec->dir);
 	if (sample > 1 && n > 0 && (size_t)n < sizeof(text))
 		snprintf(text + n, sizeof(text) - (size_t)n, "; stacks for 1 fault in %" PRIu64 " (record -s): the others are "

@@ -568,3 +568,15 @@ const struct fl_process *fl_recording_find_pid(const struct fl_recording *rec, u
 	return NULL;
 }
 
+uint64_t fl_recording_stack_sample(const struct fl_recording *rec, uint32_t pid)
+{
+	uint64_t sample = 1;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		uint64_t n;
+		if ((!pid || rec->procs[i].pid == pid) && stats_json_uint(&rec->procs[i].meta, FL_META_SAMPLE, &n) == 0 &&
+		    n > sample)
+			sample = n;
+	}
+	return sample;
+}
+

@@ -171,6 +171,10 @@ int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char 
  * pid follow it in rec->procs. */
 const struct fl_process *fl_recording_find_pid(const struct fl_recording *rec, uint32_t pid);
 
+/* The largest `record -s N` (meta.json "sample": a stack for 1 fault in N) of the processes with this
+ * pid (0: of every process); 1 when none says, as for every fault with a stack. */
+uint64_t fl_recording_stack_sample(const struct fl_recording *rec, uint32_t pid);
+
 /* ----------------------------------------------------------------- faults in time order */
 
 /* Walks the faults of every process (pid 0) or of every image of one pid, merged in recording
