@@ -101,6 +101,15 @@ grep -q '^# recorded with -L 4.0 MiB: the sample was capped at 1/16 of it' "$WOR
 grep -q '^# only [0-9]* sampled pages' "$WORK/mrcL.txt" ||
 	fail "mrc of a sample of <= 64 pages does not say it is small: $(sed -n 1,10p "$WORK/mrcL.txt")"
 echo "ok loops-mrcL: mrc says the sample was capped by -L and is small"
+# record's summary counts the access samples apart from the faults (their stacks are among its stacks)
+"$FAULTLINE" record -o "$WORK/loops-sum" --force -M 1G --mrc -- "$PLANTED/mrc_loops" 16 1 >/dev/null 2>"$WORK/loops-sum.err" ||
+	fail "loops-sum: record failed: $(cat "$WORK/loops-sum.err")"
+line=$(grep '^  stacks ' "$WORK/loops-sum.err" | tr -d ,)
+want_f=$(stat_of loops-sum faults_total) want_a=$(stat_of loops-sum access_samples)
+[[ $line =~ for\ ([0-9]+)\ faults\ and\ ([0-9]+)\ access\ samples ]] || fail "loops-sum: summary line '$line' does not name the access samples"
+got_f=${BASH_REMATCH[1]} got_a=${BASH_REMATCH[2]}   # (check_eq's own matching overwrites BASH_REMATCH)
+check_eq "loops-sum: faults in the summary's stacks line (stats.json faults_total)" "$got_f" "$want_f"
+check_eq "loops-sum: access samples in the summary's stacks line (stats.json access_samples)" "$got_a" "$want_a"
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
 

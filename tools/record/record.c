@@ -900,8 +900,6 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 	return rc;
 }
 
-/* An existing output directory: refuse it when it holds anything, unless force; with
- * force remove only the old per-process directories (all-digit names) in it. */
 /* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c: write_outputs, and
  * ranges.txt, heatmap.svg, timeline.svg): derived from the old trace, so --force removes them with
  * it. Exact names, so a file of the user's own (flamegraph-mine.svg) stays. */
@@ -924,6 +922,8 @@ static bool is_derived_file_name(const char *name)
 	return false;
 }
 
+/* An existing output directory: refuse it when it holds anything, unless force; with force remove
+ * only the old per-process directories (all-digit names) and visualize's files in it. */
 static int reuse_output_dir(const char *path, bool force, bool quiet)
 {
 	DIR *dir = opendir(path);
@@ -1518,15 +1518,15 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
 	/* a context whose stack was dropped (taken too late) holds no stack */
 	uint64_t stacks = t->contexts >= t->late_stacks ? t->contexts - t->late_stacks : 0;
-	if (t->access_samples) /* their stacks are counted with the faults' */
-		fprintf(stderr, "  stacks            %s for %s faults and %s access samples (%s from perf samples); "
-			"%s allocation events\n", cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
-			cli_format_count(t->access_samples, e, sizeof(e)), cli_format_count(t->sampled_stacks, d, sizeof(d)),
-			cli_format_count(t->alloc_events, c, sizeof(c)));
+	char whose[96]; /* access samples (--mrc, --sample-accesses) have stacks too, and are not faults */
+	if (t->access_samples)
+		snprintf(whose, sizeof(whose), "for %s faults and %s access samples", cli_format_count(t->faults, b, sizeof(b)),
+			 cli_format_count(t->access_samples, e, sizeof(e)));
 	else
-		fprintf(stderr, "  stacks            %s of %s faults (%s from perf samples); %s allocation events\n",
-			cli_format_count(stacks, a, sizeof(a)), cli_format_count(t->faults, b, sizeof(b)),
-			cli_format_count(t->sampled_stacks, d, sizeof(d)), cli_format_count(t->alloc_events, c, sizeof(c)));
+		snprintf(whose, sizeof(whose), "of %s faults", cli_format_count(t->faults, b, sizeof(b)));
+	fprintf(stderr, "  stacks            %s %s (%s from perf samples); %s allocation events\n",
+		cli_format_count(stacks, a, sizeof(a)), whose, cli_format_count(t->sampled_stacks, d, sizeof(d)),
+		cli_format_count(t->alloc_events, c, sizeof(c)));
 	if (t->pmu[0])
 		fprintf(stderr, "  PMU context       %s\n", t->pmu);
 	if (t->far[0])
