@@ -82,6 +82,15 @@ for by in ("callsite", "function"):
     ordered = [int(r["faults"]) for r in others]
     check(ordered == sorted(ordered, reverse=True), f"s10 --by {by}: the other rows by faults, descending")
 
+import re
+head = next(l for l in open(f"{work}/s10.txt") if l.startswith("# stacks sampled:"))
+m = re.search(r"share of the ([\d,]+) faults with a stack; the ([\d,]+) without one", head)
+rs = rows("s10-callsite")
+withstack = sum(int(r["faults"]) for r in rs if r["function"] != "<no stack>")
+nostack = sum(int(r["faults"]) for r in rs if r["function"] == "<no stack>")
+check(m is not None and int(m.group(1).replace(",", "")) == withstack and int(m.group(2).replace(",", "")) == nostack,
+      f"s10 header counts = the rows' ({withstack} with a stack, {nostack} without): {head.strip()}")
+
 top = json.load(open(f"{work}/s10-top2.json"))
 top = top["rows"] if isinstance(top, dict) else top
 check(len(top) == 3 and top[2]["function"] == "<no stack>" and top[2]["percent"] is None,
