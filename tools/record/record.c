@@ -140,7 +140,7 @@ void record_usage(void)
 	      "a bare number is in MiB. Sizes are rounded up to 4 KiB.\n"
 	      "\n"
 	      "environment: FAULTLINE_LIB overrides the runtime library (default: libfaultline.so\n"
-	      "next to the faultline binary).\n"
+	      "next to the faultline binary, else ../lib/faultline/libfaultline.so from it).\n"
 	      "\n"
 	      "example: faultline record -L 64M -M 1G -- ./prog --input data.txt\n"
 	      "         faultline report faultline-prog-1234\n",
@@ -705,11 +705,18 @@ static int check_traceable(const char *path, const char *shown)
 	return 0;
 }
 
-/* Finds the runtime library: $FAULTLINE_LIB, else libfaultline.so next to this binary. */
+/* Where the runtime library is looked for, relative to the directory of this binary: next to it
+ * (the build tree: build/faultline, build/libfaultline.so), then where `make install` and the
+ * Debian package put it (PREFIX/bin/faultline, PREFIX/lib/faultline/libfaultline.so). */
+static const char *const runtime_library_places[] = { "", "/../lib/faultline" };
+#define RUNTIME_LIBRARY_PLACES (sizeof(runtime_library_places) / sizeof(runtime_library_places[0]))
+
+/* Finds the runtime library: $FAULTLINE_LIB, else the first of runtime_library_places that holds
+ * libfaultline.so; path gets its real path (no "..": it is shown and goes into LD_PRELOAD). */
 static int find_runtime_library(char *path, size_t len)
 {
 	const char *override = getenv("FAULTLINE_LIB");
-	char exe[PATH_MAX], *slash;
+	char exe[PATH_MAX], candidate[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (override != NULL && *override != '\0') {
@@ -727,8 +734,28 @@ static int find_runtime_library(char *path, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash != NULL)
 			*slash = '\0';
-		if ((size_t)snprintf(path, len, "%s/%s", exe, RECORD_RUNTIME_LIB) >= len) {
-			cli_error("path of the runtime library too long: %s/%s", exe, RECORD_RUNTIME_LIB);
+		for (size_t k = 0; k < RUNTIME_LIBRARY_PLACES; k++) {
+			if ((size_t)snprintf(candidate, sizeof(candidate), "%s%s/%s", exe, runtime_library_places[k],
+					     RECORD_RUNTIME_LIB) >= sizeof(candidate)) {
+				cli_error("path of the runtime library too long: %s%s/%s", exe,
+					  runtime_library_places[k], RECORD_RUNTIME_LIB);
+				return -1;
+			}
+			if (access(candidate, R_OK) == 0)
+				break;
+			if (k + 1 == RUNTIME_LIBRARY_PLACES) {
+				cli_error("runtime library %s/%s: not found next to %s/faultline nor in %s%s "
+					  "(build it with make, or set FAULTLINE_LIB)",
+					  exe, RECORD_RUNTIME_LIB, exe, exe, runtime_library_places[k]);
+				return -1;
+			}
+		}
+		if (realpath(candidate, path) == NULL) {
+			cli_error("runtime library %s: realpath: %s", candidate, strerror(errno));
+			return -1;
+		}
+		if (strlen(path) >= len) {
+			cli_error("path of the runtime library too long: %s", path);
 			return -1;
 		}
 	}
