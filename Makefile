@@ -202,5 +202,5 @@ deb:
 	./deps.sh --deb
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/faultline
 	tar --exclude=./build --exclude=./$(BUILD) --exclude=./.git --exclude='./faultline-*' -cf - . | tar -xf - -C $(BUILD)/deb/faultline
-	cd $(BUILD)/deb/faultline && DEB_BUILD_OPTIONS="parallel=$$(nproc) $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -us -uc
+	cd $(BUILD)/deb/faultline && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS="parallel=$$(nproc) $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -us -uc
 	@ls $(BUILD)/deb/*.deb
