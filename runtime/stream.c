@@ -4,6 +4,7 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -48,9 +49,22 @@ void fl_streams_after_fork(void)
 		atomic_store(&file_failed[i], false);
 }
 
+__thread int fl_fatal_defer;
+__thread volatile int fl_fatal_pending;
+
+/* A fatal signal that arrived during the append (runtime_api.h): raised again now, on this
+ * thread, where the shim's handler takes it as if it had just arrived. */
+static void raise_deferred_signal(void)
+{
+	int sig = fl_fatal_pending;
+	fl_fatal_pending = 0;
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
 void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen)
 {
 	int saved = errno;
+	fl_fatal_defer++;
 	lock(s);
 	if (s->len + alen + blen > FL_STREAM_BYTES)
 		write_out(s);
@@ -63,6 +77,8 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 	if (atomic_load_explicit(&fl_rt.final_mode, memory_order_relaxed))
 		write_out(s);
 	unlock(s);
+	if (--fl_fatal_defer == 0 && fl_fatal_pending)
+		raise_deferred_signal();
 	errno = saved;
 }
 
