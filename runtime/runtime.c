@@ -22,6 +22,7 @@
 #include "thread_ctx.h"
 #include "pages.h"
 #include "diag.h"
+#include "frame_writer.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
@@ -263,6 +264,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_sites_write(rt); /* per-site aggregates (live_objects.c) */
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
+	fl_frames_drain(); /* every record handed to the frame writer is in its file */
 	fl_runtime_write_stats(rt);
 }
 

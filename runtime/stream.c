@@ -2,6 +2,7 @@
 #include "stream.h"
 #include "runtime.h"
 #include "diag.h"
+#include "frame_writer.h"
 
 #include <errno.h>
 #include <sys/syscall.h>
@@ -32,6 +33,12 @@ static _Atomic bool file_failed[FL_SF_COUNT];
 
 static void write_out(struct fl_stream *s)
 {
+	/* contexts and evictions go to the frame writer, which encodes and compresses them */
+	if (s->file == FL_SF_CONTEXTS || s->file == FL_SF_EVICTIONS) {
+		fl_frames_submit(s->file == FL_SF_CONTEXTS ? FL_FRAMED_CONTEXTS : FL_FRAMED_EVICTIONS, s->buf, s->len);
+		s->len = 0;
+		return;
+	}
 	size_t written = 0;
 	int err = atomic_load(&file_failed[s->file]) ? ENOSPC
 						    : fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
