@@ -21,7 +21,7 @@
 #define SLOT_BYTES (FL_TRACE_CHUNK * sizeof(struct fl_fault_record)) /* a handler's full buffer */
 #define FRAME_TARGET (1u << 20)      /* encoded bytes after which a frame is written */
 #define FRAME_RECORDS_MAX 65536
-#define FRAME_AGE_NS 1000000000ull   /* an open frame is written after this long */
+#define FRAME_AGE_NS 500000000ull    /* an open frame is written after this long */
 #define IDLE_POLL_MS 100
 #define DRAIN_WAIT_NS 2000000000ull
 #define ZSTD_LEVEL 3

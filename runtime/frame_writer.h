@@ -8,7 +8,7 @@
  * pool, and an eventfd write when the writer sleeps. The writer takes the slots in the order they
  * were handed over (so one producer's records keep their order), delta-codes them into the
  * file's open frame, and compresses and writes the frame once it is large (or has waited
- * ~1 s: a crash loses at most the frame being built). With no free slot the producer waits (the
+ * ~0.5 s: a crash loses at most the frame being built). With no free slot the producer waits (the
  * back-pressure, counted as the handlers' write wait). At shutdown fl_frames_drain writes
  * everything and switches to writing at once, on the caller's thread. Nothing here allocates
  * after setup or touches the region; the slots, the buffers and zstd's context are raw mmaps. */

@@ -302,9 +302,7 @@ void fl_runtime_fork_child(void)
 	close(rt->sites_fd);
 	if (rt->allocs_zst_fd >= 0)
 		close(rt->allocs_zst_fd);
-	for (int i = 0; i < FL_SF_COUNT; i++)
-		if (rt->side_fd[i] >= 0)
-			close(rt->side_fd[i]);
+	fl_stream_files_close();
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();
 	fl_unwind_after_fork();

@@ -30,6 +30,20 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 /* After a failed write (a full disk) a file may end inside a record: nothing more is written
  * to it, so it stays a cut tail the reader accepts, and the rest is counted as dropped. */
 static _Atomic bool file_failed[FL_SF_COUNT];
+static int file_fd_plus_one[FL_SF_COUNT]; /* 0: no file */
+
+void fl_stream_file_set(enum fl_stream_file file, int fd) { file_fd_plus_one[file] = fd < 0 ? 0 : fd + 1; }
+
+int fl_stream_file_fd(enum fl_stream_file file) { return file_fd_plus_one[file] - 1; }
+
+void fl_stream_files_close(void)
+{
+	for (int i = 0; i < FL_SF_COUNT; i++) {
+		if (file_fd_plus_one[i])
+			close(file_fd_plus_one[i] - 1);
+		file_fd_plus_one[i] = 0;
+	}
+}
 
 static void write_out(struct fl_stream *s)
 {
@@ -40,8 +54,12 @@ static void write_out(struct fl_stream *s)
 		return;
 	}
 	size_t written = 0;
-	int err = atomic_load(&file_failed[s->file]) ? ENOSPC
-						    : fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
+	int fd = fl_stream_file_fd(s->file);
+	if (fd < 0) {
+		s->len = 0;
+		return;
+	}
+	int err = atomic_load(&file_failed[s->file]) ? ENOSPC : fl_write_all(fd, s->buf, s->len, &written);
 	if (err) {
 		atomic_store(&file_failed[s->file], true);
 		atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len - written);

@@ -107,11 +107,11 @@ int fl_trace_open(struct fl_runtime *rt)
 	if (rt->stats_fd >= 0)
 		fallocate(rt->stats_fd, FALLOC_FL_KEEP_SIZE, 0, 16384);
 	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
-	rt->side_fd[FL_SF_CONTEXTS] = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
-	rt->side_fd[FL_SF_STACKS] = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
+	int contexts_fd = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
+	int stacks_fd = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
 	/* the allocation log: sampled records in allocs, or the full log in allocs.zst (alloc_log.c) */
-	rt->side_fd[FL_SF_ALLOCS] = rt->alloc_log_full ? -1
-				    : open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	int allocs_fd = rt->alloc_log_full ? -1
+			: open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
 	rt->allocs_zst_fd = !rt->alloc_log_full ? -1
 			    : open_binary(rt, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record));
 	/* rewritten whole at shutdown with pwrite: not O_APPEND */
@@ -119,11 +119,14 @@ int fl_trace_open(struct fl_runtime *rt)
 	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
 	/* eviction events (evict_log.c): optional, a recording without them is still whole */
 	fl_stream_init(&rt->evict_log, FL_SF_EVICTIONS);
-	rt->side_fd[FL_SF_EVICTIONS] = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS,
-						   sizeof(struct fl_evict_record));
-	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
-	    (rt->alloc_log_full ? rt->allocs_zst_fd : rt->side_fd[FL_SF_ALLOCS]) < 0 || rt->sites_fd < 0 ||
-	    rt->maps_fd < 0)
+	int evictions_fd = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record));
+	/* the streams own these descriptors from now on (stream.c) */
+	fl_stream_file_set(FL_SF_CONTEXTS, contexts_fd);
+	fl_stream_file_set(FL_SF_STACKS, stacks_fd);
+	fl_stream_file_set(FL_SF_ALLOCS, allocs_fd);
+	fl_stream_file_set(FL_SF_EVICTIONS, evictions_fd);
+	if (rt->faults_fd < 0 || contexts_fd < 0 || stacks_fd < 0 || (rt->alloc_log_full ? rt->allocs_zst_fd : allocs_fd) < 0 ||
+	    rt->sites_fd < 0 || rt->maps_fd < 0)
 		return -1;
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
@@ -139,7 +142,7 @@ int fl_trace_open(struct fl_runtime *rt)
 		h->nrecords = 0;
 		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
 	}
-	int framed[FL_FRAMED_COUNT] = { rt->faults_fd, rt->side_fd[FL_SF_CONTEXTS], rt->side_fd[FL_SF_EVICTIONS] };
+	int framed[FL_FRAMED_COUNT] = { rt->faults_fd, contexts_fd, evictions_fd };
 	if (fl_frames_start(rt, framed) < 0)
 		return -1;
 	fl_trace_write_meta(rt);
