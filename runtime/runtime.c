@@ -22,6 +22,7 @@
 #include "thread_ctx.h"
 #include "pages.h"
 #include "diag.h"
+#include "frame_writer.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
@@ -263,6 +264,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_sites_write(rt); /* per-site aggregates (live_objects.c) */
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
+	fl_frames_drain(); /* every record handed to the frame writer is in its file */
 	fl_runtime_write_stats(rt);
 }
 
@@ -300,9 +302,7 @@ void fl_runtime_fork_child(void)
 	close(rt->sites_fd);
 	if (rt->allocs_zst_fd >= 0)
 		close(rt->allocs_zst_fd);
-	for (int i = 0; i < FL_SF_COUNT; i++)
-		if (rt->side_fd[i] >= 0)
-			close(rt->side_fd[i]);
+	fl_stream_files_close();
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();
 	fl_unwind_after_fork();

@@ -1215,11 +1215,20 @@ child_exec(const struct record_options *o, const struct child_env *env, const si
 	_exit(exec_failure_status(error));
 }
 
+static double monotonic_seconds(void);
+
 /* Waits for the child; forwards the signals record receives from other processes.
  * Terminal-generated signals (si_code SI_KERNEL) already reached the child, which is in
- * record's foreground process group, so they are not sent twice. */
+ * record's foreground process group, so they are not sent twice. However the signal came,
+ * record waits for the program's runtime to finish its trace (the runtime's handler writes
+ * every buffered record and stats.json before the program dies), as `perf record` finishes its
+ * file on Ctrl-C. A stop signal again, a second or more after the first (a second Ctrl-C, not
+ * the burst of copies that `timeout` or a scheduler sends to the whole group), cuts that short:
+ * the program is killed with SIGKILL and its trace keeps what was written until then. */
 static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *status)
 {
+	double first_signal = 0;
+	bool killed = false;
 	for (;;) {
 		siginfo_t info;
 		pid_t done = waitpid(pid, status, WNOHANG);
@@ -1236,7 +1245,19 @@ static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *stat
 			cli_error("sigwaitinfo: %s", strerror(errno));
 			return -1;
 		}
-		if (sig > 0 && sig != SIGCHLD && info.si_code != SI_KERNEL)
+		if (sig <= 0 || sig == SIGCHLD)
+			continue;
+		double now = monotonic_seconds();
+		if (first_signal == 0) {
+			first_signal = now;
+		} else if (now - first_signal >= 1.0 && !killed) {
+			cli_error("%s again: killing the program (SIGKILL); its trace keeps what was written until now",
+				  strsignal(sig));
+			kill(pid, SIGKILL);
+			killed = true;
+			continue;
+		}
+		if (info.si_code != SI_KERNEL)
 			kill(pid, sig);
 	}
 }
