@@ -291,8 +291,8 @@ pdir=$(ls -d "$WORK"/cut/*/ | head -n1)
 size=$(stat -c %s "$pdir/faults")
 truncate -s $((64 + (size - 64) / 2 + 5)) "$pdir/faults"
 report cut.table "$WORK/cut"
-grep -q '^# warning: .*faults: truncated at offset' "$WORK/cut.table" || fail "cut faults file: no truncation warning in the header"
+grep -Eq '^# warning: .*faults: (truncated at offset|frame [0-9]+ at offset [0-9]+: cut)' "$WORK/cut.table" || fail "cut faults file: no truncation warning in the header"
 report cut.csv "$WORK/cut" --format csv
-grep -q 'warning: .*faults: truncated' "$WORK/cut.csv.err" || fail "cut faults file: no warning on stderr with --format csv"
+grep -Eq 'warning: .*faults: (truncated|frame [0-9]+ at offset [0-9]+: cut)' "$WORK/cut.csv.err" || fail "cut faults file: no warning on stderr with --format csv"
 "$FAULTLINE" export --sqlite "$WORK/cut.db" "$WORK/cut" 2>/dev/null || fail "export of a cut recording exited $?"
 echo "ok cut faults file: warning, report and export still run"
