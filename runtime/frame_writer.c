@@ -228,8 +228,8 @@ static void *writer_main(void *arg)
 		if (!any_ready()) {
 			struct pollfd p = { fw.wake_fd, POLLIN, 0 };
 			uint64_t v;
-			if (poll(&p, 1, IDLE_POLL_MS) > 0)
-				(void)!read(fw.wake_fd, &v, sizeof(v));
+			if (fl_sys_poll(&p, 1, IDLE_POLL_MS) > 0)
+				(void)!fl_sys_read(fw.wake_fd, &v, sizeof(v));
 		}
 		atomic_store(&fw.sleeping, false);
 	}
@@ -319,7 +319,7 @@ static struct slot *claim_slot(void)
 		}
 		/* every slot is taken: the writer is behind; wait for it (back-pressure) */
 		uint64_t one = 1;
-		(void)!write(fw.wake_fd, &one, sizeof(one));
+		(void)!fl_sys_write(fw.wake_fd, &one, sizeof(one));
 		if (!waited_since)
 			waited_since = fl_now_ns();
 		else if (fl_now_ns() - waited_since > DRAIN_WAIT_NS)
@@ -350,7 +350,7 @@ void fl_frames_submit(enum fl_framed_file file, const void *records, size_t byte
 		atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
 		if (atomic_load(&fw.sleeping)) {
 			uint64_t one = 1;
-			(void)!write(fw.wake_fd, &one, sizeof(one));
+			(void)!fl_sys_write(fw.wake_fd, &one, sizeof(one));
 		}
 		p += n;
 		bytes -= n;
@@ -371,7 +371,7 @@ void fl_frames_drain(void)
 			if (!busy || fl_now_ns() - start > DRAIN_WAIT_NS)
 				break;
 			uint64_t one = 1;
-			(void)!write(fw.wake_fd, &one, sizeof(one));
+			(void)!fl_sys_write(fw.wake_fd, &one, sizeof(one));
 			nanosleep(&pause, NULL);
 		}
 	}
