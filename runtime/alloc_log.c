@@ -23,8 +23,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
+#include "zstd_mem.h"
 
 #define FULL_CHUNK_BYTES (64 * 1024)
 #define FULL_EVENT_MAX 48     /* an encoded event is at most 1 + 5 varints of <= 10 bytes */
@@ -48,32 +47,11 @@ static struct {
 	size_t dst_cap;
 } z;
 
-/* ---------------------------------------------------------------- zstd, outside the region */
-
-static void *z_alloc(void *opaque, size_t size)
-{
-	(void)opaque;
-	size += 16;
-	char *p = fl_sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	*(size_t *)p = size;
-	return p + 16;
-}
-
-static void z_free(void *opaque, void *p)
-{
-	(void)opaque;
-	if (p)
-		fl_sys_munmap((char *)p - 16, *(size_t *)((char *)p - 16));
-}
-
 int fl_alloc_log_setup(struct fl_runtime *rt)
 {
 	if (!rt->alloc_log_full || z.cctx)
 		return 0;
-	ZSTD_customMem mem = { z_alloc, z_free, NULL };
-	z.cctx = ZSTD_createCCtx_advanced(mem);
+	z.cctx = ZSTD_createCCtx_advanced(fl_zstd_mem());
 	z.dst_cap = ZSTD_compressBound(FULL_CHUNK_BYTES);
 	z.dst = fl_sys_mmap(NULL, z.dst_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!z.cctx || z.dst == MAP_FAILED) {

@@ -14,8 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
+#include "zstd_mem.h"
 
 #define NSLOTS 32
 #define SLOT_BYTES (FL_TRACE_CHUNK * sizeof(struct fl_fault_record)) /* a handler's full buffer */
@@ -71,24 +70,6 @@ static void *raw_alloc(size_t size)
 {
 	void *p = fl_sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
-}
-
-/* zstd's own memory, outside the region */
-static void *z_alloc(void *opaque, size_t size)
-{
-	(void)opaque;
-	char *p = raw_alloc(size + 16);
-	if (!p)
-		return NULL;
-	*(size_t *)p = size + 16;
-	return p + 16;
-}
-
-static void z_free(void *opaque, void *p)
-{
-	(void)opaque;
-	if (p)
-		fl_sys_munmap((char *)p - 16, *(size_t *)((char *)p - 16));
 }
 
 static void lock(void)
@@ -241,8 +222,7 @@ static int set_up(void)
 	if (fw.set_up)
 		return 0;
 	unsigned char *slots = raw_alloc(NSLOTS * SLOT_BYTES);
-	ZSTD_customMem mem = { z_alloc, z_free, NULL };
-	fw.cctx = ZSTD_createCCtx_advanced(mem);
+	fw.cctx = ZSTD_createCCtx_advanced(fl_zstd_mem());
 	fw.out_cap = sizeof(struct fl_frame_header) + ZSTD_compressBound(FL_FRAME_ENCODED_MAX);
 	fw.out = raw_alloc(fw.out_cap);
 	if (!slots || !fw.cctx || !fw.out) {
