@@ -75,6 +75,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -674,13 +675,14 @@ static void *evictor_main(void *arg)
 {
 	struct fl_runtime *rt = arg;
 	struct fl_evictor *ev = &rt->evictor;
-	sigset_t all;
 	uint64_t v;
 
 	fl_internal_thread = 1;
 	atomic_store(&ev->tid, (int)syscall(SYS_gettid));
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "fl-evictor", 0, 0, 0); /* found by name from outside (rt_fork_sigmask.sh) */
+	/* the raw system call: pthread_sigmask would bind to the shim's interposer, which in a
+	 * forked child (runtime already ready) takes the stack signal out of the set */
+	fl_sys_block_all_signals();
 	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
 	 * runtime is complete (new userfaultfd, far store), and only its handlers kick. A kick
 	 * lost while it was awake is harmless: every later fault that finds the reserve low and
