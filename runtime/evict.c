@@ -75,7 +75,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -677,12 +676,8 @@ static void *evictor_main(void *arg)
 	struct fl_evictor *ev = &rt->evictor;
 	uint64_t v;
 
-	fl_internal_thread = 1;
+	fl_internal_thread_enter("fl-evictor"); /* raw mask: the shim's would leave the stack signal open after fork */
 	atomic_store(&ev->tid, (int)syscall(SYS_gettid));
-	prctl(PR_SET_NAME, "fl-evictor", 0, 0, 0); /* found by name from outside (rt_fork_sigmask.sh) */
-	/* the raw system call: pthread_sigmask would bind to the shim's interposer, which in a
-	 * forked child (runtime already ready) takes the stack signal out of the set */
-	fl_sys_block_all_signals();
 	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
 	 * runtime is complete (new userfaultfd, far store), and only its handlers kick. A kick
 	 * lost while it was awake is harmless: every later fault that finds the reserve low and

@@ -39,15 +39,7 @@
 #include "faultline/env.h"
 
 struct fl_runtime fl_rt;
-__thread int fl_internal_thread;
 _Atomic int fl_rt_state = FL_RT_UNINIT;
-
-uint64_t fl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int open_uffd(void)
 {
@@ -177,6 +169,7 @@ int fl_runtime_init(void)
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
 	rt->uid = getuid();
+	fl_fatal_on_stop(fl_runtime_shutdown);
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
@@ -191,18 +184,6 @@ int fl_runtime_init(void)
 	}
 	fl_maps_snapshot("start");
 	return 0;
-}
-
-void fl_fatal_stop(const char *why)
-{
-	static _Atomic int stopping;
-	if (atomic_exchange(&stopping, 1)) /* another thread is stopping the program: wait for it */
-		for (;;)
-			pause();
-	fl_log(why);
-	fl_runtime_shutdown("far store failure");
-	syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
-	__builtin_unreachable();
 }
 
 /* Invariant check (FAULTLINE_CHECK_STATES=1, for tests): a page is mapped exactly when its
