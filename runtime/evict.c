@@ -509,6 +509,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want)
 		}
 		if (!fl_page_trylock(rt, page, &old))
 			continue;
+		FL_TESTCASE((old & PG_WHERE) != PG_RESIDENT); /* freed or evicted since the hand's look */
 		if ((old & PG_WHERE) != PG_RESIDENT || (old & (PG_REF | PG_NOACCESS))) {
 			fl_page_unlock(rt, page, old);
 			continue;
@@ -532,6 +533,7 @@ static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 	while (got < want && examined++ < budget && ring_pop(&rt->fifo, &page, &epoch)) {
 		if (rt->epoch[page] != epoch)
 			continue; /* freed or evicted since: stale entry */
+		FL_TESTCASE(atomic_load(&rt->state[page]) & PG_BUSY);
 		if (!fl_page_trylock(rt, page, &old)) {
 			ring_push_raw(&rt->fifo, page, epoch); /* in transition: keep its place in line */
 			continue;
@@ -663,6 +665,7 @@ static void refill(struct fl_runtime *rt)
 		pthread_mutex_lock(&rt->evict_lock);
 		size_t done = evict_some(rt, excess < FL_EVICT_RUN ? excess : FL_EVICT_RUN);
 		pthread_mutex_unlock(&rt->evict_lock);
+		FL_TESTCASE(done == 0);
 		if (done == 0 && ++idle == 100)
 			return; /* everything busy or PROT_NONE: faults evict inline if they must */
 		if (done == 0)
@@ -737,6 +740,7 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 	evictor_start(rt);
 	for (size_t p = 0; p < rt->va_high_pages; p++) {
 		uint8_t s = atomic_load(&rt->state[p]) & PG_WHERE;
+		FL_TESTCASE(s == PG_FAR); /* a forked child that starts with evicted pages */
 		if (s == PG_RESIDENT) {
 			local++;
 			if (rt->local_limit_pages && rt->policy == FL_POLICY_FIFO && ring_count(&rt->fifo) < rt->fifo.cap)

@@ -245,6 +245,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
 	fl_runtime_write_stats(rt);
+	fl_debug_marks_report(); /* debug build with FAULTLINE_DEBUG_MARKS=1: FL_ASSERT/FL_TESTCASE counts */
 }
 
 /* Child of fork: settle pages that were in transition in the parent at the fork. */
