@@ -29,39 +29,11 @@
  * below -L, so resident + reserve + soft <= -L. Below 16 MiB of -L, and with
  * FAULTLINE_EVICT_INLINE=1, there is no evictor thread.
  *
- * Why eviction cost so much (issue 17; 2-vCPU PVM guest, pti=on, shadow paging; load 7-16, so
- * CPU time and same-run ratios). The fill of 256 MiB at -L 64 cost +33 µs CPU per page more than
- * at -L 1024 (5.34 vs 3.15 s), and perf stat showed it as *user* time: 5.65 s user at -L 64 against
- * 1.33 s at -L 1024. The cause is the memcpy into the mirror. A mirror page is a never-touched
- * MAP_NORESERVE page the first time a page is evicted, and in this guest a user-mode touch of a
- * page whose PTE is new or just changed costs an exception reflected through the host plus a
- * shadow page-table fill (and here an allocation and zeroing on top); the write-protect before
- * the copy changes the region PTEs too, so the copy's reads fault again in the host. perf sees
- * little of it: samples land on the user instruction after each exit, or on pvm_irq_enable (48 %
- * of all samples). bench/evict_prims.c, per page, CPU, 16384 pages, 1 thread (runs of 64 / 512):
- *   write-protect + memcpy into fresh mirror pages + madvise   16.4 / 20.5 µs   (the old path)
- *   the same into mirror pages already present                   4.6 /  3.5 µs
- *   memcpy into present pages + madvise, no write-protect         4.2 /  3.9 µs
- *   UFFDIO_MOVE into mirror holes                                 0.68 / 0.14 µs
- *   madvise of the mirror (older copies) + UFFDIO_MOVE            2.9 /  0.44 µs
- *   MADV_DONTNEED only (clean page)                               0.36 / 0.22 µs
- * With a second thread spinning on the other vCPU (remote TLB flushes), wall per page: old path
- * 79 / 120 µs, move 3.6 / 1.1 µs. Not the cause: THP and khugepaged (region and mirror are
- * MADV_NOHUGEPAGE), the clock sweep (one state byte per page examined; not separately measured).
- * After the change the mirror takes no first-touch faults (pass 1's minor faults 14,295 -> 4).
- * Re-measured 2026-11-27 (now an Intel nested-PVM guest, load 8-14; medians of interleaved runs):
- * the fill costs the same CPU at -L 64 as at -L 1024 (796 vs 804 ms, 6 runs; the copying path,
- * FAULTLINE_EVICT_COPY=1, 926 ms: +2.5 µs per evicted page). On the fill + two reads the evictor
- * thread takes ~0.3 µs CPU per evicted page (stats.json evictor_cpu_ns), 2 % of the run's CPU;
- * eviction makes ~1,100 page-table calls (~620 ioctls, UFFDIO_MOVE of up to 512 pages; 470 madvise
- * or process_madvise of ~280 clean pages) for 196,608 evictions, and a refault costs what a first
- * touch does (~12 µs CPU; handler threads 7, the program's thread 5). What the kernel's swap is
- * cheaper by is the userfaultfd round trip itself: the minimal handler (bench/uffd_floor) takes
- * 7.2 µs CPU per fault, the kernel 5.3 µs per page for the whole fill + reads (reclaim and swap
- * I/O included), faultline's tracing the rest (without stacks 0.90x the CPU, --stack-depth 0
- * 0.73x). evict_prims with a spinning sibling shows what the guest's CPU clocks miss: per page
- * copy_warm 18.6 µs wall for 2.0 µs CPU, drop 3.2 µs wall for 0.37 µs CPU, move 0.5 µs wall for
- * 0.04 µs CPU.
+ * Why runs are moved (UFFDIO_MOVE) rather than copied: in this kind of guest a user-mode touch of a
+ * page whose PTE is new or just changed costs an exception reflected through the host, so copying
+ * into never-touched mirror pages made eviction the dominant cost of a tight -L; a move changes
+ * no PTE the program or the runtime reads afterwards. The measurements behind this (per-page costs
+ * of each primitive, before and after, dated) are in docs/design.md, "Eviction diary".
  *
  * Everything here runs on handler threads or the evictor under evict_lock, which application
  * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */

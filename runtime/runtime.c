@@ -1,7 +1,7 @@
 /* runtime.c: the runtime's lifecycle — start from the FAULTLINE_* environment, shutdown at
  * exit or exec, and a fresh runtime in the child of a fork.
  *
- * Design choices, measured on this machine (notes/mechanisms.md):
+ * Design choices, measured on this machine (docs/design.md):
  *  - One region, registered MISSING | WP once, without UFFD_FEATURE_SIGBUS or
  *    UFFD_USER_MODE_ONLY (both make read()/write() into a non-resident page fail with EFAULT)
  *    and without EVENT_REMOVE (its synchronous events deadlock a handler that drops its own
