@@ -209,10 +209,17 @@ void fl_debug_mark(const char *kind, const char *cond, const char *file, int lin
 	atomic_fetch_add_explicit(&marks_overflow, 1, memory_order_relaxed);
 }
 
-void fl_debug_marks_report(void)
+static int marks_wanted;
+
+void fl_debug_marks_setup(void)
 {
 	const char *want = getenv("FAULTLINE_DEBUG_MARKS");
-	if (!want || strcmp(want, "1") != 0)
+	marks_wanted = want && strcmp(want, "1") == 0;
+}
+
+void fl_debug_marks_report(void)
+{
+	if (!marks_wanted)
 		return;
 	for (size_t i = 0; i < MARK_SLOTS; i++) {
 		struct mark *m = &marks[i];

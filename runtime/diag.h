@@ -58,6 +58,9 @@ void fl_invariant_broken(const char *cond, const char *file, int line) __attribu
 /* Counts one pass of the mark COND at FILE:LINE (a fixed table, lock-free, no allocation: safe
  * on fault handlers); marks beyond the table's size are counted as one overflow. */
 void fl_debug_mark(const char *kind, const char *cond, const char *file, int line);
+/* Reads FAULTLINE_DEBUG_MARKS once, at the runtime's start: at exit the program's environment may
+ * live in region memory (after setenv), which a runtime thread must never touch. */
+void fl_debug_marks_setup(void);
 /* Prints every mark's count on stderr when FAULTLINE_DEBUG_MARKS=1 (nothing in the normal build). */
 void fl_debug_marks_report(void);
 

@@ -170,6 +170,7 @@ int fl_runtime_init(void)
 	rt->pid = getpid();
 	rt->uid = getuid();
 	fl_fatal_on_stop(fl_runtime_shutdown);
+	fl_debug_marks_setup();
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
