@@ -69,10 +69,10 @@ $(BUILD)/debug/libfaultline.so: $(DEBUG_OBJ)
 	$(CC) -shared -o $@ $^ $(RT_LIBS) -Wl,-z,now -Wl,--no-undefined
 
 $(BUILD)/libfaultline.so: $(RT_OBJ)
-	$(CC) -shared -o $@ $^ $(RT_LIBS) -Wl,-z,now -Wl,--no-undefined
+	$(CC) -shared -o $@ $^ $(RT_LIBS) $(LDFLAGS) -Wl,-z,now -Wl,--no-undefined
 
 $(BUILD)/faultline: $(BUILD)/obj/$(TOOL_MAIN:.c=.o) $(TOOL_OBJ)
-	$(CC) -o $@ $^ $(TOOL_LIBS)
+	$(CC) -o $@ $^ $(TOOL_LIBS) $(LDFLAGS)
 
 # Planted programs: built like ordinary user programs, -O2, without frame pointers.
 # rt_interpose defines the names the shim interposes: -rdynamic puts them first in lookup.
@@ -140,3 +140,67 @@ check-asan:
 	./deps.sh
 	$(MAKE) all
 	scripts/check-asan.sh
+
+# ---------------------------------------------------------------- manual pages, completion, install, package
+# Manual pages: man/*.scd, written in scdoc (a small, fast tool that does man pages only), built into
+# $(BUILD)/man/man1 and man5, where `faultline help VERB` finds them in the build tree.
+# The bash completion is generated from the command's own option tables (completion/gen.sh).
+# `make install` takes PREFIX (default /usr/local) and DESTDIR; the command finds its runtime library
+# as ../lib/faultline/libfaultline.so from its own directory (or FAULTLINE_LIB). `make uninstall`
+# removes exactly the files install wrote. `make deb`: a Debian package (debian/), built from a copy
+# of the source in $(BUILD)/deb, so that its clean step never touches this build tree.
+SCDOC      ?= scdoc
+MAN1_SRC   := $(wildcard man/*.1.scd)
+MAN5_SRC   := $(wildcard man/*.5.scd)
+MAN_PAGES  := $(patsubst man/%.scd,$(BUILD)/man/man1/%,$(MAN1_SRC)) $(patsubst man/%.scd,$(BUILD)/man/man5/%,$(MAN5_SRC))
+COMPLETION := $(BUILD)/completion/faultline
+# the pages' date: the last commit's, so a rebuild gives the same pages (dpkg-buildpackage sets it too)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+ifneq ($(SOURCE_DATE_EPOCH),)
+export SOURCE_DATE_EPOCH
+else
+unexport SOURCE_DATE_EPOCH
+endif
+
+.PHONY: man completion install uninstall deb
+all: $(MAN_PAGES) $(COMPLETION)
+man: $(MAN_PAGES)
+completion: $(COMPLETION)
+
+$(BUILD)/man/man1/%.1: man/%.1.scd
+	@mkdir -p $(dir $@)
+	$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/man/man5/%.5: man/%.5.scd
+	@mkdir -p $(dir $@)
+	$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
+
+$(COMPLETION): $(BUILD)/faultline completion/gen.sh completion/faultline.bash.in
+	@mkdir -p $(dir $@)
+	completion/gen.sh $(BUILD)/faultline completion/faultline.bash.in > $@.tmp && mv $@.tmp $@
+
+PREFIX        ?= /usr/local
+INSTALL_BIN   := $(PREFIX)/bin/faultline
+INSTALL_LIB   := $(PREFIX)/lib/faultline/libfaultline.so
+INSTALL_MAN   := $(PREFIX)/share/man
+INSTALL_COMPL := $(PREFIX)/share/bash-completion/completions/faultline
+INSTALLED     := $(INSTALL_BIN) $(INSTALL_LIB) $(INSTALL_COMPL) \
+                 $(patsubst $(BUILD)/man/%,$(INSTALL_MAN)/%,$(MAN_PAGES))
+
+install: $(BUILD)/faultline $(BUILD)/libfaultline.so $(MAN_PAGES) $(COMPLETION)
+	install -D -m 755 $(BUILD)/faultline $(DESTDIR)$(INSTALL_BIN)
+	install -D -m 644 $(BUILD)/libfaultline.so $(DESTDIR)$(INSTALL_LIB)
+	install -D -m 644 $(COMPLETION) $(DESTDIR)$(INSTALL_COMPL)
+	install -d $(DESTDIR)$(INSTALL_MAN)/man1 $(DESTDIR)$(INSTALL_MAN)/man5
+	install -m 644 $(filter $(BUILD)/man/man1/%,$(MAN_PAGES)) $(DESTDIR)$(INSTALL_MAN)/man1
+	install -m 644 $(filter $(BUILD)/man/man5/%,$(MAN_PAGES)) $(DESTDIR)$(INSTALL_MAN)/man5
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/faultline 2>/dev/null
+
+deb:
+	./deps.sh --deb
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/faultline
+	tar --exclude=./build --exclude=./$(BUILD) --exclude=./.git --exclude='./faultline-*' -cf - . | tar -xf - -C $(BUILD)/deb/faultline
+	cd $(BUILD)/deb/faultline && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS="parallel=$$(nproc) $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -us -uc
+	@ls $(BUILD)/deb/*.deb

@@ -7,8 +7,12 @@ packages=(
   libjemalloc-dev liburing-dev libunwind-dev binutils-dev libsqlite3-dev zlib1g-dev libzstd-dev
   libprotobuf-c-dev protobuf-c-compiler   # export --pprof: pprof's profile.proto encoded by protobuf-c
   python3 sqlite3 coreutils xz-utils
+  scdoc   # the manual pages (man/*.scd) are built by make
 )
 optional=()   # installed when possible; the tests that need them skip with the reason otherwise
+if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--deb" ]; then   # make deb, and the test that builds it
+  packages+=(debhelper dpkg-dev fakeroot lintian man-db)
+fi
 if [ "${1:-}" = "--test" ]; then
   packages+=(memcached redis-server redis-tools gcc g++ procps)
   optional+=(chromium golang-go)   # golang-go: `go tool pprof` reads export --pprof's profiles back

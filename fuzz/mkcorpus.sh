@@ -16,9 +16,9 @@ trap 'rm -rf "$WORK"' EXIT
 [ -x "$FL" ] && [ -x "$P/fill" ] || { echo "mkcorpus.sh: build first (make)" >&2; exit 1; }
 
 mkdir -p "$OUT"/{trace_reader,record_args,cli,text}
-# seed-v1-*: recordings of trace format version 1 (made by an older faultline), kept: the reader
-# still reads them
-find "$OUT" -name 'seed-*' ! -name 'seed-v1-*' -delete
+# seed-v1-*, seed-v2-*: recordings of trace formats 1 and 2 (made by an older faultline), kept: the
+# reader still reads them
+find "$OUT" -name 'seed-*' ! -name 'seed-v1-*' ! -name 'seed-v2-*' -delete
 
 rec() { # NAME RECORD-ARGS... -- CMD...
 	local name=$1; shift
@@ -37,6 +37,15 @@ pack fill-nostats fill --omit stats.json
 pack fill-cut fill --cut faults:7 --cut contexts:13 --cut stacks:5 --cut maps:3
 pack fill-nocontexts fill --omit contexts --omit stacks --omit maps
 pack fill-headers fill --max-faults 0 --max-allocs 0 --max-snapshots 0
+# Format 3's framed files (faults, contexts: zstd frames, kept whole by pack.py): a short run, its
+# last frame cut, a frame's record count, magic or zstd data broken (the header is 64 bytes, a
+# frame header 16: nrecords at 68, the zstd frame from 80).
+rec frames -L 1 -M 64 -- "$P/fill" 2
+pack frames frames --max-maps-lines 12
+pack frames-cut frames --cut faults:9 --cut contexts:3
+pack frames-count frames --poke faults:69:0x7f --poke contexts:68:0
+pack frames-magic frames --poke faults:64:0x00
+pack frames-zstd frames --poke faults:90:0x5a --poke contexts:85:0xff
 # Several processes (fork, and fork again); several threads; munmap and free events.
 rec fork -L 1 -M 64 -- "$P/fork_verify" 2
 pack fork fork --max-faults 5 --max-maps-lines 3

@@ -9,7 +9,9 @@ so that a seed stays a few KB and still valid: N fault records spread evenly ove
 contexts of those faults, the stacks that the kept faults, contexts and allocation events name,
 the first N allocation events, the first lines of the first maps snapshots; stats.json's fault
 counts are made to agree with what was kept. --omit leaves a file out (stats.json: a killed
-process; stacks: the records' stack ids become 0, as with --stack-depth 0); --cut FILE:BYTES cuts a file's last BYTES bytes off after trimming (a crash mid-write).
+process; stacks: the records' stack ids become 0, as with --stack-depth 0); --cut FILE:BYTES cuts a file's last BYTES bytes off after trimming (a crash mid-write); --poke FILE:OFFSET:BYTE sets one byte (a corrupt
+frame). Framed files (format 3: faults, contexts, evictions) are not trimmed: they, their contexts
+and stacks are kept whole.
 ranges.rap is never packed (the reader does not read it).
 """
 import argparse
@@ -61,11 +63,21 @@ def read(path):
         return None
 
 
+def is_framed(data):
+    """A faults, contexts or evictions file of format 3: zstd frames, not fixed-size records."""
+    return data is not None and len(data) >= HEADER and header(data)[0] >= 3
+
+
 def trim_process(pdir, args):
     files = {name: read(os.path.join(pdir, name)) for name in FILES}
     faults = files["faults"]
     kept_faults, seqs, stack_ids, kinds = [], set(), set(), {}
-    if faults is not None and len(faults) >= HEADER:
+    framed = is_framed(faults)
+    if framed:
+        # Framed files (format 3) are kept whole, and so are the contexts and stacks they name:
+        # trimming them would mean decoding and re-encoding zstd frames. Record small runs.
+        pass
+    elif faults is not None and len(faults) >= HEADER:
         fields = FAULT_FIELDS[header(faults)[0]]
         head, recs, _ = records(faults)
         total = len(recs)
@@ -83,7 +95,7 @@ def trim_process(pdir, args):
             kinds[kind] = kinds.get(kind, 0) + 1
         files["faults"] = head + b"".join(kept_faults)
     contexts = files["contexts"]
-    if contexts is not None and len(contexts) >= HEADER:
+    if contexts is not None and len(contexts) >= HEADER and not is_framed(contexts):
         fields = CONTEXT_FIELDS[header(contexts)[0]]
         head, recs, _ = records(contexts)
         kept = [rec for rec in recs if field(rec, fields["seq"]) in seqs]
@@ -96,7 +108,7 @@ def trim_process(pdir, args):
         stack_ids.update(field(rec, ALLOC_FIELDS["stack"]) for rec in kept if field(rec, ALLOC_FIELDS["stack"]))
         files["allocs"] = head + b"".join(kept)
     stacks = files["stacks"]
-    if stacks is not None and len(stacks) >= HEADER:
+    if stacks is not None and len(stacks) >= HEADER and not framed:
         at, kept = header(stacks)[1], []
         while at + STACK.size <= len(stacks):
             stack_id, nframes, _flags, _hash = STACK.unpack_from(stacks, at)
@@ -122,7 +134,7 @@ def trim_process(pdir, args):
                 out.append(line)
         files["maps"] = b"".join(l + b"\n" for l in out)
     stats = files["stats.json"]
-    if stats is not None and faults is not None:
+    if stats is not None and faults is not None and not framed:
         doc = json.loads(stats)
         total = len(kept_faults)
         doc["faults_total"] = total
@@ -138,6 +150,13 @@ def trim_process(pdir, args):
         files[name] = None
     if "stacks" in args.omit:
         zero_stack_ids(files)
+    for spec in args.poke:
+        name, offset, value = spec.split(":")
+        data = files.get(name)
+        if data is not None and int(offset) < len(data):
+            data = bytearray(data)
+            data[int(offset)] = int(value, 0)
+            files[name] = bytes(data)
     for spec in args.cut:
         name, count = spec.rsplit(":", 1)
         if files.get(name) is not None:
@@ -191,6 +210,7 @@ def main():
     ap.add_argument("--max-snapshots", type=int, default=2)
     ap.add_argument("--omit", action="append", default=[], choices=FILES)
     ap.add_argument("--cut", action="append", default=[])
+    ap.add_argument("--poke", action="append", default=[])  # FILE:OFFSET:BYTE, after trimming
     args = ap.parse_args()
     names = sorted(n for n in os.listdir(args.dir)
                    if is_process_dir(n) and os.path.isdir(os.path.join(args.dir, n)))

@@ -33,7 +33,7 @@ void fl_evict_log(struct fl_runtime *rt, const size_t *pages, size_t first, cons
 		  uint8_t decision)
 {
 	struct fl_evict_record chunk[LOG_CHUNK];
-	if (n == 0 || rt->side_fd[FL_SF_EVICTIONS] < 0)
+	if (n == 0 || fl_stream_file_fd(FL_SF_EVICTIONS) < 0)
 		return;
 	uint64_t now = fl_now_ns() - rt->start_ns;
 	bool is_handler;
@@ -61,7 +61,7 @@ void fl_evict_log(struct fl_runtime *rt, const size_t *pages, size_t first, cons
 
 void fl_evict_log_flush(struct fl_runtime *rt, bool wait)
 {
-	if (rt->side_fd[FL_SF_EVICTIONS] < 0)
+	if (fl_stream_file_fd(FL_SF_EVICTIONS) < 0)
 		return;
 	if (wait)
 		fl_stream_flush(&rt->evict_log);

@@ -22,6 +22,7 @@
 #include "thread_ctx.h"
 #include "pages.h"
 #include "diag.h"
+#include "frame_writer.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
@@ -245,6 +246,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_sites_write(rt); /* per-site aggregates (live_objects.c) */
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
+	fl_frames_drain(); /* every record handed to the frame writer is in its file */
 	fl_runtime_write_stats(rt);
 	fl_debug_marks_report(); /* debug build with FAULTLINE_DEBUG_MARKS=1: FL_ASSERT/FL_TESTCASE counts */
 }
@@ -283,9 +285,7 @@ void fl_runtime_fork_child(void)
 	close(rt->sites_fd);
 	if (rt->allocs_zst_fd >= 0)
 		close(rt->allocs_zst_fd);
-	for (int i = 0; i < FL_SF_COUNT; i++)
-		if (rt->side_fd[i] >= 0)
-			close(rt->side_fd[i]);
+	fl_stream_files_close();
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();
 	fl_unwind_after_fork();

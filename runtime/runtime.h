@@ -152,7 +152,6 @@ struct fl_runtime {
 	unsigned sample;                     /* a stack for one fault in `sample` */
 	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */
 	int stack_signal;                    /* real-time signal that asks a thread for its stack; 0 = off */
-	int side_fd[FL_SF_COUNT];            /* contexts, stacks, allocs files */
 	int maps_fd;
 	_Atomic uint64_t side_bytes_dropped; /* bytes of side records lost to failed writes */
 	_Atomic int side_write_errno;

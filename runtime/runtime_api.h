@@ -26,6 +26,11 @@ extern __thread int fl_internal_thread;
 /* Set while the runtime works on an application thread (logging an allocation, taking a
  * stack): the shim then serves that thread's mmap calls outside the region, unlogged. */
 extern __thread int fl_in_runtime_call;
+/* Set while the thread appends a record to a stream (stream.c, holding its lock): an
+ * asynchronous fatal signal that arrives then is kept in fl_fatal_pending and raised again
+ * when the append ends, so the shutdown it starts never waits for that lock. */
+extern __thread int fl_fatal_defer;
+extern __thread volatile int fl_fatal_pending;
 /* Set by the shim's system call wrappers while the stack signals they deferred are taken. */
 extern __thread int fl_stack_deferred;
 

@@ -2,8 +2,10 @@
 #include "stream.h"
 #include "runtime.h"
 #include "diag.h"
+#include "frame_writer.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -28,12 +30,36 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 /* After a failed write (a full disk) a file may end inside a record: nothing more is written
  * to it, so it stays a cut tail the reader accepts, and the rest is counted as dropped. */
 static _Atomic bool file_failed[FL_SF_COUNT];
+static int file_fd_plus_one[FL_SF_COUNT]; /* 0: no file */
+
+void fl_stream_file_set(enum fl_stream_file file, int fd) { file_fd_plus_one[file] = fd < 0 ? 0 : fd + 1; }
+
+int fl_stream_file_fd(enum fl_stream_file file) { return file_fd_plus_one[file] - 1; }
+
+void fl_stream_files_close(void)
+{
+	for (int i = 0; i < FL_SF_COUNT; i++) {
+		if (file_fd_plus_one[i])
+			close(file_fd_plus_one[i] - 1);
+		file_fd_plus_one[i] = 0;
+	}
+}
 
 static void write_out(struct fl_stream *s)
 {
+	/* contexts and evictions go to the frame writer, which encodes and compresses them */
+	if (s->file == FL_SF_CONTEXTS || s->file == FL_SF_EVICTIONS) {
+		fl_frames_submit(s->file == FL_SF_CONTEXTS ? FL_FRAMED_CONTEXTS : FL_FRAMED_EVICTIONS, s->buf, s->len);
+		s->len = 0;
+		return;
+	}
 	size_t written = 0;
-	int err = atomic_load(&file_failed[s->file]) ? ENOSPC
-						    : fl_write_all(fl_rt.side_fd[s->file], s->buf, s->len, &written);
+	int fd = fl_stream_file_fd(s->file);
+	if (fd < 0) {
+		s->len = 0;
+		return;
+	}
+	int err = atomic_load(&file_failed[s->file]) ? ENOSPC : fl_write_all(fd, s->buf, s->len, &written);
 	if (err) {
 		atomic_store(&file_failed[s->file], true);
 		atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len - written);
@@ -48,9 +74,22 @@ void fl_streams_after_fork(void)
 		atomic_store(&file_failed[i], false);
 }
 
+__thread int fl_fatal_defer;
+__thread volatile int fl_fatal_pending;
+
+/* A fatal signal that arrived during the append (runtime_api.h): raised again now, on this
+ * thread, where the shim's handler takes it as if it had just arrived. */
+static void raise_deferred_signal(void)
+{
+	int sig = fl_fatal_pending;
+	fl_fatal_pending = 0;
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
 void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const void *b, size_t blen)
 {
 	int saved = errno;
+	fl_fatal_defer++;
 	lock(s);
 	if (s->len + alen + blen > FL_STREAM_BYTES)
 		write_out(s);
@@ -63,6 +102,8 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 	if (atomic_load_explicit(&fl_rt.final_mode, memory_order_relaxed))
 		write_out(s);
 	unlock(s);
+	if (--fl_fatal_defer == 0 && fl_fatal_pending)
+		raise_deferred_signal();
 	errno = saved;
 }
 

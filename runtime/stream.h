@@ -3,7 +3,9 @@
  * A stream is a small buffer owned by one thread (and one context: normal code or the stack
  * signal's handler, never both, so an interrupted append is never re-entered). Records are
  * appended whole; a full buffer is written to its file with one write(2) (the files are
- * O_APPEND, so buffers of different threads never interleave inside a record). Other threads
+ * O_APPEND, so buffers of different threads never interleave inside a record), or, for the
+ * framed files (contexts, evictions), handed to the frame writer (frame_writer.h). The streams
+ * own their files' descriptors (fl_stream_file_set). Other threads
  * may flush a stream (at exit, or when its thread is gone): a per-stream lock, held only
  * around memcpy and write(2), orders them. Nothing here allocates or touches the region. */
 #ifndef FL_STREAM_H
@@ -32,5 +34,12 @@ bool fl_stream_try_flush(struct fl_stream *s); /* at exit: never waits long for 
 void fl_stream_flush_if_free(struct fl_stream *s); /* periodic, from another thread: never waits */
 void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
 void fl_streams_after_fork(void);              /* the child's new files have not failed */
+
+/* The streams' files: a stream writes to the descriptor of its file kind, which this file owns
+ * from fl_stream_file_set on (the trace writer opens the files, the timeline its own). A kind
+ * without a file (-1, or never set) drops what its streams write. */
+void fl_stream_file_set(enum fl_stream_file file, int fd);
+int fl_stream_file_fd(enum fl_stream_file file);
+void fl_stream_files_close(void);              /* in a forked child: the parent's files */
 
 #endif

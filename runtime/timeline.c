@@ -72,7 +72,7 @@ static const uint16_t perf_slot[TL_PERF_MAX] = {
 
 int fl_timeline_setup(struct fl_runtime *rt)
 {
-	rt->side_fd[FL_SF_TIMELINE] = -1;
+	fl_stream_file_set(FL_SF_TIMELINE, -1);
 	rt->timeline = NULL;
 	uint64_t period = fl_env_u64(FL_ENV_TIMELINE_MS, 0);
 	if (period == 0)
@@ -263,9 +263,9 @@ int fl_timeline_start(struct fl_runtime *rt)
 	struct fl_timeline *tl = rt->timeline;
 	if (!tl)
 		return 0;
-	rt->side_fd[FL_SF_TIMELINE] = fl_trace_open_file(rt, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE,
-							 sizeof(struct fl_timeline_record));
-	if (rt->side_fd[FL_SF_TIMELINE] < 0) {
+	int fd = fl_trace_open_file(rt, FL_FILE_NAME_TIMELINE, FL_FILE_TIMELINE, sizeof(struct fl_timeline_record));
+	fl_stream_file_set(FL_SF_TIMELINE, fd);
+	if (fd < 0) {
 		rt->timeline = NULL; /* already said why; the program runs on without a timeline */
 		return 0;
 	}
@@ -316,7 +316,7 @@ void fl_timeline_after_fork(struct fl_runtime *rt)
 	struct fl_timeline *tl = rt->timeline;
 	if (!tl)
 		return;
-	rt->side_fd[FL_SF_TIMELINE] = -1;
+	fl_stream_file_set(FL_SF_TIMELINE, -1);
 	for (size_t i = 0; i < tl->high; i++)
 		if (tl->threads[i].tid)
 			close_thread(&tl->threads[i]);

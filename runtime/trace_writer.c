@@ -2,13 +2,13 @@
  * while running, stats.json at exit.
  *
  * Fault records collect in a per-handler buffer (owned by that handler thread, in runtime
- * memory, never in the region) and are appended to the `faults` file in whole chunks with
- * O_APPEND, so chunks of different handlers never interleave inside a record. A failed write
- * (ENOSPC, EIO) is the only way a record is dropped; it is counted and its errno kept for
- * the summary. Files are created with O_EXCL | O_NOFOLLOW: nothing is clobbered or followed. */
+ * memory, never in the region); a full buffer goes to the frame writer (frame_writer.c), which
+ * delta-codes, compresses and writes it into the framed `faults` file. A failed write (ENOSPC,
+ * EIO) is the only way a record is dropped; it is counted and its errno kept for the summary. Files are created with O_EXCL | O_NOFOLLOW: nothing is clobbered or followed. */
 #include "runtime.h"
 #include "pages.h"
 #include "diag.h"
+#include "frame_writer.h"
 
 #include <faultline/record_schema.h>
 
@@ -107,11 +107,11 @@ int fl_trace_open(struct fl_runtime *rt)
 	if (rt->stats_fd >= 0)
 		fallocate(rt->stats_fd, FALLOC_FL_KEEP_SIZE, 0, 16384);
 	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
-	rt->side_fd[FL_SF_CONTEXTS] = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
-	rt->side_fd[FL_SF_STACKS] = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
+	int contexts_fd = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
+	int stacks_fd = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
 	/* the allocation log: sampled records in allocs, or the full log in allocs.zst (alloc_log.c) */
-	rt->side_fd[FL_SF_ALLOCS] = rt->alloc_log_full ? -1
-				    : open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+	int allocs_fd = rt->alloc_log_full ? -1
+			: open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
 	rt->allocs_zst_fd = !rt->alloc_log_full ? -1
 			    : open_binary(rt, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record));
 	/* rewritten whole at shutdown with pwrite: not O_APPEND */
@@ -119,11 +119,14 @@ int fl_trace_open(struct fl_runtime *rt)
 	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
 	/* eviction events (evict_log.c): optional, a recording without them is still whole */
 	fl_stream_init(&rt->evict_log, FL_SF_EVICTIONS);
-	rt->side_fd[FL_SF_EVICTIONS] = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS,
-						   sizeof(struct fl_evict_record));
-	if (rt->faults_fd < 0 || rt->side_fd[FL_SF_CONTEXTS] < 0 || rt->side_fd[FL_SF_STACKS] < 0 ||
-	    (rt->alloc_log_full ? rt->allocs_zst_fd : rt->side_fd[FL_SF_ALLOCS]) < 0 || rt->sites_fd < 0 ||
-	    rt->maps_fd < 0)
+	int evictions_fd = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record));
+	/* the streams own these descriptors from now on (stream.c) */
+	fl_stream_file_set(FL_SF_CONTEXTS, contexts_fd);
+	fl_stream_file_set(FL_SF_STACKS, stacks_fd);
+	fl_stream_file_set(FL_SF_ALLOCS, allocs_fd);
+	fl_stream_file_set(FL_SF_EVICTIONS, evictions_fd);
+	if (rt->faults_fd < 0 || contexts_fd < 0 || stacks_fd < 0 || (rt->alloc_log_full ? rt->allocs_zst_fd : allocs_fd) < 0 ||
+	    rt->sites_fd < 0 || rt->maps_fd < 0)
 		return -1;
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
@@ -139,6 +142,9 @@ int fl_trace_open(struct fl_runtime *rt)
 		h->nrecords = 0;
 		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
 	}
+	int framed[FL_FRAMED_COUNT] = { rt->faults_fd, contexts_fd, evictions_fd };
+	if (fl_frames_start(rt, framed) < 0)
+		return -1;
 	fl_trace_write_meta(rt);
 	return 0;
 }
@@ -156,20 +162,12 @@ void fl_trace_flush(struct fl_handler *h)
 		fl_evict_log_flush(rt, atomic_load_explicit(&rt->final_mode, memory_order_relaxed));
 	if (h->nrecords == 0)
 		return;
-	/* the handler waits for its write: that is the back-pressure, and it is counted */
-	/* after a failed write the file may end inside a record: write no more to it (see stream.c) */
+	/* handed to the frame writer; the handler waits only when the writer is behind: that is the
+	 * back-pressure, and it is counted. Records lost to a failed write are counted there. */
 	uint64_t start = fl_now_ns();
-	int err = atomic_load(&rt->faults_failed)
-			  ? ENOSPC
-			  : fl_write_all(rt->faults_fd, h->records, h->nrecords * sizeof(struct fl_fault_record), NULL);
+	fl_frames_submit(FL_FRAMED_FAULTS, h->records, h->nrecords * sizeof(struct fl_fault_record));
 	atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
-	if (err) {
-		atomic_store(&rt->faults_failed, true);
-		atomic_fetch_add(&h->stats.records_dropped, h->nrecords);
-		h->last_write_errno = err;
-	} else {
-		atomic_fetch_add(&h->stats.records_written, h->nrecords);
-	}
+	atomic_fetch_add(&h->stats.records_written, h->nrecords);
 	h->nrecords = 0;
 }
 
@@ -377,13 +375,21 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_u64(&b, FL_STATS_MAX_BYTES, rt->max_bytes);
 	fl_buf_json_key_u64(&b, FL_STATS_HEAP_AT_EXIT, atomic_load(&rt->heap_bytes));
 	fl_buf_json_key_u64(&b, FL_STATS_PEAK_HEAP, atomic_load(&rt->peak_heap_bytes));
+	uint64_t frames_lost = fl_frames_dropped(FL_FRAMED_FAULTS);
+	written -= frames_lost < written ? frames_lost : written;
+	dropped += frames_lost;
+	if (!write_errno)
+		write_errno = fl_frames_write_errno();
 	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_WRITTEN, written);
 	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_DROPPED, dropped);
 	int side_errno = atomic_load(&rt->side_write_errno);
 	if (!write_errno)
 		write_errno = side_errno;
 	fl_buf_json_key_str(&b, FL_STATS_RECORDS_DROPPED_REASON, write_errno ? strerrordesc_np(write_errno) : "");
-	fl_buf_json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED, atomic_load(&rt->side_bytes_dropped));
+	fl_buf_json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED,
+			    atomic_load(&rt->side_bytes_dropped) +
+				    fl_frames_dropped(FL_FRAMED_CONTEXTS) * sizeof(struct fl_fault_context) +
+				    fl_frames_dropped(FL_FRAMED_EVICTIONS) * sizeof(struct fl_evict_record));
 	fl_buf_json_key_u64(&b, FL_STATS_CONTEXTS_WRITTEN, atomic_load(&rt->contexts_written));
 	fl_buf_json_key_u64(&b, FL_STATS_STACKS_FROM_SAMPLES, sampled);
 	fl_buf_json_key_u64(&b, FL_STATS_STACK_SIGNALS_SENT, atomic_load(&rt->stack_signals_sent));

@@ -66,6 +66,7 @@ if [ "$QUICK" = 1 ]; then
 	TOUCH_PAGES=4096; OTHER_PAGES=1024
 	FILL_MIB=16; FILL_L=4
 	REP_MIB=16; REP_L=4      # row 5's recording
+	SIZE_MIB=128; SIZE_L=16  # row S's recording
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
@@ -77,6 +78,7 @@ else
 	TOUCH_PAGES=16384; OTHER_PAGES=4096   # the other-CPU reference costs 0.2-0.7 ms a fault
 	FILL_MIB=256; FILL_L=64
 	REP_MIB=1400; REP_L=16   # row 5: about 1.07 M faults, issue 14's size
+	SIZE_MIB=1024; SIZE_L=64 # row S: a 1 GiB fill and two reads at -L 64, about 786 k faults
 	SQL_ROWS=150000; PY_N=150000; SORT_LINES=500000
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
@@ -895,6 +897,33 @@ bench_far() {
 	done
 }
 
+# Row S: the recording's size on disk per fault, stacks on (the default), against what format 2 (fixed
+# records: 80-byte faults, 56-byte contexts, 24-byte evictions) wrote for the same records.
+bench_size() {
+	budget_ok "row S" "$EPOCHREALTIME" 1 || return
+	say "row S: recording size, fill $SIZE_MIB MiB at -L ${SIZE_L}M"
+	rec size -L "${SIZE_L}M" -M "$((SIZE_MIB * 2))M" -- "$FILL" "$SIZE_MIB"
+	ok size size_bytes size_fmt2 || return
+	local faults bytes framed fmt2
+	faults=$(stat_sum size faults_total)
+	bytes=$(cat "$REC"/size/[0-9]*/* | wc -c)
+	framed=$(trace_bytes size faults contexts evictions)
+	fmt2=$(awk -v all="$bytes" -v framed="$framed" -v f="$faults" -v c="$(stat_sum size contexts_written)" \
+		-v e="$(stat_sum size evictions)" -v t="$(stat_sum size soft_evictions)" \
+		'BEGIN { print all - framed + 3 * 64 + f * 80 + c * 56 + (e + t) * 24 }')
+	add size_bytes "$(awk -v b="$bytes" -v f="$faults" 'BEGIN { if (f > 0) print b / f }')"
+	add size_fmt2 "$(awk -v b="$fmt2" -v f="$faults" 'BEGIN { if (f > 0) print b / f }')"
+	add size_faults "$faults"
+	add size_total "$bytes"
+	drop size
+}
+
+table_size() {
+	row S "Recording size: fill $SIZE_MIB MiB + two reads at -L ${SIZE_L}M, stacks on, bytes on disk per fault (every file of the process directory): format 2's fixed records vs this build" \
+		"$(cell size_fmt2 "B/fault")" "$(cell size_bytes "B/fault")" "$(ratio size_bytes size_fmt2)" "$(runs_of size_bytes)" \
+		"$(cell size_faults faults), $(cell size_total bytes) in all; format 2 = the same run's files with faults, contexts and evictions at 80, 56 and 24 bytes a record; goal: <= 16 B/fault"
+}
+
 bench_later_rows() {
 	if [ "$HAS_REPORT" = 1 ]; then say "row 5: report speed"; bench_verb report rep_speed; fi
 	if [ "$HAS_VISUALIZE" = 1 ]; then say "row 6: flamegraph"; bench_verb visualize vis_speed; fi
@@ -1128,6 +1157,7 @@ bench_overhead
 bench_policy
 bench_alloc
 bench_timeline
+bench_size
 bench_later_rows
 # Rows P: the access prober (issues 15, 16), measured by their own script, rows appended as they are.
 say "rows P: access prober (scripts/bench_probe.sh)"
@@ -1151,6 +1181,7 @@ table_policy
 table_far
 table_alloc
 table_timeline
+table_size
 cat "$PROBE_ROWS" >>"$TABLE"
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$(( $(us_since "$T_START") / 1000000 ))

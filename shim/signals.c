@@ -9,6 +9,16 @@
  * SIGKILL cannot be caught: what the handlers wrote until then (they flush every 100 ms when
  * idle) stays readable.
  *
+ * Signals come in bursts: `timeout`, a batch scheduler or a terminal signal the whole process
+ * group, and `record` forwards what it gets, so the program often takes the same signal twice.
+ * The first one to arrive does the shutdown; one that arrives meanwhile (on another thread:
+ * process-directed signals go to any thread that does not block them) waits for it instead of
+ * killing the process halfway through writing its trace. The handler keeps standing in until
+ * the shutdown is done, then restores the default action and sends the signal again. An
+ * asynchronous signal (kill, a terminal) that lands while its thread is inside a record append
+ * (holding that stream's lock, which the shutdown must take) is deferred to the append's end
+ * (runtime/stream.c), so the shutdown never waits for a lock its own thread holds.
+ *
  * The runtime's stack signal (fault_context.c) must reach a faulting thread promptly, so the
  * shim removes it from every mask the program sets (sigprocmask, pthread_sigmask, the masks
  * of its handlers). If the program installs a handler for that very signal, the program wins
@@ -50,16 +60,46 @@ static bool is_fatal(int sig)
 	return false;
 }
 
+/* Signals the kernel raises for the instruction that runs (a fault, a trap): they cannot wait
+ * for the end of an append, the instruction would raise them again. */
+static bool is_synchronous(int sig, const siginfo_t *info)
+{
+	bool from_instruction = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP ||
+				sig == SIGSYS;
+	return from_instruction && info && info->si_code > 0;
+}
+
+/* The thread doing the shutdown: 0 until a fatal signal arrives. */
+static _Atomic pid_t dying_thread;
+
 static void on_fatal_signal(int sig, siginfo_t *info, void *uc)
 {
 	char why[32];
 	struct fl_buf b = { why, 0, sizeof(why) };
-	(void)info, (void)uc;
+	pid_t self = (pid_t)syscall(SYS_gettid), expected = 0;
+	(void)uc;
+	if (fl_fatal_defer && !is_synchronous(sig, info)) {
+		fl_fatal_pending = sig; /* raised again when the append ends (stream.c) */
+		return;
+	}
+	if (!atomic_compare_exchange_strong(&dying_thread, &expected, self)) {
+		/* another thread is writing the trace and will end the process: wait for it. A
+		 * synchronous signal of this very thread (the shutdown itself faulted) dies now. */
+		if (expected != self)
+			for (;;)
+				pause();
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		real_sigaction(sig, &dfl, NULL);
+		return;
+	}
 	fl_buf_str(&b, "signal ");
 	fl_buf_u64(&b, (uint64_t)sig);
 	fl_runtime_shutdown(why);
-	/* SA_RESETHAND restored the default action; SA_NODEFER leaves the signal unblocked */
-	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	real_sigaction(sig, &dfl, NULL);
+	atomic_store(&standing_in[sig], false);
+	/* blocked by the handler's mask until it returns, then delivered with the default action */
+	syscall(SYS_tgkill, getpid(), self, sig);
 	/* a fault-generated signal (SIGSEGV on an access) fires again when we return */
 }
 
@@ -68,7 +108,7 @@ static int stand_in(int sig, const struct sigaction *program_act)
 	struct sigaction ours;
 	memset(&ours, 0, sizeof(ours));
 	ours.sa_sigaction = on_fatal_signal;
-	ours.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	ours.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&ours.sa_mask);
 	if (program_act)
 		program_default[sig] = *program_act;

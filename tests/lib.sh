@@ -111,6 +111,12 @@ same_output() {
 	echo "ok $name: output identical to the native run ($(wc -c <"$WORK/$name.out") bytes)"
 }
 
+# trace_records FILE: the complete records of a binary trace file now: fixed-size records, or the
+# records of its whole frames (format 3's faults, contexts, evictions: tests/py/trace_frames.py).
+trace_records() {
+	"$PY" -c 'import sys; from trace_frames import count; print(count(sys.argv[1]))' "$1" 2>/dev/null || echo 0
+}
+
 # json_get FILE KEY: one value of a flat JSON object.
 json_get() {
 	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
@@ -238,6 +244,7 @@ check_stats() {
 	local name=$1; shift
 	"$PY" - "$WORK/$name" "$@" <<'EOF' || { show_err "$name"; fail "$name: stats check failed"; }
 import glob, json, os, re, struct, sys
+import trace_frames
 d = sys.argv[1]
 args = sys.argv[2:]
 opts = dict(zip(args[::2], (int(a) for a in args[1::2])))
@@ -291,13 +298,13 @@ for pid in pids:
         bad("%s: no meta.json" % where)
     fpath = os.path.join(pd, "faults")
     try:
-        data = open(fpath, "rb").read()
+        data = trace_frames.read(fpath)   # format 3's frames decoded into fixed-size records
     except OSError as e:
         bad("%s: %s" % (where, e)); continue
     if len(data) < 64:
         bad("%s: faults file is %d bytes, shorter than its header" % (where, len(data))); continue
     magic, version, kind, hsize, rsize, fpid = struct.unpack_from("<8s5I", data)
-    if magic != b"FLTRACE\0" or version != 2 or kind != 1 or hsize < 64 or rsize < 64 or fpid != s["pid"]:
+    if magic != b"FLTRACE\0" or version not in (2, 3) or kind != 1 or hsize < 64 or rsize < 64 or fpid != s["pid"]:
         bad("%s: faults header magic=%r version=%d kind=%d header_size=%d record_size=%d pid=%d"
             % (where, magic, version, kind, hsize, rsize, fpid)); continue
     body = len(data) - hsize

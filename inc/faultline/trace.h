@@ -43,7 +43,9 @@
  * shorter record_size as absent (the FL_*_SIZE_V* constants name the sizes that have existed).
  * So a new field is not a format break, as with perf.data's attr_size.
  *
- * Versions. 2 (this file): 64-bit seq in fault and context records. 1: the same files with a
+ * Versions. 3 (this file): the faults, contexts and evictions files are framed and compressed
+ * (see "Framed files" below); every other file is as in version 2. 2: 64-bit seq in fault and
+ * context records, every file a header and fixed-size records. 1: the same files with a
  * 32-bit seq (struct layouts: FL_FAULT_RECORD_V1_* and FL_CONTEXT_V1_* below), which wrapped at
  * 2^32; the reader reads both. Version-1 fault records of 32 bytes have no object fields: a
  * reader then joins faults to objects through the allocation log. */
@@ -56,7 +58,8 @@
  * string): a reader of the other byte order sees FL_TRACE_MAGIC_SWAPPED. */
 #define FL_TRACE_MAGIC         0x0045434152544c46ull
 #define FL_TRACE_MAGIC_SWAPPED 0x464c545241434500ull
-#define FL_TRACE_VERSION 2
+#define FL_TRACE_VERSION 3
+#define FL_TRACE_VERSION_FRAMED 3 /* the first version whose faults, contexts, evictions are framed */
 
 enum fl_file_kind {
 	FL_FILE_FAULTS = 1,
@@ -264,6 +267,27 @@ struct fl_evict_record {
  * ends inside a frame: a reader keeps the complete frames and reports the cut tail. */
 #define FL_ALLOC_CHUNK_MAGIC 0x31435a46u /* "FZC1" */
 
+/* Framed files (version 3: faults, contexts, evictions). After the fl_file_header (record_size
+ * is the size of the record struct once decoded), the file is a sequence of frames, each written
+ * whole with one write(2) by the runtime's trace writer thread:
+ *   struct fl_frame_header, then compressed_size bytes: one zstd frame that decompresses to
+ *   exactly encoded_size bytes, the nrecords records encoded back to back.
+ * A record is encoded field by field as LEB128 varints of the difference from the same field of
+ * the previous record of the frame (zigzag-encoded; the first record against all zeros), so
+ * neighbours that differ little (time, address, seq, thread, stack) take a byte or two before
+ * compression (lib/record_codec.c has the field order). Frames are independent: a reader can
+ * count records from the frame headers alone, skip frames and read them in parallel. A file cut
+ * by a crash ends inside a frame: the frames before it are whole. Within a frame and from frame
+ * to frame, the records of one writer (a handler, a thread) stay in the order it wrote them. */
+#define FL_FRAME_MAGIC 0x52464c46u /* "FLFR" */
+#define FL_FRAME_ENCODED_MAX (4u << 20) /* the most encoded bytes a frame may hold */
+struct fl_frame_header {
+	uint32_t magic;            /* FL_FRAME_MAGIC */
+	uint32_t nrecords;         /* records in the frame (>= 1) */
+	uint32_t compressed_size;  /* bytes of the zstd frame that follows */
+	uint32_t encoded_size;     /* bytes it decompresses to (<= FL_FRAME_ENCODED_MAX) */
+};
+
 /* Timeline (the timeline file): counters sampled over time, PMCTrack-style, by the runtime's
  * sampler thread every meta.json "timeline_ms" milliseconds (time-based) and, when
  * "timeline_every" is not 0, by the fault handler that serves every N-th fault (event-based).
@@ -341,6 +365,7 @@ FL_STATIC_ASSERT(sizeof(struct fl_stack_record) == 16, "stack record header is 1
 FL_STATIC_ASSERT(sizeof(struct fl_alloc_record) == 40, "alloc record is 40 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_site_record) == 72, "site record is 72 bytes");
 FL_STATIC_ASSERT(sizeof(struct fl_timeline_record) == 144, "timeline record is 144 bytes");
+FL_STATIC_ASSERT(sizeof(struct fl_frame_header) == 16, "frame header is 16 bytes");
 
 /* Names of the files in a process directory. */
 #define FL_FILE_NAME_META   "meta.json"

@@ -98,8 +98,9 @@ import collections, glob, os, sqlite3, struct, sys
 rec, dump, db = sys.argv[1:]
 from checks import check, errors
 raw, raw_tt = collections.Counter(), collections.Counter()
+from trace_frames import read   # format 3's frames decoded into fixed-size records
 for path in glob.glob(os.path.join(rec, "*", "faults")):
-    data = open(path, "rb").read()
+    data = read(path)
     magic, version, kind, header_size, record_size, pid = struct.unpack_from("<QIIIII", data, 0)
     if record_size < 80:
         sys.exit("%s: records of %d bytes have no service_ns (version %d): rerecord" % (path, record_size, version))
@@ -186,10 +187,10 @@ size=$(stat -c %s "$f")
 truncate -s $((size - 7)) "$f"
 dump "$WORK/cut"
 [ "$RC" -eq 0 ] || fail "dump of a cut recording exited $RC: $(cat "$ERR")"
-rsize=$(od -An -tu4 -j20 -N4 "$f" | tr -d ' ')   # the header's record_size (trace.h)
-grep -q "$pname/faults: truncated at offset $((size - rsize))" "$ERR" || fail "no truncation warning naming the file: $(cat "$ERR")"
-check_eq "dump of the cut recording: fault lines" "$(fault_lines "$OUT")" $((total - 1))
-echo "ok cut faults file: warning, complete records dumped"
+# format 3 (trace.h, "Framed files"): the last frame is cut, the frames before it are whole
+grep -q "$pname/faults: frame [0-9]* at offset [0-9]*: cut" "$ERR" || fail "no warning naming the file and the cut frame: $(cat "$ERR")"
+check_eq "dump of the cut recording: fault lines (the records of the whole frames)" "$(fault_lines "$OUT")" "$(trace_records "$f")"
+echo "ok cut faults file: warning, the complete frames' records dumped"
 
 # A flipped magic: exit 1, one clear line naming the file and offset, nothing on stdout.
 cp -r "$REC" "$WORK/badmagic"
@@ -203,9 +204,9 @@ echo "ok corrupt magic: exit 1, $(cat "$ERR")"
 
 # A newer format version is refused by name.
 cp -r "$REC" "$WORK/newer"
-printf '\x03' | dd of="$WORK/newer/$pname/faults" bs=1 seek=8 conv=notrunc status=none
+printf '\x04' | dd of="$WORK/newer/$pname/faults" bs=1 seek=8 conv=notrunc status=none
 dump "$WORK/newer"
-[ "$RC" -eq 1 ] && grep -q 'format version 3 is newer' "$ERR" || fail "newer version: exit $RC: $(cat "$ERR")"
+[ "$RC" -eq 1 ] && grep -q 'format version 4 is newer' "$ERR" || fail "newer version: exit $RC: $(cat "$ERR")"
 echo "ok newer format version refused"
 
 # Missing and empty directories.

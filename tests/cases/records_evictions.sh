@@ -98,9 +98,7 @@ for i in $(seq 600); do
 	sleep 0.1
 	[ -n "$prog" ] || prog=$(pgrep -P "$rec" -f "$PLANTED/half_dirty" | head -n 1)
 	f=$(ls "$WORK"/kill/*/faults 2>/dev/null | head -n 1)
-	size=$(stat -c %s "$f" 2>/dev/null || echo 0)
-	rsize=$(od -An -t u4 -j 20 -N 4 "$f" 2>/dev/null | tr -d ' ')
-	[ -n "$prog" ] && [ "${rsize:-0}" -gt 0 ] && [ $(( (size - 64) / rsize )) -ge 4100 ] && break
+	[ -n "$prog" ] && [ -n "$f" ] && [ "$(trace_records "$f")" -ge 4100 ] && break
 done
 [ -n "$prog" ] || fail "kill: the program never started"
 sleep "$(scaled 0.3)"

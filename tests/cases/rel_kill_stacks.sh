@@ -15,11 +15,9 @@ prog=""
 for i in $(seq 600); do
 	sleep 0.1
 	[ -n "$prog" ] || prog=$(pgrep -P "$rec" -f "$PLANTED/fill" | head -n 1)
-	# records on disk: (file size - 64-byte header) / record_size (the header's bytes 20..23)
+	# records on disk (the whole frames of format 3's faults file)
 	f=$(ls "$WORK"/kill/*/faults 2>/dev/null | head -n 1)
-	size=$(stat -c %s "$f" 2>/dev/null || echo 0)
-	rsize=$(od -An -t u4 -j 20 -N 4 "$f" 2>/dev/null | tr -d ' ')
-	[ -n "$prog" ] && [ "${rsize:-0}" -gt 0 ] && [ $(( (size - 64) / rsize )) -gt 20000 ] && break
+	[ -n "$prog" ] && [ -n "$f" ] && [ "$(trace_records "$f")" -gt 20000 ] && break
 done
 [ -n "$prog" ] || fail "the program never started"
 kill -KILL "$prog"

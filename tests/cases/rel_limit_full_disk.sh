@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # rel_limit_full_disk: the disk under the output directory fills up while recording — the only case
-# where records may be dropped. A 2 MiB tmpfs is mounted in the test's own directory (skipped when
+# where records may be dropped. A 384 KiB tmpfs is mounted in the test's own directory (skipped when
 # mounting is not allowed) and record writes into it (without -q: its summary is checked) while
-# tests/planted/rel_sigblock makes ~90,000 faults (~4 MB of fault records and contexts) under -L 4.
+# tests/planted/rel_sigblock makes ~90,000 faults (about 1 MB of compressed fault records and contexts) under -L 4.
 # Checks: the program runs to completion (exit 0, within a deadline) with its output identical to
 # the native run; stats.json exists and is complete, with records_dropped > 0 and
 # records_dropped_reason naming the cause (No space left on device); record's summary on stderr
@@ -12,10 +12,10 @@ need_faultline
 need_planted rel_sigblock
 disk=$WORK/disk
 mkdir -p "$disk"
-mount -t tmpfs -o size=2m,mode=0755 tmpfs "$disk" 2>"$WORK/mount.err" \
-	|| skip "cannot mount a tmpfs (mount -t tmpfs -o size=2m): $(head -c 200 "$WORK/mount.err")"
+mount -t tmpfs -o size=384k,mode=0755 tmpfs "$disk" 2>"$WORK/mount.err" \
+	|| skip "cannot mount a tmpfs (mount -t tmpfs -o size=384k): $(head -c 200 "$WORK/mount.err")"
 trap 'umount "$disk" 2>/dev/null || umount -l "$disk" 2>/dev/null; cleanup' EXIT
-echo "ok mounted a 2 MiB tmpfs on $disk"
+echo "ok mounted a 384 KiB tmpfs on $disk"
 
 args=(4096 3)
 run_native full "$PLANTED/rel_sigblock" "${args[@]}"

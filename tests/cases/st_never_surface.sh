@@ -27,8 +27,9 @@ pdirs = [p for p in glob.glob(os.path.join(d, "*")) if os.path.isdir(p)]
 if len(pdirs) != 1:
     sys.exit("want one process directory, got %d" % len(pdirs))
 pd = pdirs[0]
+from trace_frames import read   # format 3's frames decoded into fixed-size records
 def records(name):
-    data = open(os.path.join(pd, name), "rb").read()
+    data = read(os.path.join(pd, name))
     hsize, rsize = struct.unpack_from("<II", data, 16)
     return data[hsize:], rsize
 ranges = []

@@ -8,14 +8,10 @@
 need_faultline
 need_planted fill
 
-# complete fault records in a faults file now: (size - header_size) / record_size (trace.h)
+# complete fault records in a faults file now (the whole frames of format 3's faults file)
 records_on_disk() {
-	local f=$1 size hsize rsize
-	size=$(stat -c %s "$f") || return 1
-	[ "$size" -ge 64 ] || { echo 0; return; }
-	hsize=$(od -An -tu4 -j16 -N4 "$f" | tr -d ' ')
-	rsize=$(od -An -tu4 -j20 -N4 "$f" | tr -d ' ')
-	echo $(( (size - hsize) / rsize ))
+	[ -f "$1" ] || return 1
+	trace_records "$1"
 }
 
 "$FAULTLINE" record -q -o "$WORK/rec" --force -L 16 -M 2048 -- "$PLANTED/fill" 1024 >/dev/null 2>"$WORK/rec.err" &

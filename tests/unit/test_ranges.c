@@ -111,7 +111,7 @@ static void header(struct fl_file_header *h, uint32_t kind, uint32_t record_size
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = FL_TRACE_MAGIC;
-	h->version = FL_TRACE_VERSION;
+	h->version = 2; /* fixed-size records (format 3 frames faults) */
 	h->kind = kind;
 	h->header_size = sizeof(*h);
 	h->record_size = record_size;

@@ -115,7 +115,7 @@ static void synth_init(struct synth *s, uint32_t pid, uint64_t start_ns)
 		struct fl_file_header h;
 		memset(&h, 0, sizeof(h));
 		h.magic = FL_TRACE_MAGIC;
-		h.version = FL_TRACE_VERSION;
+		h.version = 2; /* fixed-size records (format 3 frames faults) */
 		h.kind = bin_kinds[f];
 		h.header_size = sizeof(h);
 		h.record_size = bin_sizes[f];

@@ -18,7 +18,7 @@ static char path[256];
 
 static struct fl_file_header header(void)
 {
-	return (struct fl_file_header){ .magic = FL_TRACE_MAGIC, .version = FL_TRACE_VERSION, .kind = FL_FILE_EVICTIONS,
+	return (struct fl_file_header){ .magic = FL_TRACE_MAGIC, .version = 2 /* fixed-size records */, .kind = FL_FILE_EVICTIONS,
 					.header_size = 64, .record_size = sizeof(struct fl_evict_record), .pid = 42,
 					.page_size = 4096, .start_ns = 1000, .region_start = REGION,
 					.region_size = 1 << 20 };

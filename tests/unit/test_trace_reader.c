@@ -114,7 +114,8 @@ struct synth_proc {
 };
 
 /* The format version the synthetic files are written in: 1 (32-bit seqs; the offsets of
- * test_corruption are of its layouts) or 2 (FL_TRACE_VERSION). */
+ * test_corruption are of its layouts) or 2 (fixed-size records; format 3's framed files are
+ * covered by test_frames). */
 static uint32_t synth_version = 1;
 /* Bytes of an unknown header extension (a later version's fields) after the 64 bytes this reader
  * knows: header_size grows by as much. */
@@ -904,8 +905,8 @@ static void test_corruption(void)
 		poke8(&s, dir, f, 7, '!');  /* the NUL of the magic */
 		EXPECT_ERROR(dir, AT(7), "bad magic");
 		reset(&s, dir);
-		poke32(&s, dir, f, 8, 3);
-		EXPECT_ERROR(dir, AT(8), "format version 3 is newer than this faultline reads (2)");
+		poke32(&s, dir, f, 8, FL_TRACE_VERSION + 1);
+		EXPECT_ERROR(dir, AT(8), "format version 4 is newer than this faultline reads (3)");
 		reset(&s, dir);
 		poke32(&s, dir, f, 8, 0);
 		EXPECT_ERROR(dir, AT(8), "bad format version 0");
@@ -1055,8 +1056,8 @@ static void test_corruption(void)
 	rewrite_json(&s, dir, F_META, "\"pid\": 1000", "\"pid\": 1003");
 	EXPECT_ERROR(dir, "1000/meta.json: pid 1003, but the process directory is 1000");
 	reset(&s, dir);
-	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 3");
-	EXPECT_ERROR(dir, "1000/meta.json: format version 3 is newer");
+	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 4");
+	EXPECT_ERROR(dir, "1000/meta.json: format version 4 is newer");
 	reset(&s, dir);
 	rewrite_json(&s, dir, F_META, "\"start_ns\": 1000000000", "\"start_ns\": 1000000001");
 	EXPECT_ERROR(dir, "1000/faults: offset 32:", "differs from meta.json");

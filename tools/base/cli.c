@@ -1,8 +1,10 @@
 /* cli.c: option matching, strict number/size parsing and human formatting shared by the
- * `faultline` verbs (see cli.h for the contracts). Nothing here keeps state. */
+ * `faultline` verbs (see cli.h for the contracts). The one state kept is where cli_list_tables
+ * asked the next table to be listed (NULL: parse as usual). */
 #include "cli.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -375,11 +377,46 @@ static int table_option(const struct cli_verb *v, int argc, char **argv, int *i,
 	return 0;
 }
 
+static FILE *table_listing;
+
+void cli_list_tables(FILE *out)
+{
+	table_listing = out;
+}
+
+static void list_option(FILE *out, const char *short_name, const char *long_name, int takes_value)
+{
+	fprintf(out, "%s %s %s\n", short_name ? short_name : "-", long_name ? long_name : "-",
+		takes_value == CLI_VALUE ? "value" : "flag");
+}
+
+void cli_list_table_if_asked(const struct cli_verb *v)
+{
+	FILE *out = table_listing;
+	bool help_in_table = false;
+
+	if (out == NULL)
+		return;
+	fprintf(out, "operands %s\n", v->on_operand ? "recordings" : v->dir_slot ? "dir" : "command");
+	for (size_t k = 0; k < v->nopts; k++) {
+		list_option(out, v->opts[k].short_name, v->opts[k].long_name, v->opts[k].takes_value);
+		help_in_table |= v->opts[k].long_name && strcmp(v->opts[k].long_name, "--help") == 0;
+	}
+	if (v->usage && !help_in_table)
+		list_option(out, "-h", "--help", CLI_FLAG);
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error("%s: listing the options: %s", v->name, strerror(errno));
+		exit(1);
+	}
+	exit(0);
+}
+
 int cli_parse_options(const struct cli_verb *v, int argc, char **argv, int *next, char *err, size_t errlen)
 {
 	bool options_done = false, operands = v->on_operand || v->dir_slot;
 	int i;
 
+	cli_list_table_if_asked(v);
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		int rc = 0;

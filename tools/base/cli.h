@@ -102,6 +102,21 @@ int cli_parse_options(const struct cli_verb *v, int argc, char **argv, int *next
  * after --help, or CLI_EXIT_USAGE. */
 int cli_parse_verb(const struct cli_verb *v, int argc, char **argv);
 
+/* ---- the option tables, listed for the shell completion (faultline __options VERB) ----
+ *
+ * After cli_list_tables(out), the next verb to parse its options does not: cli_parse_options
+ * (and cli_list_table_if_asked, for a verb with a parser of its own) prints the verb's table on
+ * out and the process exits 0. One line per option, "SHORT LONG flag|value" ("-" for a missing
+ * name; -h --help included), after one line saying what the operands are:
+ *     operands dir          at most one recording directory (dir_slot)
+ *     operands recordings   recording directories (on_operand: diff's A and B)
+ *     operands command      a command to run (neither: record, sweep)
+ * So the completion is generated from the tables the parser walks, and cannot drift from them. */
+void cli_list_tables(FILE *out);
+
+/* Lists v's table and exits 0 when cli_list_tables asked for it; returns otherwise. */
+void cli_list_table_if_asked(const struct cli_verb *v);
+
 /* Prints "faultline: VERB: <message> (see faultline VERB --help)"; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

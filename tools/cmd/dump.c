@@ -118,6 +118,7 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 		"allocs %zu maps %zu", proc->pid, proc->name, proc->offset_ns / 1000000000,
 		proc->offset_ns % 1000000000, proc->nfaults, proc->ncontexts, proc->nstacks, proc->nallocs,
 		proc->nmaps);
+	fprintf(out, " lost %s%" PRIu64, proc->faults_lost_exact ? "" : ">=", proc->faults_lost);
 	if (stats_json_strings(&proc->meta, FL_META_PMU_EVENTS, &events, &nevents) == 0 && nevents > 0) {
 		fputs(" pmu_events ", out);
 		for (size_t i = 0; i < nevents; i++) {

@@ -1,5 +1,5 @@
 /* export.c: `faultline export --sqlite FILE [DIR]` — a whole recording in one SQLite database, for ad
- * hoc questions in SQL (the schema and two example queries are in README.md, "SQLite export";
+ * hoc questions in SQL (the schema and example queries are in faultline-export(1), man/faultline-export.1.scd;
  * EXPORT_SCHEMA below is the authority). `--pprof FILE` writes the recording as a pprof profile
  * instead or as well (render/pprof.c, see pprof.h), through the same callsite table.
  *
@@ -162,7 +162,7 @@ static void export_usage(FILE *out)
 	      "allocation events, stacks with their symbolized frames (inlined frames too, the callsite\n"
 	      "marked as `faultline report` picks it), PMU contexts with their deltas; indexes on time,\n"
 	      "address and stack; eviction events; each fault's service time and virtual time (its thread's\n"
-	      "CPU time). The schema and example queries: README.md, \"SQLite export\".\n"
+	      "CPU time). The schema and example queries: man faultline-export (SCHEMA, EXAMPLES).\n"
 	      "\n"
 	      "      --sqlite FILE    the database to write (refused when it exists, unless --force)\n"
 	      "      --pprof FILE     also or instead: a gzipped pprof profile (go tool pprof FILE): sample types\n"

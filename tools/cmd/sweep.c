@@ -118,14 +118,50 @@ static int record_option(int argc, char **argv, int *i, bool bounded, struct swe
 	return -1;
 }
 
+/* sweep's own options (every other option before CMD is record's: record_option). */
+enum { SWEEP_LOCAL, SWEEP_AUTO, SWEEP_FORMAT, SWEEP_OUTPUT, SWEEP_FORCE };
+static const struct cli_opt sweep_opts[] = {
+	{ "-L", "--local", CLI_VALUE, SWEEP_LOCAL },
+	{ NULL, "--auto", CLI_FLAG, SWEEP_AUTO },
+	{ NULL, "--format", CLI_VALUE, SWEEP_FORMAT },
+	{ "-o", "--output", CLI_VALUE, SWEEP_OUTPUT },
+	{ NULL, "--force", CLI_FLAG, SWEEP_FORCE },
+};
+#define SWEEP_NOPTS (sizeof(sweep_opts) / sizeof(sweep_opts[0]))
+
+/* argv[*i] as one of sweep_opts: its id (and *value, advancing *i past it), -1 when it is none of
+ * them, -2 with the reason in err (the option's value missing). */
+static int sweep_option(int argc, char **argv, int *i, const char **value, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < SWEEP_NOPTS; k++) {
+		const struct cli_opt *opt = &sweep_opts[k];
+		int rc;
+		*value = NULL;
+		if (opt->takes_value == CLI_FLAG) {
+			if (cli_is_flag(argv[*i], opt->short_name, opt->long_name))
+				return opt->id;
+			continue;
+		}
+		rc = cli_option_value(argc, argv, i, opt->short_name, opt->long_name, value, err, errlen);
+		if (rc < 0)
+			return -2;
+		if (rc > 0)
+			return opt->id;
+	}
+	return -1;
+}
+
 /* 0 to run, -1 after --help, CLI_EXIT_USAGE after the message. */
 static int parse_args(int argc, char **argv, struct sweep_options *o)
 {
+	static const char *const formats[] = { "table", "csv" };
+	const struct cli_verb table = { "sweep", sweep_usage, sweep_opts, SWEEP_NOPTS, NULL, NULL, NULL, NULL };
 	char err[512];
 	const char *value;
 	bool bounded = false;
-	int i, rc;
+	int i, id, choice;
 
+	cli_list_table_if_asked(&table);
 	for (i = 1; i < argc && !bounded; i++)
 		bounded = strcmp(argv[i], "--") == 0;
 	memset(o, 0, sizeof(*o));
@@ -147,26 +183,29 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 			sweep_usage(stdout);
 			return -1;
 		}
-		if ((rc = cli_option_value(argc, argv, &i, "-L", "--local", &value, err, sizeof(err))) != 0) {
-			if (rc < 0)
-				return usage_error("%s", err);
+		switch ((id = sweep_option(argc, argv, &i, &value, err, sizeof(err)))) {
+		case -2:
+			return usage_error("%s", err);
+		case SWEEP_LOCAL:
 			o->list = value;
-		} else if ((rc = cli_option_value(argc, argv, &i, NULL, "--format", &value, err, sizeof(err))) != 0) {
-			static const char *const formats[] = { "table", "csv" };
-			int choice = rc < 0 ? -1 : cli_pick(value, formats, 2, err, sizeof(err));
-			if (choice < 0)
+			break;
+		case SWEEP_FORMAT:
+			if ((choice = cli_pick(value, formats, 2, err, sizeof(err))) < 0)
 				return usage_error("--format: %s", err);
 			o->csv = choice == 1;
-		} else if ((rc = cli_option_value(argc, argv, &i, "-o", "--output", &value, err, sizeof(err))) != 0) {
-			if (rc < 0)
-				return usage_error("%s", err);
+			break;
+		case SWEEP_OUTPUT:
 			o->output = value;
-		} else if (cli_is_flag(arg, NULL, "--auto")) {
+			break;
+		case SWEEP_AUTO:
 			o->autosize = true;
-		} else if (cli_is_flag(arg, NULL, "--force")) {
+			break;
+		case SWEEP_FORCE:
 			o->force = true;
-		} else if (record_option(argc, argv, &i, bounded, o, err, sizeof(err)) < 0) {
-			return usage_error("%s", err);
+			break;
+		default:
+			if (record_option(argc, argv, &i, bounded, o, err, sizeof(err)) < 0)
+				return usage_error("%s", err);
 		}
 	}
 	if (i >= argc)

@@ -1,5 +1,5 @@
 /* far_cleanup.c: after `record --far memcached:...`, deletes the items the traced processes stored
- * on the servers, so a run leaves nothing behind (a server run with -M, as the README advises,
+ * on the servers, so a run leaves nothing behind (a server run with -M, as faultline-record(1) advises,
  * would otherwise fill up with earlier runs' pages and refuse later ones).
  *
  * Each process directory's far_keys file (trace.h) lists the key prefixes ("fl" + 16 hex digits,

@@ -141,7 +141,7 @@ void record_usage(void)
 	      "a bare number is in MiB. Sizes are rounded up to 4 KiB.\n"
 	      "\n"
 	      "environment: FAULTLINE_LIB overrides the runtime library (default: libfaultline.so\n"
-	      "next to the faultline binary).\n"
+	      "next to the faultline binary, else ../lib/faultline/libfaultline.so from it).\n"
 	      "\n"
 	      "example: faultline record -L 64M -M 1G -- ./prog --input data.txt\n"
 	      "         faultline report faultline-prog-1234\n",
@@ -706,11 +706,18 @@ static int check_traceable(const char *path, const char *shown)
 	return 0;
 }
 
-/* Finds the runtime library: $FAULTLINE_LIB, else libfaultline.so next to this binary. */
+/* Where the runtime library is looked for, relative to the directory of this binary: next to it
+ * (the build tree: build/faultline, build/libfaultline.so), then where `make install` and the
+ * Debian package put it (PREFIX/bin/faultline, PREFIX/lib/faultline/libfaultline.so). */
+static const char *const runtime_library_places[] = { "", "/../lib/faultline" };
+#define RUNTIME_LIBRARY_PLACES (sizeof(runtime_library_places) / sizeof(runtime_library_places[0]))
+
+/* Finds the runtime library: $FAULTLINE_LIB, else the first of runtime_library_places that holds
+ * libfaultline.so; path gets its real path (no "..": it is shown and goes into LD_PRELOAD). */
 static int find_runtime_library(char *path, size_t len)
 {
 	const char *override = getenv("FAULTLINE_LIB");
-	char exe[PATH_MAX], *slash;
+	char exe[PATH_MAX], candidate[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (override != NULL && *override != '\0') {
@@ -728,8 +735,28 @@ static int find_runtime_library(char *path, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash != NULL)
 			*slash = '\0';
-		if ((size_t)snprintf(path, len, "%s/%s", exe, RECORD_RUNTIME_LIB) >= len) {
-			cli_error("path of the runtime library too long: %s/%s", exe, RECORD_RUNTIME_LIB);
+		for (size_t k = 0; k < RUNTIME_LIBRARY_PLACES; k++) {
+			if ((size_t)snprintf(candidate, sizeof(candidate), "%s%s/%s", exe, runtime_library_places[k],
+					     RECORD_RUNTIME_LIB) >= sizeof(candidate)) {
+				cli_error("path of the runtime library too long: %s%s/%s", exe,
+					  runtime_library_places[k], RECORD_RUNTIME_LIB);
+				return -1;
+			}
+			if (access(candidate, R_OK) == 0)
+				break;
+			if (k + 1 == RUNTIME_LIBRARY_PLACES) {
+				cli_error("runtime library %s/%s: not found next to %s/faultline nor in %s%s "
+					  "(build it with make, or set FAULTLINE_LIB)",
+					  exe, RECORD_RUNTIME_LIB, exe, exe, runtime_library_places[k]);
+				return -1;
+			}
+		}
+		if (realpath(candidate, path) == NULL) {
+			cli_error("runtime library %s: realpath: %s", candidate, strerror(errno));
+			return -1;
+		}
+		if (strlen(path) >= len) {
+			cli_error("path of the runtime library too long: %s", path);
 			return -1;
 		}
 	}
@@ -1189,11 +1216,20 @@ child_exec(const struct record_options *o, const struct child_env *env, const si
 	_exit(exec_failure_status(error));
 }
 
+static double monotonic_seconds(void);
+
 /* Waits for the child; forwards the signals record receives from other processes.
  * Terminal-generated signals (si_code SI_KERNEL) already reached the child, which is in
- * record's foreground process group, so they are not sent twice. */
+ * record's foreground process group, so they are not sent twice. However the signal came,
+ * record waits for the program's runtime to finish its trace (the runtime's handler writes
+ * every buffered record and stats.json before the program dies), as `perf record` finishes its
+ * file on Ctrl-C. A stop signal again, a second or more after the first (a second Ctrl-C, not
+ * the burst of copies that `timeout` or a scheduler sends to the whole group), cuts that short:
+ * the program is killed with SIGKILL and its trace keeps what was written until then. */
 static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *status)
 {
+	double first_signal = 0;
+	bool killed = false;
 	for (;;) {
 		siginfo_t info;
 		pid_t done = waitpid(pid, status, WNOHANG);
@@ -1210,7 +1246,19 @@ static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *stat
 			cli_error("sigwaitinfo: %s", strerror(errno));
 			return -1;
 		}
-		if (sig > 0 && sig != SIGCHLD && info.si_code != SI_KERNEL)
+		if (sig <= 0 || sig == SIGCHLD)
+			continue;
+		double now = monotonic_seconds();
+		if (first_signal == 0) {
+			first_signal = now;
+		} else if (now - first_signal >= 1.0 && !killed) {
+			cli_error("%s again: killing the program (SIGKILL); its trace keeps what was written until now",
+				  strsignal(sig));
+			kill(pid, SIGKILL);
+			killed = true;
+			continue;
+		}
+		if (info.si_code != SI_KERNEL)
 			kill(pid, sig);
 	}
 }

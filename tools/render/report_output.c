@@ -366,9 +366,8 @@ static void header_totals(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		const struct fl_process *proc = &r->rec->procs[i];
 		uint64_t end = proc->nfaults ? proc->offset_ns + proc->faults[proc->nfaults - 1].rec.time_ns : proc->offset_ns;
-		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &value) == 0)
-			dropped += value;
-		else
+		dropped += proc->faults_lost; /* stats.json's dropped, and any other record it counts the trace lacks */
+		if (!proc->faults_lost_exact)
 			unknown++;
 		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_WALL_NS, &value) == 0 && proc->offset_ns + value > end)
 			end = proc->offset_ns + value;
@@ -377,9 +376,10 @@ static void header_totals(const struct report *r, FILE *out)
 		for (size_t k = 0; k < proc->nfaults; k++)
 			kinds[proc->faults[k].rec.kind <= FL_FAULT_KIND_MAX ? proc->faults[k].rec.kind : 0]++;
 	}
-	fprintf(out, "# records dropped: %" PRIu64, dropped);
+	fprintf(out, "# records dropped: %s%" PRIu64, unknown ? "at least " : "", dropped);
 	if (unknown)
-		fprintf(out, " (+ unknown: %zu process%s without stats.json, killed?)", unknown, unknown == 1 ? "" : "es");
+		fprintf(out, " (%zu process%s without stats.json, killed: the missing seq numbers; the faults after "
+			"the last record written are not known)", unknown, unknown == 1 ? "" : "es");
 	fprintf(out, "\n# duration:        %.3f s\n", (double)end_ns / 1e9);
 	fprintf(out, "# faults:          %s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
 		cli_format_count(r->rec->nfaults - kinds[FL_FAULT_ACCESS_SAMPLE], c[0], sizeof(c[0])),

@@ -70,6 +70,8 @@ int fl_side_file_read(const struct fl_process *proc, const char *name, uint32_t 
 	out->data_offset = found.data_offset;
 	out->record_size = found.record_size;
 	size_t nrecs = fl_trace_file_count_records(out->path, &found, file.len, out->warning, sizeof(out->warning));
+	if (file.note[0] && !out->warning[0]) /* a framed file whose frames stopped early */
+		snprintf(out->warning, sizeof(out->warning), "%s", file.note);
 	rc = 0;
 	if (how == FL_SIDE_IN_PLACE && out->record_size == known_size) {
 		out->map = file; /* the records stay where they lie; the mapping is read-only */

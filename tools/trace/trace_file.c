@@ -1,6 +1,7 @@
 /* trace_file.c: one binary file of a recording mapped, its header checked and its records counted
  * (trace_file.h). The one place that knows which header each file kind must have. */
 #include "trace_file.h"
+#include "frame_decode.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,7 @@ int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size
 	out->data = NULL;
 	out->len = 0;
 	out->writable = false;
+	out->note[0] = '\0';
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -93,6 +95,19 @@ int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size
 	}
 	out->data = p;
 	out->len = (size_t)st.st_size;
+	out->note[0] = '\0';
+	if (fl_frames_is_framed(p, out->len)) {
+		unsigned char *image;
+		size_t image_len;
+		int rc = fl_frames_decode(path, p, out->len, &image, &image_len, out->note, sizeof(out->note), err, errlen);
+		munmap(p, out->len);
+		out->data = NULL;
+		out->len = 0;
+		if (rc < 0)
+			return -1;
+		out->data = image;
+		out->len = image_len;
+	}
 	return 1;
 }
 

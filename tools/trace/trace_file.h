@@ -23,6 +23,8 @@ struct mapped_file {
 	const unsigned char *data;
 	size_t len;
 	bool writable;             /* fl_trace_file_make_writable was called */
+	char note[1024];           /* a framed file (format 3) whose frames stopped early: why, naming the
+	                            * file, frame and offset (else ""); the reader warns with it */
 };
 
 /* Header fields a file must agree on with its reference (meta.json or the faults header). */
@@ -53,7 +55,9 @@ struct fl_header_found {
 	bool complete;             /* the file holds its whole header */
 };
 
-/* Maps PATH read-only. Returns 1 with *out (data NULL for an empty file), 0 when it does not exist,
+/* Maps PATH read-only; a framed file (faults, contexts, evictions of format 3) is decoded into
+ * memory instead, as a header and fixed-size records (frame_decode.c), with out->note saying why
+ * when its frames stopped early. Returns 1 with *out (data NULL for an empty file), 0 when it does not exist,
  * -1 with "PATH: call: reason" in err. Maps the size fstat reported: a file still growing is read
  * as it was when opened. */
 int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size_t errlen);

@@ -102,17 +102,30 @@ static int load_stats(struct loader *ld)
 	return 0;
 }
 
-/* Compares the number of fault records with stats.json's count (a file cut at a record boundary). */
+/* Compares the number of fault records with stats.json's count (a file cut at a record boundary),
+ * and sets how many the trace lacks (from the gaps in the seq numbers without stats.json). */
 static void check_fault_count(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
 	uint64_t total, dropped = 0, access_samples = 0;
 
-	if (!proc->has_stats || stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, &total) < 0)
+	if (!proc->has_stats || stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, &total) < 0) {
+		uint64_t seq_end = 0;
+		for (size_t i = 0; i < proc->nfaults; i++)
+			if (proc->faults[i].rec.seq + 1 > seq_end)
+				seq_end = proc->faults[i].rec.seq + 1;
+		proc->faults_lost = seq_end > proc->nfaults ? seq_end - proc->nfaults : 0;
+		proc->faults_lost_exact = false;
+		if (proc->faults_lost)
+			fl_load_warning(ld->rec, "%s/%s: at least %llu fault records are missing (gaps in their seq "
+				    "numbers)", proc->dir, FL_FILE_NAME_FAULTS, (unsigned long long)proc->faults_lost);
 		return;
+	}
 	stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped);
 	if (stats_json_uint(&proc->stats, FL_STATS_ACCESS_SAMPLES, &access_samples) == 0)
 		total += access_samples; /* records too, but not faults (record --sample-accesses, --mrc) */
+	proc->faults_lost = total > proc->nfaults ? total - proc->nfaults : 0;
+	proc->faults_lost_exact = true;
 	if (total >= dropped && total - dropped != proc->nfaults) {
 		proc->maybe_cut = true;
 		fl_load_warning(ld->rec, "%s/%s: %zu fault records, but stats.json counts %llu faults (%llu dropped)",

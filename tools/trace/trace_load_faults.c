@@ -643,7 +643,7 @@ int fl_load_contexts(struct loader *ld)
 		last_seq = c.seq;
 	}
 	fl_load_report_dangling(ld, "context seqs or stack ids");
-	if (in_seq_order && ld->version == FL_TRACE_VERSION && ld->record_size == sizeof(struct fl_fault_context)) {
+	if (in_seq_order && ld->version >= 2 && ld->record_size == sizeof(struct fl_fault_context)) {
 		/* already what the API promises: used where it lies (f->context is the file index) */
 		proc->contexts = (struct fl_fault_context *)(void *)(data + ld->data_offset);
 		proc->ncontexts = n;

@@ -156,7 +156,12 @@ static size_t count_records(struct loader *ld, size_t len, bool complete)
 
 int fl_load_map(struct loader *ld, struct mapped_file *out)
 {
-	return fl_trace_file_map(ld->path, out, ld->err, ld->errlen);
+	int rc = fl_trace_file_map(ld->path, out, ld->err, ld->errlen);
+	if (rc > 0 && out->note[0]) { /* a framed file whose frames stopped early */
+		ld->proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s", out->note);
+	}
+	return rc;
 }
 
 void fl_load_unmap(struct mapped_file *file)

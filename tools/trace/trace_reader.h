@@ -106,6 +106,11 @@ struct fl_process {
 	struct flat_json stats;     /* stats.json; empty (count 0) when has_stats is false */
 	bool has_stats;
 	bool maybe_cut;             /* no stats.json, a truncated file, or records_dropped > 0 */
+	uint64_t faults_lost;       /* fault records the runtime served but the trace lacks: stats.json's
+	                             * count minus the records, or without stats.json (SIGKILL) the
+	                             * gaps in the records' seq numbers (a lower bound: faults_lost_exact
+	                             * false, the ones after the last record written are not seen) */
+	bool faults_lost_exact;
 	const char *exe;            /* meta.json "exe", or "" */
 	char *const *cmdline;       /* meta.json "cmdline" (ncmdline strings; none when absent) */
 	size_t ncmdline;
