@@ -947,7 +947,7 @@ table_later_rows() {
 		row 5 "Report speed: faultline report DIR, faults per second end to end, wall (old build vs this one)" \
 			"$(cell rep_speed_old "k faults/s" 0.001)" "$(cell rep_speed "k faults/s" 0.001)" \
 			"$(ratio rep_speed rep_speed_old)" "$(runs_of rep_speed)" \
-			"old: $FAULTLINE_OLD, side by side on one recording it made ($rep_what); by CPU time (user + system): this build $(cell rep_speed_cpu "k faults/s" 0.001), old $(cell rep_speed_old_cpu "k faults/s" 0.001), $(ratio rep_speed_cpu rep_speed_old_cpu); this build $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU, old $(cell rep_speed_old_secs s 1e-6) wall, $(cell rep_speed_old_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; fltrace report: 310 k records/s (notes/fltrace.md §7)"
+			"old: $FAULTLINE_OLD, side by side on one recording it made ($rep_what); by CPU time (user + system): this build $(cell rep_speed_cpu "k faults/s" 0.001), old $(cell rep_speed_old_cpu "k faults/s" 0.001), $(ratio rep_speed_cpu rep_speed_old_cpu); this build $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU, old $(cell rep_speed_old_secs s 1e-6) wall, $(cell rep_speed_old_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; fltrace report: 310 k records/s (fltrace, measured earlier on this machine)"
 	elif [ "$HAS_REPORT" = 1 ]; then
 		echo 310369 >"$S/rep_speed_base1"
 		[ -s "$S/rep_speed" ] && sed "s/.*/310369/" "$S/rep_speed" >"$S/rep_speed_base"
