@@ -1,8 +1,9 @@
 /* diag.c: async-signal-safe message formatting and output (see diag.h). */
 #include "diag.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
-#include "sys.h"
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <string.h>
@@ -99,7 +100,8 @@ int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
 	size_t done = 0;
 	int err = 0;
 	while (done < len) {
-		ssize_t w = fl_sys_write(fd, p + done, len - done);
+		/* the raw system call (never the shim's write); diag.c stands below sys.c */
+		ssize_t w = syscall(SYS_write, fd, p + done, len - done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -167,4 +169,78 @@ void fl_invariant_broken(const char *cond, const char *file, int line)
 	fl_buf_str(&b, cond);
 	fl_log(msg);
 	abort();
+}
+
+/* ---- debug marks (diag.h: FL_ASSERT, FL_TESTCASE) ---- */
+
+#define MARK_SLOTS 256
+
+struct mark {
+	const char *_Atomic cond; /* the key: the string literal of one site */
+	const char *kind, *file;
+	_Atomic int line;         /* set after cond: 0 until the slot's site is complete */
+	_Atomic uint64_t count;
+};
+static struct mark marks[MARK_SLOTS];
+static _Atomic uint64_t marks_overflow;
+
+void fl_debug_mark(const char *kind, const char *cond, const char *file, int line)
+{
+	size_t start = ((uintptr_t)cond >> 3) % MARK_SLOTS;
+	for (size_t i = 0; i < MARK_SLOTS; i++) {
+		struct mark *m = &marks[(start + i) % MARK_SLOTS];
+		const char *cur = atomic_load_explicit(&m->cond, memory_order_acquire);
+		if (!cur) {
+			const char *none = NULL;
+			if (atomic_compare_exchange_strong(&m->cond, &none, cond)) {
+				m->kind = kind;
+				m->file = file;
+				atomic_store_explicit(&m->line, line, memory_order_release);
+				cur = cond;
+			} else {
+				cur = none;
+			}
+		}
+		if (cur == cond) {
+			atomic_fetch_add_explicit(&m->count, 1, memory_order_relaxed);
+			return;
+		}
+	}
+	atomic_fetch_add_explicit(&marks_overflow, 1, memory_order_relaxed);
+}
+
+static int marks_wanted;
+
+void fl_debug_marks_setup(void)
+{
+	const char *want = getenv("FAULTLINE_DEBUG_MARKS");
+	marks_wanted = want && strcmp(want, "1") == 0;
+}
+
+void fl_debug_marks_report(void)
+{
+	if (!marks_wanted)
+		return;
+	for (size_t i = 0; i < MARK_SLOTS; i++) {
+		struct mark *m = &marks[i];
+		int line = atomic_load_explicit(&m->line, memory_order_acquire);
+		if (!line)
+			continue;
+		char text[512];
+		struct fl_buf b = { text, 0, sizeof(text) };
+		fl_buf_str(&b, "faultline: mark ");
+		fl_buf_str(&b, m->kind);
+		fl_buf_str(&b, " ");
+		fl_buf_str(&b, m->file);
+		fl_buf_str(&b, ":");
+		fl_buf_u64(&b, (uint64_t)line);
+		fl_buf_str(&b, " ");
+		fl_buf_str(&b, atomic_load(&m->cond));
+		fl_buf_str(&b, ": ");
+		fl_buf_u64(&b, atomic_load_explicit(&m->count, memory_order_relaxed));
+		fl_buf_str(&b, "\n");
+		fl_write_all(2, b.p, b.len, NULL);
+	}
+	if (atomic_load(&marks_overflow))
+		fl_log_u64("marks beyond the table (not listed): ", atomic_load(&marks_overflow), " passes");
 }

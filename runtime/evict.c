@@ -29,39 +29,11 @@
  * below -L, so resident + reserve + soft <= -L. Below 16 MiB of -L, and with
  * FAULTLINE_EVICT_INLINE=1, there is no evictor thread.
  *
- * Why eviction cost so much (issue 17; 2-vCPU PVM guest, pti=on, shadow paging; load 7-16, so
- * CPU time and same-run ratios). The fill of 256 MiB at -L 64 cost +33 µs CPU per page more than
- * at -L 1024 (5.34 vs 3.15 s), and perf stat showed it as *user* time: 5.65 s user at -L 64 against
- * 1.33 s at -L 1024. The cause is the memcpy into the mirror. A mirror page is a never-touched
- * MAP_NORESERVE page the first time a page is evicted, and in this guest a user-mode touch of a
- * page whose PTE is new or just changed costs an exception reflected through the host plus a
- * shadow page-table fill (and here an allocation and zeroing on top); the write-protect before
- * the copy changes the region PTEs too, so the copy's reads fault again in the host. perf sees
- * little of it: samples land on the user instruction after each exit, or on pvm_irq_enable (48 %
- * of all samples). bench/evict_prims.c, per page, CPU, 16384 pages, 1 thread (runs of 64 / 512):
- *   write-protect + memcpy into fresh mirror pages + madvise   16.4 / 20.5 µs   (the old path)
- *   the same into mirror pages already present                   4.6 /  3.5 µs
- *   memcpy into present pages + madvise, no write-protect         4.2 /  3.9 µs
- *   UFFDIO_MOVE into mirror holes                                 0.68 / 0.14 µs
- *   madvise of the mirror (older copies) + UFFDIO_MOVE            2.9 /  0.44 µs
- *   MADV_DONTNEED only (clean page)                               0.36 / 0.22 µs
- * With a second thread spinning on the other vCPU (remote TLB flushes), wall per page: old path
- * 79 / 120 µs, move 3.6 / 1.1 µs. Not the cause: THP and khugepaged (region and mirror are
- * MADV_NOHUGEPAGE), the clock sweep (one state byte per page examined; not separately measured).
- * After the change the mirror takes no first-touch faults (pass 1's minor faults 14,295 -> 4).
- * Re-measured 2026-11-27 (now an Intel nested-PVM guest, load 8-14; medians of interleaved runs):
- * the fill costs the same CPU at -L 64 as at -L 1024 (796 vs 804 ms, 6 runs; the copying path,
- * FAULTLINE_EVICT_COPY=1, 926 ms: +2.5 µs per evicted page). On the fill + two reads the evictor
- * thread takes ~0.3 µs CPU per evicted page (stats.json evictor_cpu_ns), 2 % of the run's CPU;
- * eviction makes ~1,100 page-table calls (~620 ioctls, UFFDIO_MOVE of up to 512 pages; 470 madvise
- * or process_madvise of ~280 clean pages) for 196,608 evictions, and a refault costs what a first
- * touch does (~12 µs CPU; handler threads 7, the program's thread 5). What the kernel's swap is
- * cheaper by is the userfaultfd round trip itself: the minimal handler (bench/uffd_floor) takes
- * 7.2 µs CPU per fault, the kernel 5.3 µs per page for the whole fill + reads (reclaim and swap
- * I/O included), faultline's tracing the rest (without stacks 0.90x the CPU, --stack-depth 0
- * 0.73x). evict_prims with a spinning sibling shows what the guest's CPU clocks miss: per page
- * copy_warm 18.6 µs wall for 2.0 µs CPU, drop 3.2 µs wall for 0.37 µs CPU, move 0.5 µs wall for
- * 0.04 µs CPU.
+ * Why runs are moved (UFFDIO_MOVE) rather than copied: in this kind of guest a user-mode touch of a
+ * page whose PTE is new or just changed costs an exception reflected through the host, so copying
+ * into never-touched mirror pages made eviction the dominant cost of a tight -L; a move changes
+ * no PTE the program or the runtime reads afterwards. The measurements behind this (per-page costs
+ * of each primitive, before and after, dated) are in docs/design.md, "Eviction diary".
  *
  * Everything here runs on handler threads or the evictor under evict_lock, which application
  * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
@@ -509,6 +481,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want)
 		}
 		if (!fl_page_trylock(rt, page, &old))
 			continue;
+		FL_TESTCASE((old & PG_WHERE) != PG_RESIDENT); /* freed or evicted since the hand's look */
 		if ((old & PG_WHERE) != PG_RESIDENT || (old & (PG_REF | PG_NOACCESS))) {
 			fl_page_unlock(rt, page, old);
 			continue;
@@ -532,6 +505,7 @@ static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 	while (got < want && examined++ < budget && ring_pop(&rt->fifo, &page, &epoch)) {
 		if (rt->epoch[page] != epoch)
 			continue; /* freed or evicted since: stale entry */
+		FL_TESTCASE(atomic_load(&rt->state[page]) & PG_BUSY);
 		if (!fl_page_trylock(rt, page, &old)) {
 			ring_push_raw(&rt->fifo, page, epoch); /* in transition: keep its place in line */
 			continue;
@@ -663,6 +637,7 @@ static void refill(struct fl_runtime *rt)
 		pthread_mutex_lock(&rt->evict_lock);
 		size_t done = evict_some(rt, excess < FL_EVICT_RUN ? excess : FL_EVICT_RUN);
 		pthread_mutex_unlock(&rt->evict_lock);
+		FL_TESTCASE(done == 0);
 		if (done == 0 && ++idle == 100)
 			return; /* everything busy or PROT_NONE: faults evict inline if they must */
 		if (done == 0)
@@ -674,13 +649,10 @@ static void *evictor_main(void *arg)
 {
 	struct fl_runtime *rt = arg;
 	struct fl_evictor *ev = &rt->evictor;
-	sigset_t all;
 	uint64_t v;
 
-	fl_internal_thread = 1;
+	fl_internal_thread_enter("fl-evictor"); /* raw mask: the shim's would leave the stack signal open after fork */
 	atomic_store(&ev->tid, (int)syscall(SYS_gettid));
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* Acts only when kicked, never on its own: in a forked child it starts before the child's
 	 * runtime is complete (new userfaultfd, far store), and only its handlers kick. A kick
 	 * lost while it was awake is harmless: every later fault that finds the reserve low and
@@ -740,6 +712,7 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 	evictor_start(rt);
 	for (size_t p = 0; p < rt->va_high_pages; p++) {
 		uint8_t s = atomic_load(&rt->state[p]) & PG_WHERE;
+		FL_TESTCASE(s == PG_FAR); /* a forked child that starts with evicted pages */
 		if (s == PG_RESIDENT) {
 			local++;
 			if (rt->local_limit_pages && rt->policy == FL_POLICY_FIFO && ring_count(&rt->fifo) < rt->fifo.cap)

@@ -211,8 +211,7 @@ static void *prefetch_main(void *arg)
 {
 	struct fl_runtime *rt = arg;
 	struct fl_prefetch *pf = rt->farst.pf;
-	fl_internal_thread = 1;
-	fl_sys_block_all_signals();
+	fl_internal_thread_enter("fl-prefetch");
 	for (;;) {
 		size_t page;
 		pthread_mutex_lock(&pf->lock);

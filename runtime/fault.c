@@ -69,6 +69,7 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 	for (;;) {
 		if (ioctl(rt->uffd, UFFDIO_COPY, &copy) == 0)
 			return 0;
+		FL_TESTCASE(errno == EAGAIN);
 		if (errno == EAGAIN) { /* the address space is changing (fork, mremap): retry */
 			copy.copy = 0;
 			sched_yield();
@@ -123,6 +124,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 		fl_page_unlock(rt, page, old);
 		wake_page(rt, page);
 	}
+	FL_TESTCASE(waits > 0);
 	if (waits)
 		atomic_fetch_add_explicit(&h->stats.busy_waits, waits, memory_order_relaxed);
 }
@@ -142,6 +144,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	bool dirty;
 	const void *src;
 
+	FL_TESTCASE(waits > 0);
 	if (waits)
 		atomic_fetch_add_explicit(&h->stats.busy_waits, waits, memory_order_relaxed);
 	switch (old & PG_WHERE) {
@@ -178,6 +181,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	if (!dontwake)
 		*service_ns = fl_fault_service_ns(rt, read_ns); /* the install below wakes the thread */
 	int err = install_page(rt, page, src, !dirty, dontwake);
+	FL_TESTCASE(err == EEXIST);
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */

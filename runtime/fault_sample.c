@@ -3,10 +3,10 @@
  *
  * Why. A fault's stack and counters used to be taken by the faulting thread itself, in a
  * signal sent by the handler: on this kind of VM the signal (send, delivery, sigreturn, an
- * extra context switch) and the counter read() cost 30-50 % of a fault (bench row 1, issue 17).
+ * extra context switch) and the counter read() cost 30-50 % of a fault (bench row 1).
  * The kernel can hand both over for free: a software page-fault event sampled at every fault
  * (sample_period 1) fires exactly once per userfaultfd fault, in the faulting thread, *before*
- * the message is queued (notes/mechanisms.md §8), and its sample carries the thread id, the
+ * the message is queued (docs/design.md, measured facts), and its sample carries the thread id, the
  * faulting address, the thread's user registers (for a fault inside a system call: those of
  * the call, so the stack is the caller's) and the values of the whole group (PERF_SAMPLE_READ:
  * the --pmu events are its members). The handler that reads the message finds the sample in

@@ -4,8 +4,8 @@
  * FL_MSG_BATCH messages at once and serves them (fault.c): one system call per wake-up, as
  * the minimal handler (bench/uffd_floor.c). Handlers are pinned one per CPU by default: on
  * this kind of VM a wake-up across vCPUs costs ~20 µs, so a fault served by the handler on the
- * faulting thread's vCPU costs ~8.5 µs against ~47 µs from the other (notes/mechanisms.md
- * §7.3).
+ * faulting thread's vCPU costs ~8.5 µs against ~47 µs from the other (docs/design.md,
+ * measured facts).
  *
  * Handlers block every signal but one, the handler signal: a real-time signal of the
  * runtime's (the highest free one below the stack signal), whose action does nothing and is
@@ -22,7 +22,7 @@
  * 1e). Tried and not kept: only the handlers of CPUs where faulting threads run wait there,
  * the others on a futex until a fault of their CPU's threads needs them. The first-touch loop
  * got 3-17 % faster, but fill and refault passes 7-16 % slower: with the other vCPU idle, the
- * scheduler moves the woken thread there 5-10x as often (notes/mechanisms.md §9). */
+ * scheduler moves the woken thread there 5-10x as often (docs/design.md). */
 #include "runtime.h"
 #include "diag.h"
 #include "uffd_compat.h"

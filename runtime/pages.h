@@ -89,6 +89,8 @@ static inline bool fl_page_trylock(struct fl_runtime *rt, size_t page, uint8_t *
 /* Publish a page's new state and release ownership. */
 static inline void fl_page_unlock(struct fl_runtime *rt, size_t page, uint8_t new_state)
 {
+	FL_ASSERT(atomic_load_explicit(&rt->state[page], memory_order_relaxed) & PG_BUSY); /* locked by us */
+	FL_ASSERT(!(new_state & PG_STAGED) || (new_state & PG_WHERE) == PG_FAR);     /* STAGED only with FAR */
 	atomic_store_explicit(&rt->state[page], (uint8_t)(new_state & ~PG_BUSY), memory_order_release);
 }
 
@@ -103,7 +105,9 @@ static inline void fl_local_add(struct fl_runtime *rt, size_t n)
 
 static inline void fl_local_sub(struct fl_runtime *rt, size_t n)
 {
-	atomic_fetch_sub_explicit(&rt->local_pages, n, memory_order_relaxed);
+	size_t before = atomic_fetch_sub_explicit(&rt->local_pages, n, memory_order_relaxed);
+	FL_ASSERT(before >= n); /* no underflow: every page taken out was counted in */
+	(void)before;
 }
 
 #endif

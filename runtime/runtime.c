@@ -1,7 +1,7 @@
 /* runtime.c: the runtime's lifecycle — start from the FAULTLINE_* environment, shutdown at
  * exit or exec, and a fresh runtime in the child of a fork.
  *
- * Design choices, measured on this machine (notes/mechanisms.md):
+ * Design choices, measured on this machine (docs/design.md):
  *  - One region, registered MISSING | WP once, without UFFD_FEATURE_SIGBUS or
  *    UFFD_USER_MODE_ONLY (both make read()/write() into a non-resident page fail with EFAULT)
  *    and without EVENT_REMOVE (its synchronous events deadlock a handler that drops its own
@@ -40,15 +40,7 @@
 #include "faultline/env.h"
 
 struct fl_runtime fl_rt;
-__thread int fl_internal_thread;
 _Atomic int fl_rt_state = FL_RT_UNINIT;
-
-uint64_t fl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int open_uffd(void)
 {
@@ -178,6 +170,8 @@ int fl_runtime_init(void)
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
 	rt->uid = getuid();
+	fl_fatal_on_stop(fl_runtime_shutdown);
+	fl_debug_marks_setup();
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
@@ -192,18 +186,6 @@ int fl_runtime_init(void)
 	}
 	fl_maps_snapshot("start");
 	return 0;
-}
-
-void fl_fatal_stop(const char *why)
-{
-	static _Atomic int stopping;
-	if (atomic_exchange(&stopping, 1)) /* another thread is stopping the program: wait for it */
-		for (;;)
-			pause();
-	fl_log(why);
-	fl_runtime_shutdown("far store failure");
-	syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
-	__builtin_unreachable();
 }
 
 /* Invariant check (FAULTLINE_CHECK_STATES=1, for tests): a page is mapped exactly when its
@@ -266,6 +248,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_rap_online_write(rt); /* ranges.rap */
 	fl_frames_drain(); /* every record handed to the frame writer is in its file */
 	fl_runtime_write_stats(rt);
+	fl_debug_marks_report(); /* debug build with FAULTLINE_DEBUG_MARKS=1: FL_ASSERT/FL_TESTCASE counts */
 }
 
 /* Child of fork: settle pages that were in transition in the parent at the fork. */

@@ -22,6 +22,9 @@
 #include "stream.h"
 #include "far_store.h"
 #include "sys.h"
+#include "clock.h"
+#include "fatal.h"
+#include "internal_thread.h"
 #include "runtime_api.h"
 
 #define FL_MAX_HANDLERS 16
@@ -195,8 +198,7 @@ extern struct fl_runtime fl_rt;
 
 /* runtime.c */
 void fl_runtime_write_stats(struct fl_runtime *rt);
-void fl_fatal_stop(const char *why) __attribute__((noreturn)); /* flush, exit FL_EXIT_RUNTIME_FAILURE */
-uint64_t fl_now_ns(void);
+/* fl_fatal_stop: fatal.h; fl_now_ns: clock.h (leaves, included above) */
 
 /* env.c */
 uint64_t fl_env_u64(const char *name, uint64_t dflt); /* a FAULTLINE_* number; dflt if unset or malformed */

@@ -1,6 +1,6 @@
 /* sys.c: raw system call wrappers of the runtime (see sys.h for why they exist). */
 #include "sys.h"
-#include "runtime.h"
+#include "internal_thread.h"
 #include "diag.h"
 
 #include <dlfcn.h>

@@ -235,8 +235,7 @@ static void *sampler_main(void *arg)
 	uint64_t period_ns = (uint64_t)tl->period_ms * 1000000ull;
 	uint64_t next = fl_now_ns();
 
-	fl_internal_thread = 1;
-	fl_sys_block_all_signals();
+	fl_internal_thread_enter("fl-timeline");
 	while (!atomic_load(&tl->stop)) {
 		uint64_t now = fl_now_ns();
 		next += period_ns;

@@ -792,7 +792,7 @@ table_tracing() {
 	[ -s "$S/trace_bpf" ] && sed 's/.*/150/' "$S/trace_bpf" >"$S/fltrace_bpf"
 	row 4c "Trace bytes per fault, -s 1, first-touch program: fltrace (notes) vs faultline" \
 		"150 B" "$(cell trace_bpf B)" "$(ratio trace_bpf fltrace_bpf)" "$(runs_of trace_bpf)" \
-		"$files; baseline: fltrace ≈ 150 B/fault (notes/fltrace.md, not measured here)"
+		"$files; baseline: fltrace ≈ 150 B/fault (fltrace's own figure, not measured here)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -947,20 +947,20 @@ table_later_rows() {
 		row 5 "Report speed: faultline report DIR, faults per second end to end, wall (old build vs this one)" \
 			"$(cell rep_speed_old "k faults/s" 0.001)" "$(cell rep_speed "k faults/s" 0.001)" \
 			"$(ratio rep_speed rep_speed_old)" "$(runs_of rep_speed)" \
-			"old: $FAULTLINE_OLD, side by side on one recording it made ($rep_what); by CPU time (user + system): this build $(cell rep_speed_cpu "k faults/s" 0.001), old $(cell rep_speed_old_cpu "k faults/s" 0.001), $(ratio rep_speed_cpu rep_speed_old_cpu); this build $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU, old $(cell rep_speed_old_secs s 1e-6) wall, $(cell rep_speed_old_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; fltrace report: 310 k records/s (notes/fltrace.md §7)"
+			"old: $FAULTLINE_OLD, side by side on one recording it made ($rep_what); by CPU time (user + system): this build $(cell rep_speed_cpu "k faults/s" 0.001), old $(cell rep_speed_old_cpu "k faults/s" 0.001), $(ratio rep_speed_cpu rep_speed_old_cpu); this build $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU, old $(cell rep_speed_old_secs s 1e-6) wall, $(cell rep_speed_old_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; fltrace report: 310 k records/s (fltrace, measured earlier on this machine)"
 	elif [ "$HAS_REPORT" = 1 ]; then
 		echo 310369 >"$S/rep_speed_base1"
 		[ -s "$S/rep_speed" ] && sed "s/.*/310369/" "$S/rep_speed" >"$S/rep_speed_base"
 		row 5 "Report speed: faultline report DIR, faults per second end to end, wall" \
 			"$(cell rep_speed_base1 "k records/s" 0.001)" "$(cell rep_speed "k faults/s" 0.001)" \
 			"$(ratio rep_speed rep_speed_base)" "$(runs_of rep_speed)" \
-			"baseline: fltrace report, 204,845 rows in 0.66 s (notes/fltrace.md §7, not side by side); recording of $rep_what; by CPU time (user + system) $(cell rep_speed_cpu "k faults/s" 0.001); $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; FAULTLINE_OLD=another build's faultline times both side by side"
+			"baseline: fltrace report, 204,845 rows in 0.66 s (measured earlier on this machine, not side by side); recording of $rep_what; by CPU time (user + system) $(cell rep_speed_cpu "k faults/s" 0.001); $(cell rep_speed_secs s 1e-6) wall, $(cell rep_speed_cpu_secs s 1e-6) CPU per run; goal (issue 14): 1,000 k faults/s; FAULTLINE_OLD=another build's faultline times both side by side"
 	else
 		row_unbuilt 5 "Report speed: faultline report DIR, trace records per second" "faultline help does not list report"
 	fi
 	if [ "$HAS_VISUALIZE" = 1 ]; then
 		verb_row 6 "Flamegraph: faultline visualize DIR, trace records per second" vis_speed 1463179 \
-			"baseline: fltrace visualize, 204,845 rows in 0.14 s (notes/fltrace.md §7, not side by side)"
+			"baseline: fltrace visualize, 204,845 rows in 0.14 s (measured earlier on this machine, not side by side)"
 	else
 		row_unbuilt 6 "Flamegraph: faultline visualize DIR, trace records per second" "faultline help does not list visualize"
 	fi

@@ -4,7 +4,7 @@
  * b = 2^k aligned pieces only where events are frequent: hot areas end up counted to the
  * page, cold ones stay coarse. Memory is bounded by O(b·D/ε) nodes, independent of the
  * stream, and every count comes with a guaranteed error. The algorithm is the one in
- * notes/ranges-and-locality.md §1.3 (Mysore et al., CGO'06; Hershberger et al., ASP):
+ * docs/design.md, "Ranges and locality" (Mysore et al., CGO'06; Hershberger et al., ASP):
  *
  *   Units.    An address a is counted as unit x = a >> gran_log2 of the universe
  *             [0, 2^W), W = addr_bits - gran_log2. D = ceil(W / k) levels lie above a unit

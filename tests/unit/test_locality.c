@@ -1,7 +1,7 @@
 /* test_locality.c: locality scores against closed forms, a brute-force reference, and the clock.
  *
  *  1. The closed forms (derived below, printed) reproduce the table in
- *     notes/ranges-and-locality.md §3.1.
+ *     docs/design.md, "Ranges and locality"
  *  2. Synthetic page streams: sequential scan, interleaved streams, cyclic loops over 2^m pages,
  *     uniform random pages over 2^m — scores match the closed forms within 0.02.
  *  3. Random streams and random parameters against an O(n) LRU-stack / full-history reference:

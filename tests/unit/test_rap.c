@@ -1,11 +1,11 @@
 /* test_rap.c: unit tests of the RAP library (inc/faultline/rap.h, lib/rap.c, lib/rap_dump.c).
  *
- * Vectors from notes/ranges-and-locality.md §1.5 and the RAP issue:
+ * Vectors from docs/design.md, "Ranges and locality":
  *   config       invalid configurations refused with a message; points outside the universe
  *                and overflowing weights rejected; odd geometries (k not dividing W, b = 256)
  *   point mass   W = 32, b = 2, ε = 0.01: exactly 1 + b·D = 65 nodes before the first merge,
  *                error of the hot unit exactly D; still D after 200 000 events
- *   §1.5 table   uniform and 90/10 at W = 32, b = 2, 200 000 events: nodes, worst error printed
+ *   vector table uniform and 90/10 at W = 32, b = 2, 200 000 events: nodes, worst error printed
  *   streams      uniform, 90/10 hot region, adversarial (ascending sweep, then zoom on one page,
  *                weights 1..4), 10^6 points each at 48-bit addresses, 4 KiB units, b = 4
  *                (and 90/10 at b = 2): after every batch of 10^4 points the invariant holds, every
@@ -614,7 +614,7 @@ static void test_point_mass(void)
 	rap_free(r);
 }
 
-/* §1.5's table: W = 32, ε = 0.01, 200 000 events (our μ = 0.5 and internal merges). */
+/* the test vector table of docs/design.md ("Ranges and locality"): W = 32, ε = 0.01, 200 000 events (our μ = 0.5 and internal merges). */
 static void test_table_15(void)
 {
 	struct stream u, h;
@@ -636,7 +636,7 @@ static void test_hot_report(const struct run *run, const struct stream *s, const
 	rap_get_stats(run->tree, &st);
 	struct hot_summary h = hot_cover(run->tree, &run->ex, 0.05, s->hot_lo, s->hot_hi);
 	double need = 0.9 * (double)st.n - st.eps * (double)st.n;
-	/* §1.5 as written: some hot range covers the region with est >= 0.9n - εn (the root
+	/* as the design says: some hot range covers the region with est >= 0.9n - εn (the root
 	 * always does, so also:) the hot ranges inside the region resolve it: their discounted
 	 * counts add up to >= 0.9n - εn. */
 	REQUIRE(h.cover.hi && (double)h.cover.est >= need, "%s: no hot range covers the hot MiB with "

@@ -1,7 +1,7 @@
 /* locality.c: spatial and temporal locality scores of one group's page access stream.
  *
  * Definitions (Weinberg, McCracken, Strohmaier, Snavely, SC'05, as reconstructed in
- * notes/ranges-and-locality.md §3.1, with the unit changed from 8-byte words to pages):
+ * docs/design.md, "Ranges and locality", with the unit changed from 8-byte words to pages):
  *
  *   Units.   Accesses are page numbers (address >> page shift), in the order the group made them.
  *            Strides and reuse distances are counted in pages.
@@ -31,7 +31,7 @@
  *            over n = 2^m score 1/n + Σ_{i=0}^{min(m,L)−1} (2^i/n)·(L − i)/L (d is uniform on
  *            0..n−1).
  *
- * Data structures (Bennett–Kruskal / Olken, Fenwick variant; notes §3.3):
+ * Data structures (Bennett–Kruskal / Olken, Fenwick variant):
  *   - time slots 0..C−1: access t occupies slot t; page_at[slot] is its page; a Fenwick tree over
  *     the slots counts the *live* ones: a slot is live iff it holds its page's latest access.
  *   - a hash map page → slot of its latest access (open addressing, linear probing).

@@ -6,7 +6,7 @@
  *   temporal — how soon pages are reused, in distinct pages in between (1: reused at once,
  *              0: never reused within N distinct pages).
  * Definitions, parameters and the exact conventions are written at the top of locality.c
- * (Weinberg et al. SC'05 scores adapted to pages; notes/ranges-and-locality.md §3).
+ * (Weinberg et al. SC'05 scores adapted to pages; docs/design.md, "Ranges and locality").
  *
  * Cost: O(log N) per access (reuse distance by a Fenwick tree over access times, a hash map from
  * page to its last access); memory grows with the distinct pages of the group, up to a bound of

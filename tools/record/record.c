@@ -40,6 +40,7 @@
 #include "cli.h"
 #include "far_cleanup.h"
 #include "far_spec.h"
+#include "record_binaries.h"
 #include "faultline/env.h"
 #include "faultline/pmu_events.h"
 #include "faultline/trace.h"

@@ -70,9 +70,4 @@ void record_usage(void);
 /* The `record` verb. */
 int cmd_record(int argc, char **argv);
 
-/* After the run (record_binaries.c): DIR/binaries, the identity of every mapped file, and with
- * archive their copies in DIR/.build-id. started: when the run began (CLOCK_REALTIME). Returns 0,
- * or -1 after printing why. */
-int record_binaries(const char *dir, bool archive, const struct timespec *started, bool quiet);
-
 #endif

@@ -13,7 +13,7 @@
  *
  * The paths come from the maps snapshots (DIR/PID/maps: "# maps ..." header lines, then
  * /proc/PID/maps text): every mapping naming a file, deduplicated. */
-#include "record.h"
+#include "record_binaries.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,7 +3,8 @@
  * in time order with an alloc_id index, and joins every fault to the allocation it hit: by the
  * object the fault record names (FL_FAULT_OBJECT), or, for records without object fields, by a
  * sweep over the log (alloc_index.c). The contract is in trace_reader.h. */
-#include "trace_load.h"
+#include "trace_load_allocs.h"
+#include "trace_load_faults.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * file already in seq order, of this version's record size) or gathered once in seq order by
  * walking the seq table: no sort of copies. Version-1 records (32-bit seqs) are decoded into the
  * version-2 structs. */
-#include "trace_load.h"
+#include "trace_load_faults.h"
 
 #include <errno.h>
 #include <stdio.h>

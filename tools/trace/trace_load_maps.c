@@ -1,6 +1,6 @@
 /* trace_load_maps.c: loads a process's maps file: the /proc/self/maps snapshots the runtime took,
  * each after a line "# maps TIME REASON", parsed (trace/maps.c) and put in time order. */
-#include "trace_load.h"
+#include "trace_load_maps.h"
 
 #include <stdio.h>
 #include <stdlib.h>

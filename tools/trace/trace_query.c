@@ -2,7 +2,7 @@
  * merged in time order, a fault's context, stack and allocation, records by seq, stack id or
  * alloc_id, the maps snapshot in force at a time, and names of kinds. Everything is read-only:
  * several threads may query at once. */
-#include "trace_load.h"
+#include "trace_load_state.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,10 @@
-/* trace_load.h: what the loader's files share (private to tools/trace/): the state of loading one
- * process, its error and warning lines, and binary files mapped and header-checked in place.
- *
- * Loading is split by file: trace_load.c (the recording, its processes, meta.json and stats.json,
- * mapping a binary file and checking its header), trace_load_faults.c (faults, stacks, contexts),
- * trace_load_allocs.c (allocs, allocs.zst, sites, fault → object joins), trace_load_maps.c (maps).
- * The queries on a loaded recording are in trace_query.c, the allocation sweep in alloc_index.c. */
-#ifndef FAULTLINE_TOOLS_TRACE_LOAD_H
-#define FAULTLINE_TOOLS_TRACE_LOAD_H
+/* trace_load_state.h: what the loader's files share (private to tools/trace/): the state of
+ * loading one process, its error and warning lines, and binary files mapped and header-checked in
+ * place (trace_load_state.c). It calls no loader file, so each of them (trace_load.c, which opens
+ * a recording and loads its processes; trace_load_faults.c; trace_load_allocs.c;
+ * trace_load_maps.c) and the queries (trace_query.c) stand on it without a circle. */
+#ifndef FAULTLINE_TOOLS_TRACE_LOAD_STATE_H
+#define FAULTLINE_TOOLS_TRACE_LOAD_STATE_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -55,7 +53,7 @@ struct loader {
 	uint32_t *fault_file_index;     /* while loading: file index of each fault (in time order) */
 };
 
-/* ------------------------------------------------------------ errors and warnings (trace_load.c) */
+/* ------------------------------------------------------------ errors and warnings (trace_load_state.c) */
 
 /* Appends one warning line to rec (counted as suppressed beyond FL_MAX_WARNINGS or without memory). */
 void fl_load_warning(struct fl_recording *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -80,7 +78,7 @@ int fl_load_dangling(struct loader *ld, uint64_t offset, const char *fmt, ...) _
 /* Ends the dangling-reference count of the current file with its warning. */
 void fl_load_report_dangling(struct loader *ld, const char *what);
 
-/* ------------------------------------------------------------ files (trace_load.c) */
+/* ------------------------------------------------------------ files (trace_load_state.c) */
 
 /* Maps the current file (ld->path) read-only. Returns 1 with *out, 0 when it does not exist, -1
  * on error. Maps the size fstat reported: a file still growing is read as it was when opened. */
@@ -93,23 +91,5 @@ void fl_load_unmap(struct mapped_file *file);
  * data_offset and version). Returns 1 with the mapping and the number of complete fixed-size
  * records (0 for stacks and allocs.zst), 0 when the file is absent, -1 on error (unmapped). */
 int fl_load_binary(struct loader *ld, const char *name, uint32_t kind, struct mapped_file *file, size_t *nrecords);
-
-/* ------------------------------------------------------------ per file */
-
-int fl_load_faults(struct loader *ld);       /* trace_load_faults.c: faults, in time order */
-int fl_load_stacks(struct loader *ld);       /* stacks */
-int fl_load_fault_joins(struct loader *ld);  /* faults' stack ids checked, the seq index */
-int fl_load_contexts(struct loader *ld);     /* contexts, joined to faults, in seq order */
-int fl_load_allocs(struct loader *ld);       /* trace_load_allocs.c: allocs or allocs.zst */
-int fl_load_sites(struct loader *ld);        /* sites */
-int fl_load_attribute(struct loader *ld);    /* every fault joined to its allocation */
-int fl_load_maps(struct loader *ld);         /* trace_load_maps.c: the maps snapshots */
-
-/* Checks that stack id *ID, referenced at OFFSET of the current file by WHAT record I, exists; a
- * missing id in a trace that may be cut is cleared (*id = 0) and counted (trace_load_faults.c). */
-int fl_load_check_stack_ref(struct loader *ld, uint32_t *id, uint64_t offset, const char *what, size_t i);
-
-/* Releases what proc->priv holds (trace_load_faults.c and trace_load_allocs.c fill it). */
-void fl_load_private_free(struct fl_process *proc);
 
 #endif
