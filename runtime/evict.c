@@ -124,6 +124,8 @@ int fl_evict_setup(struct fl_runtime *rt)
 	evictor_start(rt);
 	if (rt->policy == FL_POLICY_CLOCK) {
 		size_t target = fl_evict_soft_target(limit);
+		rt->clock_trial = true; /* trials until the adaptive clock has seen a window */
+		rt->rescue = fl_sys_reserve(rt->region_pages, "mmap(adaptive clock's rescue marks)");
 		rt->soft_target_pages = target;
 		return ring_init(&rt->soft, 4 * (target + FL_EVICT_BATCH));
 	}
@@ -329,17 +331,29 @@ static size_t move_to_mirror(struct fl_runtime *rt, size_t first, size_t n)
 	return done;
 }
 
-/* Copies pages [first, first + n) into the mirror and drops them (the fallback of a move). */
+/* Copies pages [first, first + n) into the mirror and drops them (the fallback of a move). A
+ * page no longer mapped is not read: reading it would be a fault on a page this thread holds
+ * BUSY, which no handler can serve. Its content is in its mirror page already (a move that
+ * reported an error but moved it), or it is a hole (dropped behind the runtime's back; it reads
+ * as zeros, as the move skips it). */
 static void copy_to_mirror(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old)
 {
 	char *start = fl_page_addr(rt, first);
+	unsigned char present[FL_EVICT_RUN];
 	bool any_dirty = false;
 	for (size_t i = 0; i < n; i++)
 		any_dirty |= (old[i] & PG_DIRTY) != 0;
 	if (any_dirty && rt->write_protect)
 		write_protect(rt, start, n * FL_PAGE_SIZE);
-	for (size_t i = 0; i < n; i++)
-		memcpy(fl_mirror_addr(rt, first + i), start + i * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	if (mincore(start, n * FL_PAGE_SIZE, present) < 0) {
+		fl_log_errno("mincore(pages to copy into the mirror)", errno);
+		memset(present, 1, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		FL_TESTCASE(!(present[i] & 1));
+		if (present[i] & 1)
+			memcpy(fl_mirror_addr(rt, first + i), start + i * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	}
 	drop(start, n * FL_PAGE_SIZE, "madvise(MADV_DONTNEED) of evicted pages");
 }
 
@@ -404,10 +418,11 @@ static void publish_soft(struct fl_runtime *rt, size_t page, uint8_t old)
 	fl_page_unlock(rt, page, soft_state(rt, old));
 }
 
-/* Evicts a run of locked pages: to the soft pool (clock) or straight to FAR (fifo). With a
- * drop batch (clock), clean pages to drop are published when the batch is flushed. */
+/* Evicts a run of locked pages: to the soft pool (clock's trial) or straight to FAR (fifo,
+ * clock's direct evictions: DECISION says which). With a drop batch (clock's trial), clean
+ * pages to drop are published when the batch is flushed. */
 static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old, bool to_soft,
-		      struct drop_batch *batch)
+		      struct drop_batch *batch, uint8_t decision)
 {
 	if (n == 0)
 		return;
@@ -429,40 +444,125 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		fin_pages[nfin] = page, fin_old[nfin] = soft_state(rt, old[i]); /* n <= FL_EVICT_RUN */
 		nfin++;
 	}
-	finalize_locked(rt, fin_pages, fin_old, nfin, FL_EVICT_FIFO);
+	finalize_locked(rt, fin_pages, fin_old, nfin, decision);
+	if (decision == FL_EVICT_CLOCK_DIRECT)
+		atomic_fetch_add_explicit(&rt->evict.clock_direct, nfin, memory_order_relaxed);
 }
 
 /* Collects victims into contiguous runs and evicts each run when it ends. */
 struct run {
 	size_t first, n;
 	uint8_t old[FL_EVICT_RUN];
-	struct drop_batch *batch;            /* clock: clean pages dropped together; NULL = at once */
+	bool to_soft;                        /* clock's trial: into the soft pool */
+	uint8_t decision;                    /* otherwise: to FAR, for this reason (enum fl_evict_decision) */
+	struct drop_batch *batch;            /* clock's trial: clean pages dropped together; NULL = at once */
 };
 
-static void run_flush(struct fl_runtime *rt, struct run *r, bool to_soft)
+static void run_flush(struct fl_runtime *rt, struct run *r)
 {
-	evict_run(rt, r->first, r->n, r->old, to_soft, r->batch);
+	evict_run(rt, r->first, r->n, r->old, r->to_soft, r->batch, r->decision);
 	r->n = 0;
 }
 
-static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t old, bool to_soft)
+static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t old)
 {
 	if (r->n && (r->first + r->n != page || r->n == FL_EVICT_RUN))
-		run_flush(rt, r, to_soft);
+		run_flush(rt, r);
 	if (r->n == 0)
 		r->first = page;
 	r->old[r->n++] = old;
 }
 
-/* Clock: moves up to `want` unreferenced resident pages into the soft pool. */
-static size_t clock_sweep(struct fl_runtime *rt, size_t want)
+/* ---- the adaptive clock ----
+ *
+ * Trial unmaps pay off only where pages are reused: a page touched in the soft pool costs a
+ * soft fault, and that fault is worth it only if the page it keeps is hotter than the pages
+ * evicted instead. Under random access (a graph build's scatter) a kept page is no hotter than
+ * any other, and the trials cost more faults than they save (fifo took 23 % fewer). So the
+ * clock watches whether a page rescued from the soft pool is rescued again at its next trial:
+ *   r1 = rescues / trials                              (any page)
+ *   r2 = rescues / trials, of pages rescued at their previous trial
+ * With locality r2 is far above r1 (hot pages keep coming back); without it the two are equal.
+ * While r2 < ADAPT_LOCALITY x r1, or rescues are too rare to tell, unreferenced pages go
+ * straight to the far store, except the pages of a fixed sample (1 chunk of 16 pages in 32,
+ * by hash) that keep taking trials, so the evidence keeps coming and the clock returns to
+ * trials when the program's access pattern changes. The counts are of every page taking trials
+ * (all of them, or the sample), halved after each decision (every ADAPT_WINDOW trials), so a
+ * decision rests mostly on the last few windows. Until the first decision: trials. */
+#define ADAPT_CHUNK_SHIFT 4    /* 16 pages */
+#define ADAPT_SAMPLE_SHIFT 5   /* 1 chunk in 32 */
+#define ADAPT_WINDOW 512       /* trials per decision */
+#define ADAPT_MIN_REPEAT 32    /* trials after a rescue, at least, to trust r2 */
+#define ADAPT_LOCALITY 2       /* r2 >= 2 x r1: rescued pages are hot */
+#define RESCUE_LAST 0x01       /* per page: rescued (soft fault) after its last trial */
+#define RESCUE_REPEAT 0x02     /* per page: its current trial follows a rescue */
+
+static bool in_sample(size_t page)
+{
+	uint32_t h = (uint32_t)(page >> ADAPT_CHUNK_SHIFT) * 0x9e3779b1u; /* Fibonacci hashing */
+	return h >> (32 - ADAPT_SAMPLE_SHIFT) == 0;
+}
+
+/* A page unmapped on trial (clock_sweep, page locked). */
+static void adapt_note_trial(struct fl_runtime *rt, size_t page)
+{
+	struct fl_clock_adapt *a = &rt->adapt;
+	uint8_t f = rt->rescue[page];
+	rt->rescue[page] = (f & RESCUE_LAST) ? RESCUE_REPEAT : 0;
+	a->trials++;
+	if (f & RESCUE_LAST)
+		a->trials_repeat++;
+}
+
+void fl_evict_note_soft(struct fl_runtime *rt, size_t page)
+{
+	if (!rt->rescue)
+		return;
+	uint8_t f = rt->rescue[page]; /* the page is locked by this handler */
+	rt->rescue[page] = RESCUE_LAST;
+	atomic_fetch_add_explicit(&rt->adapt.rescues, 1, memory_order_relaxed);
+	if (f & RESCUE_REPEAT)
+		atomic_fetch_add_explicit(&rt->adapt.rescues_repeat, 1, memory_order_relaxed);
+}
+
+/* After a window of the sample's trials: trials or direct eviction for the others. */
+static void adapt_decide(struct fl_runtime *rt)
+{
+	struct fl_clock_adapt *a = &rt->adapt;
+	if (a->trials < ADAPT_WINDOW)
+		return;
+	uint64_t rescues = atomic_load(&a->rescues), repeat = atomic_load(&a->rescues_repeat);
+	/* r2 >= LOCALITY x r1, as rescues_repeat x trials >= LOCALITY x rescues x trials_repeat */
+	rt->clock_trial = a->trials_repeat >= ADAPT_MIN_REPEAT &&
+			  (double)repeat * (double)a->trials >= ADAPT_LOCALITY * (double)rescues * (double)a->trials_repeat;
+	atomic_fetch_add_explicit(rt->clock_trial ? &rt->evict.adapt_chose_trial : &rt->evict.adapt_chose_direct, 1,
+				  memory_order_relaxed);
+	a->trials /= 2, a->trials_repeat /= 2;
+	atomic_store(&a->rescues, rescues / 2), atomic_store(&a->rescues_repeat, repeat / 2);
+}
+
+/* The soft pool's target: the sample's share of it while the others are evicted directly. */
+static size_t soft_target(struct fl_runtime *rt)
+{
+	size_t t = rt->soft_target_pages >> (rt->clock_trial ? 0 : ADAPT_SAMPLE_SHIFT);
+	return t < 16 ? 16 : t;
+}
+
+/* Clock: takes up to `want` unreferenced resident pages, into the soft pool (trial) or, while
+ * the adaptive clock says so, straight to the far store; *direct counts the latter. */
+static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 {
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
 	size_t got = 0, examined = 0;
+	bool trial_unmaps = rt->clock_trial;
 	struct drop_batch batch = { .nranges = 0, .npages = 0 };
-	struct run run = { .n = 0, .batch = &batch };
+	struct run trial = { .n = 0, .to_soft = true, .decision = FL_EVICT_CLOCK_TRIAL, .batch = &batch };
+	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = NULL };
+	size_t direct_before = atomic_load_explicit(&rt->evict.clock_direct, memory_order_relaxed);
 	uint8_t old;
 
+	atomic_fetch_add_explicit(trial_unmaps ? &rt->evict.sweeps_trial : &rt->evict.sweeps_direct, 1,
+				  memory_order_relaxed);
 	while (high && got < want && examined < 2 * high + FL_EVICT_BATCH) {
 		size_t page = rt->clock_hand;
 		rt->clock_hand = (page + 1 < high) ? page + 1 : 0;
@@ -471,26 +571,32 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want)
 		if ((s & PG_WHERE) != PG_RESIDENT || (s & (PG_BUSY | PG_NOACCESS))) {
 			if (s & PG_NOACCESS)
 				atomic_fetch_add_explicit(&rt->evict.skipped_noaccess, 1, memory_order_relaxed);
-			run_flush(rt, &run, true);
+			run_flush(rt, &trial);
+			run_flush(rt, &straight);
 			continue;
 		}
 		if (s & PG_REF) {
 			atomic_fetch_and_explicit(&rt->state[page], (uint8_t)~PG_REF, memory_order_relaxed);
-			run_flush(rt, &run, true);
+			run_flush(rt, &trial);
+			run_flush(rt, &straight);
 			continue;
 		}
 		if (!fl_page_trylock(rt, page, &old))
 			continue;
-		FL_TESTCASE((old & PG_WHERE) != PG_RESIDENT); /* freed or evicted since the hand's look */
 		if ((old & PG_WHERE) != PG_RESIDENT || (old & (PG_REF | PG_NOACCESS))) {
 			fl_page_unlock(rt, page, old);
 			continue;
 		}
-		run_add(rt, &run, page, old, true);
+		bool on_trial = trial_unmaps || in_sample(page);
+		if (on_trial && rt->rescue)
+			adapt_note_trial(rt, page);
+		run_add(rt, on_trial ? &trial : &straight, page, old);
 		got++;
 	}
-	run_flush(rt, &run, true);
+	run_flush(rt, &trial);
+	run_flush(rt, &straight);
 	drop_batch_flush(rt, &batch);
+	*direct = atomic_load_explicit(&rt->evict.clock_direct, memory_order_relaxed) - direct_before;
 	return got;
 }
 
@@ -498,7 +604,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want)
 static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 {
 	size_t got = 0, examined = 0, budget = ring_count(&rt->fifo), page;
-	struct run run = { .n = 0 };
+	struct run run = { .n = 0, .to_soft = false, .decision = FL_EVICT_FIFO, .batch = NULL };
 	uint32_t epoch;
 	uint8_t old;
 
@@ -516,10 +622,10 @@ static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 				ring_push_raw(&rt->fifo, page, epoch);
 			continue;
 		}
-		run_add(rt, &run, page, old, false);
+		run_add(rt, &run, page, old);
 		got++;
 	}
-	run_flush(rt, &run, false);
+	run_flush(rt, &run);
 	return got;
 }
 
@@ -546,15 +652,24 @@ static size_t evict_some(struct fl_runtime *rt, size_t excess)
 {
 	if (rt->policy == FL_POLICY_FIFO)
 		return fifo_evict(rt, excess);
-	size_t soft = atomic_load(&rt->soft_pages);
-	bool swept = soft < rt->soft_target_pages + excess;
-	if (swept)
-		clock_sweep(rt, rt->soft_target_pages + excess - soft);
-	size_t got = finalize_oldest_soft(rt, excess, FL_EVICT_CLOCK_SOFT);
-	if (got < excess && !swept) { /* the pool looked full, but of soft pages that cannot leave: */
-		clock_sweep(rt, excess - got); /* pages the prober armed (probe.c) */
-		got += finalize_oldest_soft(rt, excess - got, FL_EVICT_CLOCK_SOFT);
+	size_t soft = atomic_load(&rt->soft_pages), target = soft_target(rt);
+	size_t got = 0, direct = 0;
+	bool swept = soft < target + excess;
+	if (swept) {
+		/* trials fill the pool up to its target, then the pool's oldest leave; evicting
+		 * directly, the sweep takes just what is needed (more would leave -L unused) */
+		clock_sweep(rt, rt->clock_trial ? target + excess - soft : excess, &direct);
+		got = direct;
 	}
+	if (got < excess)
+		got += finalize_oldest_soft(rt, excess - got, FL_EVICT_CLOCK_SOFT);
+	if (got < excess && !swept) { /* the pool looked full, but of soft pages that cannot leave: */
+		clock_sweep(rt, excess - got, &direct); /* pages the prober armed (probe.c) */
+		got += direct;
+		if (got < excess)
+			got += finalize_oldest_soft(rt, excess - got, FL_EVICT_CLOCK_SOFT);
+	}
+	adapt_decide(rt);
 	return got;
 }
 

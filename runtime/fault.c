@@ -160,6 +160,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		break;
 	case PG_SOFT: /* unmapped on trial by the clock policy, or by the access prober (probe.c) */
 		kind = fl_probe_claim(rt, page) ? FL_FAULT_ACCESS_SAMPLE : FL_FAULT_SOFT; /* already local */
+		if (kind == FL_FAULT_SOFT)
+			fl_evict_note_soft(rt, page); /* the adaptive clock's evidence (evict.c) */
 		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 		src = fl_mirror_addr(rt, page);
 		dirty = write || (old & PG_DIRTY);

@@ -76,6 +76,11 @@ struct fl_evict_stats {
 	_Atomic uint64_t dropped;            /* clean pages unmapped by MADV_DONTNEED (far copy valid) */
 	_Atomic uint64_t evictor_rounds;     /* rounds of the evictor thread (reserve refilled) */
 	_Atomic uint64_t inline_rounds;      /* faults that found no free page and evicted themselves */
+	_Atomic uint64_t clock_direct;       /* pages the clock evicted to the far store without a trial */
+	_Atomic uint64_t sweeps_trial;       /* clock sweeps that unmapped on trial */
+	_Atomic uint64_t sweeps_direct;      /* clock sweeps that evicted directly */
+	_Atomic uint64_t adapt_chose_trial;  /* adaptive clock: choices of trial unmaps after measuring */
+	_Atomic uint64_t adapt_chose_direct; /* ... and of direct eviction */
 };
 
 /* Ring of page numbers: the FIFO order of the fifo policy, and the order of the soft pool. */
@@ -123,6 +128,13 @@ struct fl_runtime {
 	/* eviction */
 	pthread_mutex_t evict_lock;          /* held by one handler at a time; app threads never take it */
 	size_t clock_hand;                   /* page index, under evict_lock */
+	bool clock_trial;                    /* the clock unmaps on trial now (else evicts directly) */
+	uint8_t *rescue;                     /* evict.c, adaptive clock: per page, rescued since its last
+	                                        trial / its trial follows a rescue (under the page's lock) */
+	struct fl_clock_adapt {              /* evict.c: the adaptive clock's counts, of its sample's pages */
+		uint64_t trials, trials_repeat;       /* under evict_lock */
+		_Atomic uint64_t rescues, rescues_repeat; /* soft faults (handlers) */
+	} adapt;
 	struct fl_page_ring fifo;            /* pages in fault-in order (fifo policy), under evict_lock */
 	struct fl_page_ring soft;            /* soft (trial-evicted) pages, oldest first, under evict_lock */
 	int move_uffd;                       /* the uffd the mirror is registered with (a MOVE target); -1 =
@@ -269,6 +281,8 @@ static inline uint32_t fl_fault_service_ns(const struct fl_runtime *rt, uint64_t
 void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need);
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
+/* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
+void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);
 void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
 

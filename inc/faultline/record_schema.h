@@ -72,6 +72,11 @@
 #define FL_STATS_EVICT_DROPPED        "evict_dropped"
 #define FL_STATS_EVICTOR_ROUNDS       "evictor_rounds"
 #define FL_STATS_EVICT_INLINE_ROUNDS  "evict_inline_rounds"
+#define FL_STATS_EVICT_CLOCK_DIRECT   "evict_clock_direct"   /* clock: to the far store without a trial */
+#define FL_STATS_CLOCK_SWEEPS_TRIAL   "clock_sweeps_trial"   /* adaptive clock: sweeps that unmapped on trial */
+#define FL_STATS_CLOCK_SWEEPS_DIRECT  "clock_sweeps_direct"  /* ... and sweeps that evicted directly */
+#define FL_STATS_CLOCK_CHOSE_TRIAL    "clock_chose_trial"    /* ... measured both, kept trial unmaps */
+#define FL_STATS_CLOCK_CHOSE_DIRECT   "clock_chose_direct"   /* ... measured both, kept direct eviction */
 #define FL_STATS_BUSY_WAITS           "busy_waits"
 #define FL_STATS_HANDLER_WAKEUPS      "handler_wakeups"
 #define FL_STATS_TRACE_WRITE_WAIT_NS  "trace_write_wait_ns"

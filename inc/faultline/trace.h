@@ -236,7 +236,12 @@ enum fl_evict_decision {
 	FL_EVICT_SOFT_CAP = 3,    /* clock: a soft page evicted to the far store because the soft pool's
 	                           * ring was full (its cap), not for room */
 	FL_EVICT_FIFO = 4,        /* fifo: the oldest page in fault-in order, to the far store */
+	FL_EVICT_CLOCK_DIRECT = 5, /* clock: the hand found the page unreferenced and evicted it to the far
+	                           * store without a trial (the adaptive clock is measuring direct
+	                           * eviction, or found that trial unmaps cost more faults than they
+	                           * saved) */
 };
+#define FL_EVICT_DECISION_MAX FL_EVICT_CLOCK_DIRECT
 
 /* Flags of an eviction record. */
 #define FL_EVICT_DIRTY  0x01 /* the page was written since its far copy was made: its content was

@@ -113,7 +113,7 @@ struct report_records {
 	uint64_t virtual_n;       /* selected faults with a virtual time */
 	uint64_t virtual_max;     /* the latest of those virtual times (ns): the longest thread CPU time */
 	bool evictions_present;   /* some selected process has an evictions file */
-	uint64_t evictions[FL_EVICT_FIFO + 1][2]; /* by enum fl_evict_decision, [clean, dirty] */
+	uint64_t evictions[FL_EVICT_DECISION_MAX + 1][2]; /* by enum fl_evict_decision, [clean, dirty] */
 	uint64_t evictions_inline;  /* of all, taken by a fault handler (no free page) */
 };
 

@@ -430,12 +430,12 @@ static void header_records(const struct report *r, FILE *out)
 	if (!rr->evictions_present)
 		return;
 	uint64_t far[2] = { 0, 0 }, all = 0;
-	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_FIFO; d++)
+	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_DECISION_MAX; d++)
 		for (unsigned k = 0; k < 2; k++)
 			far[k] += rr->evictions[d][k];
 	fprintf(out, "# evictions:       %s to the far store (clean %s, dirty %s)", cli_format_count(far[0] + far[1], a, sizeof(a)),
 		cli_format_count(far[0], b, sizeof(b)), cli_format_count(far[1], c, sizeof(c)));
-	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_FIFO; d++) {
+	for (unsigned d = FL_EVICT_CLOCK_SOFT; d <= FL_EVICT_DECISION_MAX; d++) {
 		uint64_t n = rr->evictions[d][0] + rr->evictions[d][1];
 		if (n)
 			fprintf(out, "; %s %s", fl_evict_decision_name(d), cli_format_count(n, a, sizeof(a)));

@@ -19,6 +19,7 @@ const char *fl_evict_decision_name(unsigned decision)
 	case FL_EVICT_CLOCK_SOFT: return "clock-soft";
 	case FL_EVICT_SOFT_CAP: return "soft-cap";
 	case FL_EVICT_FIFO: return "fifo";
+	case FL_EVICT_CLOCK_DIRECT: return "clock-direct";
 	default: return "?";
 	}
 }
@@ -29,7 +30,7 @@ static int check_record(const struct fl_side_file *file, size_t i, const void *a
 	const struct fl_process *proc = arg;
 	const struct fl_evict_record *r = (const struct fl_evict_record *)file->recs + i;
 	uint64_t page = proc->page_size ? proc->page_size : 4096;
-	if (r->decision < FL_EVICT_CLOCK_TRIAL || r->decision > FL_EVICT_FIFO)
+	if (r->decision < FL_EVICT_CLOCK_TRIAL || r->decision > FL_EVICT_DECISION_MAX)
 		return fl_side_file_fail_at(file, i, offsetof(struct fl_evict_record, decision), err, errlen,
 					    "decision %u is not one of enum fl_evict_decision", r->decision);
 	if (r->flags & ~KNOWN_FLAGS)

@@ -38,7 +38,7 @@ int fl_evictions_load(const struct fl_process *proc, enum fl_evictions_order ord
 
 void fl_evictions_free(struct fl_evictions *ev);
 
-/* "clock-trial", "clock-soft", "soft-cap", "fifo", or "?" outside enum fl_evict_decision. */
+/* "clock-trial", "clock-soft", "soft-cap", "fifo", "clock-direct", or "?" outside enum fl_evict_decision. */
 const char *fl_evict_decision_name(unsigned decision);
 
 /* Whether an eviction took the page to the far store (every decision but CLOCK_TRIAL). */
