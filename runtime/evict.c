@@ -20,6 +20,12 @@
  * and waits for the page's BUSY bit), so no write-protect is needed first. Where the kernel
  * refuses to move (pages shared with a forked process, pinned, a range the program mprotect'ed)
  * the rest of the run is copied as before: write-protect, memcpy, MADV_DONTNEED.
+ * A move can report an error (EEXIST) for a page it did move: seen on this kernel (6.18) while
+ * pages were being migrated (memory compaction): the region page gone and the mirror page
+ * present after the call. So before the mirror page of a failed move is dropped as an older
+ * copy, or the page is copied instead, the page's presence is checked (fl_evict_moved_anyway):
+ * dropping it would lose the only copy (the page would read as zeros), copying it would fault
+ * on the region with the page BUSY.
  *
  * The reserve: faults take a free page of local memory (fl_evict_reserve) and kick the evictor
  * thread when fewer than reserve_low (1/32 of -L) are left; it evicts, one run per hold of
@@ -215,6 +221,28 @@ bool fl_evict_mirror_movable(struct fl_runtime *rt)
 	return mirror_movable(rt);
 }
 
+static bool mapped(const void *addr)
+{
+	unsigned char present = 0;
+	return mincore((void *)(uintptr_t)addr, FL_PAGE_SIZE, &present) == 0 && (present & 1);
+}
+
+/* After a UFFDIO_MOVE of a locked page failed: true when it moved all the same (its region page
+ * is no longer mapped and its mirror page is; see the top comment). Only the page's owner maps
+ * or unmaps either, so what mincore sees is settled. A region page found unmapped with no mirror
+ * page either has no content left anywhere: said once. */
+bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page)
+{
+	static _Atomic bool lost_reported;
+	if (mapped(fl_page_addr(rt, page)))
+		return false;
+	if (mapped(fl_mirror_addr(rt, page)))
+		return true;
+	if (!atomic_exchange(&lost_reported, true))
+		fl_log_u64("a page being moved to the mirror is in neither place (it reads as zeros): page ", page, "");
+	return false;
+}
+
 /* Dirty pages are write-protected before they are copied, so a write meanwhile waits (for
  * the handlers, which see the page BUSY and wait for us) instead of being lost. */
 static void write_protect(struct fl_runtime *rt, char *start, size_t len)
@@ -314,6 +342,11 @@ static size_t move_to_mirror(struct fl_runtime *rt, size_t first, size_t n)
 		int err = errno;
 		if (mv.move > 0) { /* moved part of it: the next call says why it stopped */
 			done += (size_t)mv.move / FL_PAGE_SIZE;
+			continue;
+		}
+		if (fl_evict_moved_anyway(rt, first + done)) { /* reported an error, moved all the same */
+			FL_TESTCASE(err == EEXIST);
+			done++;
 			continue;
 		}
 		if (err == EEXIST && !dropped) {

@@ -317,16 +317,22 @@ static bool unmap_one(struct fl_runtime *rt, size_t page, uint8_t old)
 	if (!(old & PG_DIRTY) && rt->write_protect && rt->far->mirror_is_far)
 		return fl_sys_madvise(addr, FL_PAGE_SIZE, MADV_DONTNEED) == 0; /* far copy valid */
 	if (fl_evict_mirror_movable(rt)) {
+		/* no ALLOW_SRC_HOLES: a resident page is mapped, and a move that reports an error may
+		 * have moved it all the same (evict.c's top comment): then its mirror page is the only
+		 * copy, never to be dropped as an older one, and the page is not copied either */
 		for (int attempt = 0; attempt < 3; attempt++) {
 			struct uffdio_move mv = {
 				.dst = (uint64_t)(uintptr_t)fl_mirror_addr(rt, page), .src = (uint64_t)(uintptr_t)addr,
-				.len = FL_PAGE_SIZE, .mode = UFFDIO_MOVE_MODE_DONTWAKE | UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES,
+				.len = FL_PAGE_SIZE, .mode = UFFDIO_MOVE_MODE_DONTWAKE,
 			};
 			if (ioctl(rt->uffd, UFFDIO_MOVE, &mv) == 0)
 				return true;
-			if (errno == EEXIST) /* an older copy in the mirror: obsolete */
+			int err = errno;
+			if (fl_evict_moved_anyway(rt, page))
+				return true;
+			if (err == EEXIST) /* an older copy in the mirror (the page is still mapped): obsolete */
 				fl_sys_madvise(fl_mirror_addr(rt, page), FL_PAGE_SIZE, MADV_DONTNEED);
-			else if (errno != EAGAIN)
+			else if (err != EAGAIN)
 				break;
 		}
 	}
@@ -390,8 +396,19 @@ static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .src = (uint64_t)(uintptr_t)fl_mirror_addr(rt, page),
 		.len = FL_PAGE_SIZE, .mode = dirty ? 0 : UFFDIO_COPY_MODE_WP,
 	};
-	while (ioctl(rt->uffd, UFFDIO_COPY, &copy) < 0 && errno == EAGAIN)
+	int rc;
+	while ((rc = ioctl(rt->uffd, UFFDIO_COPY, &copy)) < 0 && errno == EAGAIN)
 		copy.copy = 0;
+	if (rc < 0 && errno != EEXIST) {
+		/* not mapped (the process is exiting, or no memory): the page stays soft, its content in
+		 * the mirror, and its next touch is served as a soft fault; never published resident */
+		if (errno != ESRCH && errno != ENOENT)
+			fl_log_errno("ioctl(UFFDIO_COPY) restoring a probed page", errno);
+		fl_page_unlock(rt, page, old);
+		return true;
+	}
+	if (rc < 0) /* mapped already: its content is whatever is there, so assume it was written */
+		dirty = true;
 	rt->epoch[page]++;
 	atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | (dirty ? PG_DIRTY : 0) | (old & PG_NOACCESS)));

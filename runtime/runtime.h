@@ -319,6 +319,7 @@ void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kin
 void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b);
 void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b);
 bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* evict.c; under evict_lock */
+bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page);   /* evict.c; the page is locked */
 
 /* trace_writer.c */
 int fl_trace_open(struct fl_runtime *rt);
