@@ -28,7 +28,7 @@
 # E eviction (issue 17: fill at small vs large -L, refault vs the floor, vs kernel swap, graph BFS,
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
-# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, 9 far stores, 10 an allocation-heavy
+# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, T thrash (two-thread random scatter), 9 far stores, 10 an allocation-heavy
 # program (record default and --alloc-log full vs native, ns per malloc/free), P the access prober
 # (scripts/bench_probe.sh: record --mrc accuracy and cost, --sample-accesses cost). Rows whose feature is not
 # built yet say so, so the table always has every row.
@@ -71,6 +71,7 @@ if [ "$QUICK" = 1 ]; then
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
 	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
+	TH_LOG=14; TH_L=1M       # row T: bench/csr_scatter, ~5 MiB heap (-L: 1 MiB at least)
 	ALLOC_N=2000000
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
@@ -83,6 +84,7 @@ else
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
 	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
+	TH_LOG=17; TH_L=5M       # row T: bench/csr_scatter, ~26 MiB heap: -L about a fifth of it
 	ALLOC_N=20000000
 	: "${OUT:=$BUILD/bench.md}"
 fi
@@ -306,7 +308,7 @@ mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
 
-for p in uffd_floor touch refault hotcold graph_bfs; do
+for p in uffd_floor touch refault hotcold graph_bfs csr_scatter; do
 	build "$p" || die "building bench/$p.c failed (see $LOG)"
 done
 RAP_OK=0
@@ -1013,6 +1015,54 @@ table_rap() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Row T: thrash. bench/csr_scatter (two threads scatter 2^TH_LOG x 16 edges into a CSR by atomic
+# fetch-add: random writes over the whole heap) natively, under the default policy (the adaptive
+# clock) and --policy fifo at -L TH_L, in alternating order; outputs (an order-free checksum) must
+# match the native run's.
+
+bench_thrash() {
+	local runs=$RUNS i who order; [ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
+	say "row T: thrash, bench/csr_scatter $TH_LOG 16 2 at -L $TH_L ($runs runs)"
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$runs"); do
+		budget_ok "row T" "$sec_start" "$i" || break
+		order="native clock fifo"; [ $((i % 2)) = 0 ] && order="fifo clock native"
+		for who in $order; do
+			case $who in
+			native) native th "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
+			clock) rec th -L "$TH_L" -M 1G -- "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
+			fifo) rec th -L "$TH_L" -M 1G --policy fifo -- "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
+			esac
+			ok th "th_wall_$who" || { drop th; continue; }
+			local sum; sum=$(val th csr checksum)
+			if [ "$who" = native ]; then TH_SUM=$sum
+			elif [ -n "${TH_SUM:-}" ] && [ "$sum" != "$TH_SUM" ]; then
+				fail "th_wall_$who" "checksum $sum, natively $TH_SUM"; fail "th_faults_$who" "wrong output"; drop th; continue
+			fi
+			add "th_wall_$who" "$WALL_NS"
+			if [ "$who" != native ]; then
+				local f s r c; f=$(stat_sum th faults_total) s=$(stat_sum th faults_soft) r=$(stat_sum th faults_refault) c=$(stat_sum th cpu_ns)
+				add "th_faults_$who" "$f"; add "th_soft_$who" "$s"; add "th_refault_$who" "$r"
+				add "th_cpf_$who" "$(awk -v c="$c" -v f="$f" 'BEGIN { if (f > 0) print c / f }')"
+			fi
+			drop th
+		done
+	done
+}
+
+table_thrash() {
+	local w="Thrash: bench/csr_scatter $TH_LOG 16 2 (two threads, random scatter) at -L $TH_L"
+	local n; n=$(runs_of th_wall_clock)
+	row T1 "$w, wall: native vs faultline (default policy)" "$(cell th_wall_native s 1e-9)" "$(cell th_wall_clock s 1e-9)" \
+		"$(ratio th_wall_clock th_wall_native)" "$n" "fifo: $(cell th_wall_fifo s 1e-9)"
+	row T2 "$w, faults: --policy fifo vs the default (adaptive clock)" "$(cell th_faults_fifo "")" "$(cell th_faults_clock "")" \
+		"$(ratio th_faults_clock th_faults_fifo)" "$n" "target ≤ 1.0×; clock: soft $(cell th_soft_clock ""), refaults $(cell th_refault_clock ""); fifo refaults $(cell th_refault_fifo "")"
+	row T3 "$w, CPU per fault (process, all threads) vs the minimal same-CPU first-touch handler (row E2's floor)" \
+		"$(cell ev_floor µs 0.001)" "$(cell th_cpf_clock µs 0.001)" "$(ratio th_cpf_clock ev_floor)" "$n" \
+		"target ≤ 1.5×; fifo $(cell th_cpf_fifo µs 0.001)"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Row 8: eviction policy, clock (default) vs fifo, on the hot/cold program.
 
 bench_policy() {
@@ -1155,6 +1205,7 @@ bench_refault
 bench_evict
 bench_overhead
 bench_policy
+bench_thrash
 bench_alloc
 bench_timeline
 bench_size
@@ -1178,6 +1229,7 @@ table_tracing
 table_later_rows
 table_rap
 table_policy
+table_thrash
 table_far
 table_alloc
 table_timeline
