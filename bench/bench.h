@@ -83,4 +83,16 @@ static struct bench_faults bench_faults_now(void)
 	return (struct bench_faults){ ru.ru_minflt, ru.ru_majflt };
 }
 
+/* A 64-bit mixing function (MurmurHash3's finalizer): pseudo-random numbers from an index, the
+ * same in every run. */
+static inline uint64_t bench_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
 #endif

@@ -20,16 +20,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 struct graph {
 	uint32_t nodes;
 	uint64_t edges;
@@ -61,7 +51,7 @@ static void *work(void *arg)
 	uint64_t lo, hi;
 	slice(g, w->index, g->edges, &lo, &hi);
 	for (uint64_t e = lo; e < hi; e++) { /* the edge list */
-		uint64_t h = mix(e * 0x9e3779b97f4a7c15ULL + 1);
+		uint64_t h = bench_mix64(e * 0x9e3779b97f4a7c15ULL + 1);
 		g->edge_list[2 * e] = (uint32_t)(h % g->nodes);
 		g->edge_list[2 * e + 1] = (uint32_t)((h >> 32) % g->nodes);
 	}
@@ -89,7 +79,7 @@ static void *work(void *arg)
 	slice(g, w->index, g->nodes, &nlo, &nhi);
 	for (uint64_t u = nlo; u < nhi; u++)
 		for (uint64_t i = g->offsets[u]; i < g->offsets[u + 1]; i++)
-			sum += mix((u << 32) | g->neighbours[i]);
+			sum += bench_mix64((u << 32) | g->neighbours[i]);
 	w->checksum = sum;
 	return NULL;
 }

@@ -16,16 +16,6 @@
  * in every correct run. */
 #include "bench.h"
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned log2n = (unsigned)bench_arg(argc, argv, 1, 20);
@@ -41,7 +31,7 @@ int main(int argc, char **argv)
 		bench_die_errno("malloc(offsets)");
 	offsets[0] = 0;
 	for (uint32_t u = 0; u < n; u++)
-		offsets[u + 1] = offsets[u] + 1 + mix(u) % (2 * deg - 1);
+		offsets[u + 1] = offsets[u] + 1 + bench_mix64(u) % (2 * deg - 1);
 	uint64_t m = offsets[n];
 	uint32_t *edges = malloc(m * sizeof(uint32_t));
 	uint32_t *dist = malloc((uint64_t)n * sizeof(uint32_t));
@@ -50,7 +40,7 @@ int main(int argc, char **argv)
 		bench_die_errno("malloc(%llu edges)", (unsigned long long)m);
 	for (uint32_t u = 0; u < n; u++)
 		for (uint64_t e = offsets[u]; e < offsets[u + 1]; e++)
-			edges[e] = (uint32_t)(mix(((uint64_t)u << 20) ^ (e - offsets[u]) ^ 0x9e3779b97f4a7c15ULL) & (n - 1));
+			edges[e] = (uint32_t)(bench_mix64(((uint64_t)u << 20) ^ (e - offsets[u]) ^ 0x9e3779b97f4a7c15ULL) & (n - 1));
 	uint64_t t1 = bench_now_ns();
 
 	uint64_t reached = 0, checksum = 0;
