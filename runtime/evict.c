@@ -558,7 +558,7 @@ void fl_evict_note_soft(struct fl_runtime *rt, size_t page)
 		atomic_fetch_add_explicit(&rt->adapt.rescues_repeat, 1, memory_order_relaxed);
 }
 
-/* After a window of the sample's trials: trials or direct eviction for the others. */
+/* After a window of trials: trials for every page, or direct eviction but for the sample. */
 static void adapt_decide(struct fl_runtime *rt)
 {
 	struct fl_clock_adapt *a = &rt->adapt;
@@ -588,10 +588,10 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
 	size_t got = 0, examined = 0;
 	bool trial_unmaps = rt->clock_trial;
+	*direct = 0;
 	struct drop_batch batch = { .nranges = 0, .npages = 0 };
 	struct run trial = { .n = 0, .to_soft = true, .decision = FL_EVICT_CLOCK_TRIAL, .batch = &batch };
 	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = NULL };
-	size_t direct_before = atomic_load_explicit(&rt->evict.clock_direct, memory_order_relaxed);
 	uint8_t old;
 
 	atomic_fetch_add_explicit(trial_unmaps ? &rt->evict.sweeps_trial : &rt->evict.sweeps_direct, 1,
@@ -624,12 +624,12 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 		if (on_trial && rt->rescue)
 			adapt_note_trial(rt, page);
 		run_add(rt, on_trial ? &trial : &straight, page, old);
+		*direct += !on_trial; /* a direct run evicts every page it holds */
 		got++;
 	}
 	run_flush(rt, &trial);
 	run_flush(rt, &straight);
 	drop_batch_flush(rt, &batch);
-	*direct = atomic_load_explicit(&rt->evict.clock_direct, memory_order_relaxed) - direct_before;
 	return got;
 }
 

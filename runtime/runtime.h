@@ -131,7 +131,7 @@ struct fl_runtime {
 	bool clock_trial;                    /* the clock unmaps on trial now (else evicts directly) */
 	uint8_t *rescue;                     /* evict.c, adaptive clock: per page, rescued since its last
 	                                        trial / its trial follows a rescue (under the page's lock) */
-	struct fl_clock_adapt {              /* evict.c: the adaptive clock's counts, of its sample's pages */
+	struct fl_clock_adapt {              /* evict.c: the adaptive clock's counts, of pages taking trials */
 		uint64_t trials, trials_repeat;       /* under evict_lock */
 		_Atomic uint64_t rescues, rescues_repeat; /* soft faults (handlers) */
 	} adapt;
