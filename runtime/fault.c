@@ -119,6 +119,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
 			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT, unprotect)", errno);
 		fl_page_unlock(rt, page, (uint8_t)(old | PG_DIRTY | PG_REF));
+		fl_far_mirror_dirtied(h, page); /* the in-memory store's far copy is obsolete */
 	} else {
 		/* already writable, or no longer mapped: the thread retries (and may fault again) */
 		fl_page_unlock(rt, page, old);
@@ -187,9 +188,10 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */
-	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep));
+	uint8_t now = (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep);
+	fl_page_unlock(rt, page, now);
 	if (src == fl_mirror_addr(rt, page))
-		fl_far_mirror_stale(h, page); /* non-mem stores drop such mirror pages in batches */
+		fl_far_mirror_stale(h, page, now); /* dropped in batches, when nothing worth keeping */
 	if (kind == FL_FAULT_REFAULT)
 		fl_prefetch_after_refault(rt, page);
 	if (rt->policy == FL_POLICY_FIFO && kind != FL_FAULT_SOFT)
