@@ -119,6 +119,7 @@ struct fl_far_state {
 	struct fl_prefetch *pf;           /* far_prefetch.c; NULL = off */
 	struct fl_far_stats stats;
 	_Atomic int failing;              /* a fatal far-store error is being reported */
+	_Atomic bool mirror_reads_direct; /* process_vm_readv refused: installs read the mirror itself */
 };
 
 /* The backend named by a FAULTLINE_FAR spec ("mem", "file:PATH", ...), or NULL. */
@@ -148,6 +149,9 @@ int fl_far_write_back(struct fl_runtime *rt, const size_t *pages, const uint8_t 
  * to FL_FAR_STALE_MAX pages) when it holds nothing worth keeping: always with a non-mem store;
  * with the in-memory store, once the page is dirty (the mirror page was its far copy). */
 void fl_far_mirror_stale(struct fl_handler *h, size_t page, uint8_t state);
+/* The source an install copies page's mirror page from (its content): handler h's bounce page,
+ * or the mirror page itself. */
+const void *fl_far_mirror_source(struct fl_handler *h, size_t page);
 /* A resident page became dirty (write-protect fault), on handler h: with the in-memory store its
  * mirror page (its far copy) is now stale. */
 void fl_far_mirror_dirtied(struct fl_handler *h, size_t page);
