@@ -3,8 +3,9 @@
 # by side, printed as one Markdown table (stdout) and written to build/bench.md (bench-quick:
 # build/bench-quick.md).
 #
-# usage: scripts/bench.sh [--quick] [--thrash-only] [-o FILE.md]
-#        --thrash-only: rows T, TB, TD and TX alone (row T3's floor is then taken from theirs)
+# usage: scripts/bench.sh [--quick] [--only GROUPS] [-o FILE.md]
+#        --only: the thrash rows alone, GROUPS a comma-separated list of T, TB, TD, TX (row T3's
+#        floor, row E2's, is then taken from the other groups' runs of the same command)
 # environment: FAULTLINE   the faultline binary (default build/faultline; its libfaultline.so next to it)
 #              BENCH_WORK  scratch directory (default build/bench-work; emptied at start, recordings
 #                          removed as soon as they are read; bench.log with every command stays)
@@ -41,14 +42,15 @@ ROOT=$(pwd)
 export LC_ALL=C
 
 QUICK=0
-THRASH_ONLY=0
+ONLY=
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
-	--thrash-only) THRASH_ONLY=1 ;;
+	--only) ONLY=,${2:?--only needs a list of row groups},; shift
+		[[ $ONLY =~ ^,((T|TB|TD|TX),)+$ ]] || { echo "bench.sh: --only takes T, TB, TD, TX (comma-separated)" >&2; exit 2; } ;;
 	-o) OUT=${2:?-o needs a file}; shift ;;
-	-h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -1137,6 +1139,7 @@ thrash_prog_rounds() {
 				fail "${k}_faults_$who" "wrong output"; fail "${k}_cpf_$who" "wrong output"; drop tp; continue
 			fi
 			add "${k}_wall_$who" "$WALL_NS"
+			add "${k}_cpu_$who" "$(val tp "$tag" cpu_ns)"
 			[ "$who" = kernel ] && wall_kernel=$WALL_NS
 			[ "$who" = clock ] && wall_clock=$WALL_NS
 			case $who in clock | fifo)
@@ -1162,10 +1165,13 @@ thrash_prog_rounds() {
 	echo "$mib" >"$S/${k}_budget"
 }
 
+# wanted GROUP: true unless --only leaves row group GROUP out.
+wanted() { [ -z "$ONLY" ] || [[ $ONLY == *,$1,* ]]; }
+
 bench_thrash_programs() {
-	TP_SWAP_MIB=$TB_SWAP; thrash_prog_rounds TB bigbuf "$TB_L" bigbuf $TB_ARGS
-	TP_SWAP_MIB=$TD_SWAP; thrash_prog_rounds TD dict "$TD_L" dict_sort $TD_ARGS
-	TP_SWAP_MIB=$TX_SWAP; thrash_prog_rounds TX extsort "$TX_L" extsort $TX_ARGS
+	wanted TB && { TP_SWAP_MIB=$TB_SWAP; thrash_prog_rounds TB bigbuf "$TB_L" bigbuf $TB_ARGS; }
+	wanted TD && { TP_SWAP_MIB=$TD_SWAP; thrash_prog_rounds TD dict "$TD_L" dict_sort $TD_ARGS; }
+	wanted TX && { TP_SWAP_MIB=$TX_SWAP; thrash_prog_rounds TX extsort "$TX_L" extsort $TX_ARGS; }
 }
 
 # thrash_prog_table ID WHAT: rows ID1..ID4 of thrash_prog_rounds' samples.
@@ -1178,7 +1184,7 @@ thrash_prog_table() {
 	share=$(awk -v m="$mib" '{ v[++n] = $1 } END { if (n && v[1] > 0) printf "%.0f %%", m * 1048576 * 100 / v[1] }' "$S/${k}_peak_clock" 2>/dev/null)
 	row "${id}1" "$w, wall: native vs faultline (default policy)" "$(cell "${k}_wall_native" s 1e-9)" \
 		"$(cell "${k}_wall_clock" s 1e-9)" "$(ratio "${k}_wall_clock" "${k}_wall_native")" "$n" \
-		"fifo $(cell "${k}_wall_fifo" s 1e-9) ($(ratio "${k}_wall_fifo" "${k}_wall_native")); peak heap $peak (-L ${share:-?} of it); checksums as natively"
+		"fifo $(cell "${k}_wall_fifo" s 1e-9) ($(ratio "${k}_wall_fifo" "${k}_wall_native")); process CPU (the program's own clock, handler threads included): native $(cell "${k}_cpu_native" s 1e-9), clock $(cell "${k}_cpu_clock" s 1e-9) ($(ratio "${k}_cpu_clock" "${k}_cpu_native")), fifo $(cell "${k}_cpu_fifo" s 1e-9); peak heap $peak (-L ${share:-?} of it); checksums as natively"
 	row "${id}2" "$w, faults: --policy fifo vs the default (adaptive clock)" "$(cell "${k}_faults_fifo" "")" \
 		"$(cell "${k}_faults_clock" "")" "$(ratio "${k}_faults_clock" "${k}_faults_fifo")" "$n" \
 		"target ≤ 1.0×; clock: first touch $(cell "${k}_first_clock" ""), refaults $(cell "${k}_refault_clock" ""), soft $(cell "${k}_soft_clock" ""); fifo: first touch $(cell "${k}_first_fifo" ""), refaults $(cell "${k}_refault_fifo" "")"
@@ -1198,14 +1204,14 @@ thrash_prog_table() {
 			"n/a (the kernel did not finish)" 0 "target ≤ 1.0×$oom_note"
 	else
 		row "${id}4" "$what4" "$(cell "${k}_wall_kernel" s 1e-9)" "$(cell "${k}_wall_clock" s 1e-9)" \
-			"$(ratio "${k}_pair_clock" "${k}_pair_kernel")" "$(runs_of "${k}_wall_kernel")" "target ≤ 1.0× (ratio of runs in the same round)$oom_note"
+			"$(ratio "${k}_pair_clock" "${k}_pair_kernel")" "$(runs_of "${k}_wall_kernel")" "target ≤ 1.0× (ratio of runs in the same round); process CPU: kernel $(cell "${k}_cpu_kernel" s 1e-9) (its reclaim in kswapd not included), clock $(cell "${k}_cpu_clock" s 1e-9)$oom_note"
 	fi
 }
 
 table_thrash_programs() {
-	thrash_prog_table TB "bench/bigbuf $TB_ARGS (20 buffers replaced at random, each written whole)"
-	thrash_prog_table TD "bench/dict_sort $TD_ARGS (hash table of malloc'd entries, then qsort by key)"
-	thrash_prog_table TX "bench/extsort $TX_ARGS (two threads generate and sort chunks, then a heap merge)"
+	wanted TB && thrash_prog_table TB "bench/bigbuf $TB_ARGS (20 buffers replaced at random, each written whole)"
+	wanted TD && thrash_prog_table TD "bench/dict_sort $TD_ARGS (hash table of malloc'd entries, then qsort by key)"
+	wanted TX && thrash_prog_table TX "bench/extsort $TX_ARGS (two threads generate and sort chunks, then a heap merge)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -1365,14 +1371,14 @@ write_table() {
 	say "table written to $OUT (${ELAPSED} s)"
 }
 
-if [ "$THRASH_ONLY" = 1 ]; then
-	bench_thrash
+if [ -n "$ONLY" ]; then
+	wanted T && bench_thrash
 	bench_thrash_programs
 	# row T3 compares with row E2's floor, not measured here: the same command's samples of rows TB-TX
 	cat "$S"/t[bdx]_floor >"$S/ev_floor" 2>/dev/null
 	PROBE_ROWS=$WORK/probe_rows.md
-	echo "Only rows T, TB, TD and TX were run (--thrash-only)." >"$PROBE_ROWS"
-	table_thrash
+	echo "Only row groups ${ONLY:1:-1} were run (--only)." >"$PROBE_ROWS"
+	wanted T && table_thrash
 	table_thrash_programs
 	write_table
 	exit 0
