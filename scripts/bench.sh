@@ -3,7 +3,9 @@
 # by side, printed as one Markdown table (stdout) and written to build/bench.md (bench-quick:
 # build/bench-quick.md).
 #
-# usage: scripts/bench.sh [--quick] [-o FILE.md]
+# usage: scripts/bench.sh [--quick] [--only GROUPS] [-o FILE.md]
+#        --only: the thrash rows alone, GROUPS a comma-separated list of T, TB, TD, TX (row T3's
+#        floor, row E2's, is then taken from the other groups' runs of the same command)
 # environment: FAULTLINE   the faultline binary (default build/faultline; its libfaultline.so next to it)
 #              BENCH_WORK  scratch directory (default build/bench-work; emptied at start, recordings
 #                          removed as soon as they are read; bench.log with every command stays)
@@ -28,7 +30,9 @@
 # E eviction (issue 17: fill at small vs large -L, refault vs the floor, vs kernel swap, graph BFS,
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
-# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, T thrash (two-thread random scatter), 9 far stores, 10 an allocation-heavy
+# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, T thrash (two-thread random scatter), TB TD TX
+# thrash (large buffers replaced, a dict built and sorted, an external sort: each natively, clock, fifo
+# and the kernel's swap at about a fifth of its peak heap), 9 far stores, 10 an allocation-heavy
 # program (record default and --alloc-log full vs native, ns per malloc/free), P the access prober
 # (scripts/bench_probe.sh: record --mrc accuracy and cost, --sample-accesses cost). Rows whose feature is not
 # built yet say so, so the table always has every row.
@@ -38,12 +42,15 @@ ROOT=$(pwd)
 export LC_ALL=C
 
 QUICK=0
+ONLY=
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
+	--only) ONLY=,${2:?--only needs a list of row groups},; shift
+		[[ $ONLY =~ ^,((T|TB|TD|TX),)+$ ]] || { echo "bench.sh: --only takes T, TB, TD, TX (comma-separated)" >&2; exit 2; } ;;
 	-o) OUT=${2:?-o needs a file}; shift ;;
-	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -72,6 +79,10 @@ if [ "$QUICK" = 1 ]; then
 	RAP_EVENTS=200000
 	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
 	TH_LOG=14; TH_L=1M       # row T: bench/csr_scatter, ~5 MiB heap (-L: 1 MiB at least)
+	# rows TB, TD, TX (-L in MiB, about a fifth of each one's peak heap; -L is 1 MiB at least)
+	TB_ARGS="30 256 1024"; TB_L=3; TB_SWAP=128   # bench/bigbuf, ~14 MiB heap
+	TD_ARGS="25000"; TD_L=1; TD_SWAP=64          # bench/dict_sort, ~4 MiB heap
+	TX_ARGS="8 512"; TX_L=2; TX_SWAP=64          # bench/extsort, ~9 MiB heap
 	ALLOC_N=2000000
 	: "${OUT:=$BUILD/bench-quick.md}"
 else
@@ -85,10 +96,14 @@ else
 	RAP_EVENTS=2000000
 	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
 	TH_LOG=17; TH_L=5M       # row T: bench/csr_scatter, ~26 MiB heap: -L about a fifth of it
+	TB_ARGS="60 5120 25600"; TB_L=80; TB_SWAP=1024   # bench/bigbuf, ~400 MiB heap
+	TD_ARGS="100000"; TD_L=2; TD_SWAP=256            # bench/dict_sort, ~10 MiB heap
+	TX_ARGS="160 8192"; TX_L=32; TX_SWAP=512         # bench/extsort, ~170 MiB heap
 	ALLOC_N=20000000
 	: "${OUT:=$BUILD/bench.md}"
 fi
 RF_L=16; RF_MIB=64       # row 2: working set 4 x -L
+TP_KERNEL_TMO=600        # rows TB, TD, TX: the kernel's swap gets 10 minutes
 # Time budget of this script (make all comes on top): under heavy load, a row stops after the run that
 # would not fit any more; its Runs cell says how many it got and the footer names it.
 if [ "$QUICK" = 1 ]; then BUDGET_S=${BENCH_BUDGET:-90}; else BUDGET_S=${BENCH_BUDGET:-450}; fi
@@ -308,7 +323,7 @@ mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
 
-for p in uffd_floor touch refault hotcold graph_bfs csr_scatter; do
+for p in uffd_floor touch refault hotcold graph_bfs csr_scatter bigbuf dict_sort extsort; do
 	build "$p" || die "building bench/$p.c failed (see $LOG)"
 done
 RAP_OK=0
@@ -1063,6 +1078,143 @@ table_thrash() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Rows TB, TD, TX: three more programs that thrash like real ones, each at about a fifth of its peak
+# heap (stats.json's peak_heap_bytes, in the notes): bench/bigbuf (large buffers freed, allocated
+# again and written whole: a malloc benchmark), bench/dict_sort (a hash table of small malloc'd
+# entries, then qsort of pointers to them by key) and bench/extsort (chunks generated and sorted by
+# two threads, the runs merged through a heap). Per round, in alternating order: natively, under
+# record with the default policy (the adaptive clock) and with --policy fifo, under the kernel's swap
+# at the same budget (memory cgroup + a swap file on disk; not in quick), and the minimal first-touch
+# handler of row E2 (bench/uffd_floor, the same command) for the CPU-per-fault ratio, paired by round.
+# Every run's checksum must equal the native run's. Rows: 1 wall vs native, 2 faults clock vs fifo
+# (by kind), 3 CPU per fault (process: program, handlers and evictor) vs the floor, 4 wall vs the
+# kernel's swap. A kernel run killed by the cgroup's OOM killer (exit 137 before the timeout) is
+# counted as such, not as a failure; one that outlasts TP_KERNEL_TMO is not run again.
+
+# thrash_prog_rounds ID TAG BUDGET_MiB PROGRAM ARGS...: the runs of row group ID (samples keyed
+# by ID in lower case); TAG is the program's output line.
+thrash_prog_rounds() {
+	local id=$1 tag=$2 mib=$3 prog=$4; shift 4
+	local k; k=$(tr 'A-Z' 'a-z' <<<"$id")
+	local runs=$RUNS i who order sum ref= kernel=1 wall_kernel wall_clock
+	[ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
+	budget_ok "rows $id" "$EPOCHREALTIME" 1 || return
+	say "rows $id: bench/$prog $* at -L ${mib}M ($runs runs)"
+	if [ "$QUICK" = 1 ]; then echo "skipped: not in bench-quick" >"$S/${k}_kernel.skip"; kernel=0
+	else
+		SWAP_SKIP=
+		if ! swap_setup "$mib" $((TP_SWAP_MIB)); then
+			echo "skipped: $SWAP_SKIP" >"$S/${k}_kernel.skip"; kernel=0; swap_teardown
+		fi
+	fi
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$runs"); do
+		budget_ok "rows $id" "$sec_start" "$i" || break
+		order="native clock fifo kernel floor"; [ $((i % 2)) = 0 ] && order="floor kernel fifo clock native"
+		wall_kernel= wall_clock=
+		for who in $order; do
+			case $who in
+			floor) native tpf "$BIN/uffd_floor" 4096 0 0 1
+				ok tpf "${k}_floor" && add "${k}_floor" "$(val tpf uffd ns_per_fault)"; drop tpf; continue ;;
+			native) native tp "$BIN/$prog" "$@" ;;
+			clock) rec tp -L "${mib}M" -M 4G -- "$BIN/$prog" "$@" ;;
+			fifo) rec tp -L "${mib}M" -M 4G --policy fifo -- "$BIN/$prog" "$@" ;;
+			kernel) [ "$kernel" = 1 ] || continue
+				# shellcheck disable=SC2016
+				TMO=$TP_KERNEL_TMO native tp bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
+					"$BIN/$prog" "$@"
+				if [ "$RC" = 137 ] && [ "$WALL_NS" -lt $((TP_KERNEL_TMO * 1000000000)) ]; then
+					echo "$WALL_NS" >>"$S/${k}_kernel_oom"; log "kernel swap: OOM-killed"; drop tp; continue
+				fi
+				if [ "$RC" = 124 ] || [ "$RC" = 137 ]; then
+					echo "n/a (did not finish in $TP_KERNEL_TMO s)" >"$S/${k}_kernel.skip"; kernel=0; drop tp; continue
+				fi ;;
+			esac
+			ok tp "${k}_wall_$who" || { drop tp; continue; }
+			sum=$(val tp "$tag" checksum)
+			if [ "$who" = native ]; then ref=$sum
+			elif [ -z "$sum" ] || { [ -n "$ref" ] && [ "$sum" != "$ref" ]; }; then
+				log "FAILED: $who: checksum '$sum', natively '$ref'"
+				fail "${k}_wall_$who" "checksum '$sum', natively '$ref' (wrong output)"
+				fail "${k}_faults_$who" "wrong output"; fail "${k}_cpf_$who" "wrong output"; drop tp; continue
+			fi
+			add "${k}_wall_$who" "$WALL_NS"
+			add "${k}_cpu_$who" "$(val tp "$tag" cpu_ns)"
+			[ "$who" = kernel ] && wall_kernel=$WALL_NS
+			[ "$who" = clock ] && wall_clock=$WALL_NS
+			case $who in clock | fifo)
+				local f c h e
+				f=$(stat_sum tp faults_total) c=$(stat_sum tp cpu_ns) h=$(stat_sum tp handler_cpu_ns) e=$(stat_sum tp evictor_cpu_ns)
+				add "${k}_faults_$who" "$f"
+				add "${k}_first_$who" "$(stat_sum tp faults_first_touch)"
+				add "${k}_refault_$who" "$(stat_sum tp faults_refault)"
+				add "${k}_soft_$who" "$(stat_sum tp faults_soft)"
+				add "${k}_peak_$who" "$(stat_sum tp peak_heap_bytes)"
+				add "${k}_cpf_$who" "$(awk -v c="$c" -v f="$f" 'BEGIN { if (f > 0) print c / f }')"
+				add "${k}_hpf_$who" "$(awk -v h="$h" -v f="$f" 'BEGIN { if (f > 0) print h / f }')"
+				add "${k}_epf_$who" "$(awk -v e="$e" -v f="$f" 'BEGIN { if (f > 0) print e / f }')" ;;
+			esac
+			drop tp
+		done
+		# the kernel's ratio pairs runs of the same round only (a round may lose its kernel run)
+		if [ -n "$wall_kernel" ] && [ -n "$wall_clock" ]; then
+			add "${k}_pair_kernel" "$wall_kernel"; add "${k}_pair_clock" "$wall_clock"
+		fi
+	done
+	swap_teardown
+	echo "$mib" >"$S/${k}_budget"
+}
+
+# wanted GROUP: true unless --only leaves row group GROUP out.
+wanted() { [ -z "$ONLY" ] || [[ $ONLY == *,$1,* ]]; }
+
+bench_thrash_programs() {
+	wanted TB && { TP_SWAP_MIB=$TB_SWAP; thrash_prog_rounds TB bigbuf "$TB_L" bigbuf $TB_ARGS; }
+	wanted TD && { TP_SWAP_MIB=$TD_SWAP; thrash_prog_rounds TD dict "$TD_L" dict_sort $TD_ARGS; }
+	wanted TX && { TP_SWAP_MIB=$TX_SWAP; thrash_prog_rounds TX extsort "$TX_L" extsort $TX_ARGS; }
+}
+
+# thrash_prog_table ID WHAT: rows ID1..ID4 of thrash_prog_rounds' samples.
+thrash_prog_table() {
+	local id=$1 k; k=$(tr 'A-Z' 'a-z' <<<"$id")
+	local mib; mib=$(cat "$S/${k}_budget" 2>/dev/null || echo "?")
+	local w="Thrash: $2 at -L ${mib}M" n; n=$(runs_of "${k}_wall_clock")
+	local peak share
+	peak=$(cell "${k}_peak_clock" MiB "$(awk 'BEGIN { print 1 / 1048576 }')")
+	share=$(awk -v m="$mib" '{ v[++n] = $1 } END { if (n && v[1] > 0) printf "%.0f %%", m * 1048576 * 100 / v[1] }' "$S/${k}_peak_clock" 2>/dev/null)
+	row "${id}1" "$w, wall: native vs faultline (default policy)" "$(cell "${k}_wall_native" s 1e-9)" \
+		"$(cell "${k}_wall_clock" s 1e-9)" "$(ratio "${k}_wall_clock" "${k}_wall_native")" "$n" \
+		"fifo $(cell "${k}_wall_fifo" s 1e-9) ($(ratio "${k}_wall_fifo" "${k}_wall_native")); process CPU (the program's own clock, handler threads included): native $(cell "${k}_cpu_native" s 1e-9), clock $(cell "${k}_cpu_clock" s 1e-9) ($(ratio "${k}_cpu_clock" "${k}_cpu_native")), fifo $(cell "${k}_cpu_fifo" s 1e-9); peak heap $peak (-L ${share:-?} of it); checksums as natively"
+	row "${id}2" "$w, faults: --policy fifo vs the default (adaptive clock)" "$(cell "${k}_faults_fifo" "")" \
+		"$(cell "${k}_faults_clock" "")" "$(ratio "${k}_faults_clock" "${k}_faults_fifo")" "$n" \
+		"target ≤ 1.0×; clock: first touch $(cell "${k}_first_clock" ""), refaults $(cell "${k}_refault_clock" ""), soft $(cell "${k}_soft_clock" ""); fifo: first touch $(cell "${k}_first_fifo" ""), refaults $(cell "${k}_refault_fifo" "")"
+	row "${id}3" "$w, CPU per fault (process, all threads) vs the minimal same-CPU first-touch handler (row E2's floor, measured in the same rounds)" \
+		"$(cell "${k}_floor" µs 0.001)" "$(cell "${k}_cpf_clock" µs 0.001)" "$(ratio "${k}_cpf_clock" "${k}_floor")" "$n" \
+		"target ≤ 1.5×; of it handlers $(cell "${k}_hpf_clock" µs 0.001), evictor $(cell "${k}_epf_clock" µs 0.001); fifo $(cell "${k}_cpf_fifo" µs 0.001) ($(ratio "${k}_cpf_fifo" "${k}_floor"))"
+	local what4="$w, wall: kernel swap (memory cgroup ${mib} MiB + swap file on disk) vs faultline (default policy)"
+	local ooms=0 oom_note=""
+	[ -f "$S/${k}_kernel.skip" ] && [ -s "$S/${k}_wall_kernel" ] && oom_note="; then $(cat "$S/${k}_kernel.skip")"
+	[ -s "$S/${k}_kernel_oom" ] && ooms=$(wc -l <"$S/${k}_kernel_oom") &&
+		oom_note="$oom_note; the kernel's run was OOM-killed by the memory cgroup in $ooms run(s), after $(cell "${k}_kernel_oom" s 1e-9)"
+	if [ -f "$S/${k}_kernel.skip" ] && [ ! -s "$S/${k}_wall_kernel" ]; then
+		local why; why=$(cat "$S/${k}_kernel.skip")
+		row "${id}4" "$what4" "$why" "$(cell "${k}_wall_clock" s 1e-9)" "$why" 0 "target ≤ 1.0×$oom_note"
+	elif [ ! -s "$S/${k}_wall_kernel" ] && [ "$ooms" -gt 0 ]; then
+		row "${id}4" "$what4" "n/a (OOM-killed in $ooms of $ooms runs)" "$(cell "${k}_wall_clock" s 1e-9)" \
+			"n/a (the kernel did not finish)" 0 "target ≤ 1.0×$oom_note"
+	else
+		row "${id}4" "$what4" "$(cell "${k}_wall_kernel" s 1e-9)" "$(cell "${k}_wall_clock" s 1e-9)" \
+			"$(ratio "${k}_pair_clock" "${k}_pair_kernel")" "$(runs_of "${k}_wall_kernel")" "target ≤ 1.0× (ratio of runs in the same round); process CPU: kernel $(cell "${k}_cpu_kernel" s 1e-9) (its reclaim in kswapd not included), clock $(cell "${k}_cpu_clock" s 1e-9)$oom_note"
+	fi
+}
+
+table_thrash_programs() {
+	wanted TB && thrash_prog_table TB "bench/bigbuf $TB_ARGS (20 buffers replaced at random, each written whole)"
+	wanted TD && thrash_prog_table TD "bench/dict_sort $TD_ARGS (hash table of malloc'd entries, then qsort by key)"
+	wanted TX && thrash_prog_table TX "bench/extsort $TX_ARGS (two threads generate and sort chunks, then a heap merge)"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Row 8: eviction policy, clock (default) vs fifo, on the hot/cold program.
 
 bench_policy() {
@@ -1196,6 +1348,42 @@ table_timeline() {
 # ---------------------------------------------------------------------------------------------
 # Main: measure in table order, then print.
 
+# write_table: the table with its header and footer, on stdout and into $OUT.
+write_table() {
+	cat "$PROBE_ROWS" >>"$TABLE"
+	LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+	ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
+	COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes")
+
+	{
+		echo "## faultline bench$([ "$QUICK" = 1 ] && echo " (quick)")"
+		echo
+		echo "Ratio = faultline / baseline, taken per run (baseline and faultline interleaved, order alternating), then median (min–max). Other cells: median (min–max) over the runs. Nothing is asserted."
+		echo
+		echo "| # | What | Baseline | faultline | Ratio | Runs | Notes |"
+		echo "|---|---|---|---|---|---|---|"
+		cat "$TABLE"
+		echo
+		echo "Load average (1/5/15 min) at start: $LOAD_START; at end: $LOAD_END. $NCPU CPUs, kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), ${ELAPSED} s, commit $COMMIT$DIRTY, $RUNS runs (row 1: $R1).$([ -s "$S/.budget" ] && echo " Time budget of $BUDGET_S s reached: $(paste -sd, "$S/.budget" | sed 's/,/, /g') stopped early (see Runs).")"
+	} >"$OUT.tmp.$$" && mv -f "$OUT.tmp.$$" "$OUT"
+	cat "$OUT"
+	say "table written to $OUT (${ELAPSED} s)"
+}
+
+if [ -n "$ONLY" ]; then
+	wanted T && bench_thrash
+	bench_thrash_programs
+	# row T3 compares with row E2's floor, not measured here: the same command's samples of rows TB-TX
+	cat "$S"/t[bdx]_floor >"$S/ev_floor" 2>/dev/null
+	PROBE_ROWS=$WORK/probe_rows.md
+	echo "Only row groups ${ONLY:1:-1} were run (--only)." >"$PROBE_ROWS"
+	wanted T && table_thrash
+	table_thrash_programs
+	write_table
+	exit 0
+fi
+
 # Under heavy load the time budget cuts the last ones short: the tools' speed (5, 6) and the far
 # stores (9) go last, the fault floor and the handler-thread question first.
 bench_floor
@@ -1206,6 +1394,7 @@ bench_evict
 bench_overhead
 bench_policy
 bench_thrash
+bench_thrash_programs
 bench_alloc
 bench_timeline
 bench_size
@@ -1230,26 +1419,9 @@ table_later_rows
 table_rap
 table_policy
 table_thrash
+table_thrash_programs
 table_far
 table_alloc
 table_timeline
 table_size
-cat "$PROBE_ROWS" >>"$TABLE"
-LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
-ELAPSED=$(( $(us_since "$T_START") / 1000000 ))
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes")
-
-{
-	echo "## faultline bench$([ "$QUICK" = 1 ] && echo " (quick)")"
-	echo
-	echo "Ratio = faultline / baseline, taken per run (baseline and faultline interleaved, order alternating), then median (min–max). Other cells: median (min–max) over the runs. Nothing is asserted."
-	echo
-	echo "| # | What | Baseline | faultline | Ratio | Runs | Notes |"
-	echo "|---|---|---|---|---|---|---|"
-	cat "$TABLE"
-	echo
-	echo "Load average (1/5/15 min) at start: $LOAD_START; at end: $LOAD_END. $NCPU CPUs, kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), ${ELAPSED} s, commit $COMMIT$DIRTY, $RUNS runs (row 1: $R1).$([ -s "$S/.budget" ] && echo " Time budget of $BUDGET_S s reached: $(paste -sd, "$S/.budget" | sed 's/,/, /g') stopped early (see Runs).")"
-} >"$OUT.tmp.$$" && mv -f "$OUT.tmp.$$" "$OUT"
-cat "$OUT"
-say "table written to $OUT (${ELAPSED} s)"
+write_table
