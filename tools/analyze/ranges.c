@@ -17,7 +17,9 @@
 
 #include "cli.h"
 #include "ranges.h"
+
 #include "callsite.h"
+#include "fault_stream.h"
 #include "symbolize.h"
 
 #define RANGES_MAX_FILE (UINT64_C(1) << 32)  /* a larger ranges.rap is not one we wrote */
@@ -238,19 +240,34 @@ static rap_t *build_from_trace(struct ctx *c, const struct fl_process *proc, uin
 		return NULL;
 	}
 	*counted = 0;
-	for (size_t i = 0; i < proc->nfaults; i++) {
-		const struct fl_fault_record *r = &proc->faults[i].rec;
+	struct fl_fault_stream *fs;
+	const struct fl_fault *f;
+	int got = fl_fault_stream_open(proc, &fs, why, sizeof(why));
+	if (got < 0) {
+		set_err(c, "%s", why);
+		rap_free(tree);
+		return NULL;
+	}
+	while ((got = fl_fault_stream_next(fs, &f)) > 0) {
+		const struct fl_fault_record *r = &f->rec;
 		if (kind_selected(c->o, r->kind) && rap_add(tree, page_of(proc, r->addr), 1) == 0)
 			(*counted)++;
 	}
+	if (got < 0) {
+		set_err(c, "%s", fl_fault_stream_error(fs));
+		rap_free(tree);
+		tree = NULL;
+	}
+	fl_fault_stream_close(fs);
 	return tree;
 }
 
 static uint64_t selected_faults(const struct ranges_options *o, const struct fl_process *proc)
 {
 	uint64_t n = 0;
-	for (size_t i = 0; i < proc->nfaults; i++)
-		n += kind_selected(o, proc->faults[i].rec.kind);
+	for (unsigned kind = 0; kind <= FL_FAULT_KIND_MAX; kind++)
+		if (kind_selected(o, kind))
+			n += proc->kind_counts[kind];
 	return n;
 }
 
@@ -400,8 +417,17 @@ static int clip_ranges(struct ranges_proc *rp, const struct ranges_options *o, c
 	}
 	for (size_t i = 0; i < nr; i++)
 		first[i] = UINT64_MAX;
-	for (size_t f = 0; f < proc->nfaults; f++) {
-		const struct fl_fault_record *rec = &proc->faults[f].rec;
+	struct fl_fault_stream *fs;
+	const struct fl_fault *fault;
+	char why[256];
+	int got = fl_fault_stream_open(proc, &fs, why, sizeof(why));
+	if (got < 0) {
+		free(first);
+		free(last);
+		return -1;
+	}
+	while ((got = fl_fault_stream_next(fs, &fault)) > 0) {
+		const struct fl_fault_record *rec = &fault->rec;
 		if (!kind_selected(o, rec->kind))
 			continue;
 		uint64_t page = page_of(proc, rec->addr);
@@ -414,6 +440,12 @@ static int clip_ranges(struct ranges_proc *rp, const struct ranges_options *o, c
 			if (page > last[i])
 				last[i] = page;
 		}
+	}
+	fl_fault_stream_close(fs);
+	if (got < 0) {
+		free(first);
+		free(last);
+		return -1;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct ranges_range *r = &rp->ranges[i];
@@ -459,7 +491,7 @@ static int clip_and_nest(struct ctx *c, struct ranges_proc *rp)
 	size_t *order = node_order(rp);
 	if (!order || clip_ranges(rp, c->o, order) < 0 || nest_ranges(rp, order) < 0) {
 		free(order);
-		set_err(c, "out of memory");
+		set_err(c, "out of memory, or %s/%s could not be read again", rp->proc->dir, FL_FILE_NAME_FAULTS);
 		return -1;
 	}
 	return 0;
@@ -813,6 +845,7 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	struct pair_run *pairs = NULL;
 	size_t npairs = 0, cap = 0;
 	int rc = -1;
+	struct fl_fault_stream *fs = NULL;
 	if (!order || !span || !pending)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
@@ -831,8 +864,12 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	}
 	for (size_t i = 0; i < nr; i++)
 		rp->ranges[i].has_trace = true;
-	for (size_t f = 0; f < proc->nfaults; f++) {
-		const struct fl_fault *fault = &proc->faults[f];
+	char why[256];
+	const struct fl_fault *fault;
+	int got;
+	if (fl_fault_stream_open(proc, &fs, why, sizeof(why)) < 0)
+		goto out;
+	while ((got = fl_fault_stream_next(fs, &fault)) > 0) {
 		if (!kind_selected(c->o, fault->rec.kind))
 			continue;
 		uint64_t page = page_of(proc, fault->rec.addr);
@@ -855,6 +892,10 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 			run->faults++;
 		}
 	}
+	if (got < 0)
+		goto out;
+	fl_fault_stream_close(fs);
+	fs = NULL;
 	for (size_t i = 0; i < nr; i++)
 		if (flush_run(&pending[i], &pairs, &npairs, &cap) < 0)
 			goto out;
@@ -893,7 +934,8 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	rc = 0;
 out:
 	if (rc < 0)
-		set_err(c, "out of memory");
+		set_err(c, "out of memory, or %s/%s could not be read again", proc->dir, FL_FILE_NAME_FAULTS);
+	fl_fault_stream_close(fs);
 	free(order);
 	free(pending);
 	free(pairs);

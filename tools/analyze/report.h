@@ -158,6 +158,18 @@ struct report {
 	struct report_map symbol_match;   /* --symbol: (process << 32 | maps snapshot, stack) → 1 matches, 2 does not */
 	struct fault_clock clock; /* the --time axis */
 	struct report_records records;
+
+	/* A streamed recording (fl_recording_open_stream): no per-fault row; what the later passes
+	 * would read per fault is gathered in the one pass over the faults instead. */
+	bool streamed;
+	bool hold;                /* the stream broke an assumption (a thread's contexts out of seq
+				   * order): the run is to be redone on the held recording */
+	uint32_t *service_values; /* the selected faults' service times (streamed), service_count */
+	size_t service_count, service_cap;
+	uint64_t virtual_n, virtual_max; /* selected faults with a virtual time, the latest */
+	bool *tid_seen;           /* --tid: per given thread, whether it took a fault (streamed) */
+	uint32_t last_row;        /* pass 1: the row of the fault just attributed (FL_NONE: not kept) */
+	char stream_error[768];   /* why a walk over the faults failed ("" when it did not) */
 };
 
 /* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */

@@ -3,11 +3,13 @@
  * wake-up), their latest virtual time, and the eviction events by policy decision, clean or dirty. */
 #include "report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evictions.h"
+#include "record_stream.h"
 
 /* The rank (0-based) of quantile Q among N sorted values (nearest rank). */
 static size_t quantile_rank(size_t n, double q)
@@ -53,10 +55,38 @@ static int select_ranks(const uint32_t *values, size_t n, const size_t *k, uint6
 	return 0;
 }
 
+/* The percentiles and maximum of the N service times at VALUES into out. -1 on ENOMEM. */
+static int service_summary(struct report_records *out, const uint32_t *values, size_t n)
+{
+	out->service_n = n;
+	if (n == 0)
+		return 0;
+	size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+	uint64_t at[NQUANTILES];
+	if (select_ranks(values, n, ranks, at) < 0)
+		return -1;
+	out->service_p50 = at[0];
+	out->service_p90 = at[1];
+	out->service_p99 = at[2];
+	for (size_t i = 0; i < n; i++)
+		if (values[i] > out->service_max)
+			out->service_max = values[i];
+	return 0;
+}
+
 static int service_times(struct report *r, char *err, size_t errlen)
 {
 	struct report_records *out = &r->records;
 	size_t n = 0;
+	if (r->streamed) { /* gathered by the one pass over the faults */
+		out->virtual_n = r->virtual_n;
+		out->virtual_max = r->virtual_max;
+		if (service_summary(out, r->service_values, r->service_count) < 0) {
+			snprintf(err, errlen, "out of memory (service time percentiles)");
+			return -1;
+		}
+		return 0;
+	}
 	uint32_t *values = malloc((r->selected ? r->selected : 1) * sizeof(*values));
 	if (!values) {
 		snprintf(err, errlen, "out of memory (service times of %llu faults)", (unsigned long long)r->selected);
@@ -78,24 +108,51 @@ static int service_times(struct report *r, char *err, size_t errlen)
 			}
 		}
 	}
-	out->service_n = n;
-	if (n) {
-		size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
-		uint64_t at[NQUANTILES];
-		if (select_ranks(values, n, ranks, at) < 0) {
-			free(values);
-			snprintf(err, errlen, "out of memory (service time percentiles)");
-			return -1;
-		}
-		out->service_p50 = at[0];
-		out->service_p90 = at[1];
-		out->service_p99 = at[2];
-		for (size_t i = 0; i < n; i++)
-			if (values[i] > out->service_max)
-				out->service_max = values[i];
-	}
+	int rc = service_summary(out, values, n);
 	free(values);
-	return 0;
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory (service time percentiles)");
+	return rc;
+}
+
+/* Counts PROC's eviction events into out as they are read, without holding them (a streamed
+ * recording). 1 when counted; 0 when the file has anything the holding reader words (a bad
+ * record, a cut): then nothing was counted. */
+static int count_evictions_streamed(struct report *r, const struct fl_process *proc, bool window)
+{
+	struct fl_record_stream rs;
+	struct fl_evict_record e;
+	char path[PATH_MAX + 64], err[256];
+	uint64_t counts[FL_EVICT_DECISION_MAX + 1][2], inlined = 0, page = proc->page_size ? proc->page_size : 4096;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", proc->dir, FL_FILE_NAME_EVICTIONS);
+	rc = fl_record_stream_open(&rs, path, FL_FILE_EVICTIONS, err, sizeof(err));
+	if (rc <= 0)
+		return rc == 0 ? 1 : 0; /* absent: nothing to count */
+	memset(counts, 0, sizeof(counts));
+	while ((rc = fl_record_stream_next(&rs, &e)) > 0) {
+		uint64_t t = proc->offset_ns + e.time_ns;
+		if (e.decision < FL_EVICT_CLOCK_TRIAL || e.decision > FL_EVICT_DECISION_MAX ||
+		    (e.flags & ~(FL_EVICT_DIRTY | FL_EVICT_INLINE)) || e.addr < proc->region_start ||
+		    e.addr - proc->region_start >= proc->region_size || e.addr % page) {
+			rc = -1;
+			break;
+		}
+		if (window && (t < r->o->from_ns || t >= r->o->to_ns))
+			continue;
+		counts[e.decision][(e.flags & FL_EVICT_DIRTY) != 0]++;
+		inlined += (e.flags & FL_EVICT_INLINE) != 0;
+	}
+	fl_record_stream_close(&rs);
+	if (rc < 0)
+		return 0;
+	for (size_t d = 0; d <= FL_EVICT_DECISION_MAX; d++)
+		for (size_t k = 0; k < 2; k++)
+			r->records.evictions[d][k] += counts[d][k];
+	r->records.evictions_inline += inlined;
+	r->records.evictions_present = true;
+	return 1;
 }
 
 static int evictions(struct report *r, char *err, size_t errlen)
@@ -106,6 +163,8 @@ static int evictions(struct report *r, char *err, size_t errlen)
 		const struct fl_process *proc = &r->rec->procs[p];
 		struct fl_evictions ev;
 		if (r->o->pid && proc->pid != r->o->pid)
+			continue;
+		if (r->streamed && count_evictions_streamed(r, proc, window))
 			continue;
 		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) { /* counted: any order */
 			/* an optional file: the report goes on without it, as the other verbs do */
