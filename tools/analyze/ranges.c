@@ -4,8 +4,10 @@
  *
  * Attribution is one pass over the process's faults: each selected fault adds a pair
  * (range index, allocation index) for every range holding its page (ranges nest, so a fault may
- * be in several); the pairs are sorted, counted per allocation, then grouped per stack id into
- * sites. Memory: 8 bytes per (fault, enclosing range) pair, freed before returning. */
+ * be in several); the pairs are counted in a hash map as they come (runs of one pair counted
+ * first), then sorted, and grouped per stack id into sites. Memory: one entry per distinct
+ * (range, allocation) pair, freed before returning; the faults are walked as a stream
+ * (fault_stream.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 
 #include "callsite.h"
 #include "fault_stream.h"
+#include "report_map.h"
 #include "symbolize.h"
 
 #define RANGES_MAX_FILE (UINT64_C(1) << 32)  /* a larger ranges.rap is not one we wrote */
@@ -510,20 +513,30 @@ static int by_key(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Appends *run to the runs (when it holds faults) and empties it. -1 on ENOMEM. */
-static int flush_run(struct pair_run *run, struct pair_run **runs, size_t *n, size_t *cap)
+/* Adds *run to the faults counted per (range, allocation) (when it holds faults) and empties it.
+ * -1 on ENOMEM. */
+static int flush_run(struct pair_run *run, struct report_map *counts)
 {
 	if (run->faults == 0)
 		return 0;
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 4096;
-		struct pair_run *grown = realloc(*runs, ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		*runs = grown, *cap = ncap;
-	}
-	(*runs)[(*n)++] = *run;
+	uint64_t *count = report_map_add(counts, run->key, 0, NULL);
+	if (!count)
+		return -1;
+	*count += run->faults;
 	run->faults = 0;
+	return 0;
+}
+
+/* The distinct (range, allocation) pairs of COUNTS with their faults, in *pairs. -1 on ENOMEM. */
+static int pairs_of(const struct report_map *counts, struct pair_run **pairs, size_t *n)
+{
+	const struct report_map_slot *slot;
+	*n = 0;
+	*pairs = malloc((counts->count ? counts->count : 1) * sizeof(**pairs));
+	if (!*pairs)
+		return -1;
+	for (size_t i = 0; (slot = report_map_next(counts, &i)) != NULL;)
+		(*pairs)[(*n)++] = (struct pair_run){ slot->a, slot->value };
 	return 0;
 }
 
@@ -843,7 +856,8 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	uint64_t *span = malloc(2 * nr * sizeof(*span)); /* per range: its first and last fault's time */
 	struct pair_run *pending = calloc(nr, sizeof(*pending)); /* per range: its current run */
 	struct pair_run *pairs = NULL;
-	size_t npairs = 0, cap = 0;
+	size_t npairs = 0;
+	struct report_map counts = REPORT_MAP_INIT; /* (range << 32 | alloc, 0) → faults */
 	int rc = -1;
 	struct fl_fault_stream *fs = NULL;
 	if (!order || !span || !pending)
@@ -886,7 +900,7 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 			/* consecutive faults of a range mostly hit one allocation: counted as a run */
 			uint64_t key = (uint64_t)order[k] << 32 | fault->alloc;
 			struct pair_run *run = &pending[order[k]];
-			if (run->faults && run->key != key && flush_run(run, &pairs, &npairs, &cap) < 0)
+			if (run->faults && run->key != key && flush_run(run, &counts) < 0)
 				goto out;
 			run->key = key;
 			run->faults++;
@@ -897,8 +911,10 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	fl_fault_stream_close(fs);
 	fs = NULL;
 	for (size_t i = 0; i < nr; i++)
-		if (flush_run(&pending[i], &pairs, &npairs, &cap) < 0)
+		if (flush_run(&pending[i], &counts) < 0)
 			goto out;
+	if (pairs_of(&counts, &pairs, &npairs) < 0)
+		goto out;
 	qsort(pairs, npairs, sizeof(*pairs), by_key);
 	/* counts per (range, alloc), then sorted by (range, stack, faults desc) */
 	struct alloc_count *ac = malloc((npairs ? npairs : 1) * sizeof(*ac));
@@ -939,6 +955,7 @@ out:
 	free(order);
 	free(pending);
 	free(pairs);
+	report_map_free(&counts);
 	free(span);
 	return rc;
 }
