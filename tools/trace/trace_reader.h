@@ -174,7 +174,8 @@ int fl_recording_open(const char *dir, struct fl_recording **out, char *err, siz
  * proc->contexts are then NULL. Only the common clean shape is streamed (format 2 or later, no
  * file cut, stats.json agreeing with the records, fault records naming their objects). Returns 0
  * with *out set, or 1 (*out NULL) when the recording is to be opened with fl_recording_open, which
- * reads every shape and words every error and warning. */
+ * reads every shape and words every error and warning. The environment variable
+ * FAULTLINE_READ_HELD=1 makes it return 1 always (to compare both readers' results). */
 int fl_recording_open_stream(const char *dir, struct fl_recording **out);
 
 /* Releases everything the recording owns (NULL is fine). */
