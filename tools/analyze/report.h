@@ -6,10 +6,23 @@
  *   report_output.c  the header, the table, CSV and JSON;
  *   report_ranges.c  the hot address ranges (RAP, ranges.h) under the table and, with --ranges, in JSON.
  *
- * Cost: O(n log n) in the faults (the reader's sort and merge; per fault a hash lookup of its row and
- * a memoized callsite of its stack), plus one symbolization per distinct PC of the frames up to each
- * distinct stack's callsite (the whole stack only for the JSON rows' stacks). Memory: the recording
- * (trace_reader.h), 4 bytes per fault (its row), and per distinct (row, stack) pair a map entry. */
+ * Reading. report opens its recording for streaming (fl_recording_open_stream, trace_reader.h): the
+ * faults and contexts are never held; pass 1 walks them in time order from the files (fault_stream.h)
+ * and gathers there what the held path takes in later passes over held faults: the PMU deltas (per
+ * thread, in time order, which is each thread's seq order; checked), the service times and virtual
+ * times of the selected faults, and --tid's threads. The hot ranges walk the faults again as streams.
+ * Recordings the streaming open does not take (format 1, a cut trace, no stats.json, ...), --locality
+ * and --time virtual use the held recording (every fault in memory, and the PMU pass over the held
+ * contexts); a stream whose thread order check fails redoes the run held. Both give the same output.
+ *
+ * Cost: per fault a hash lookup of its row and a memoized callsite of its stack, plus one
+ * symbolization per distinct PC of the frames up to each distinct stack's callsite (the whole stack
+ * only for the JSON rows' stacks); the streamed faults are decoded once per walk (the open's check,
+ * pass 1, the callsites' first use when the process has several maps snapshots, the ranges' clip
+ * and attribution). Memory, streamed: 4 bytes per selected fault with a service time (its
+ * percentiles are exact), per distinct (row, stack) pair a map entry, and the readers' buffers (one
+ * frame per open stream and a reorder window); held: the recording (trace_reader.h) and 4 bytes per
+ * fault (its row). */
 #ifndef FAULTLINE_TOOLS_REPORT_H
 #define FAULTLINE_TOOLS_REPORT_H
 

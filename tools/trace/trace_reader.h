@@ -35,7 +35,11 @@
  * CLOCK_MONOTONIC). The reader also gives a recording time: nanoseconds since the earliest
  * process start of the recording, so faults of several processes share one time axis.
  *
- * Memory. Binary files are mapped, not read: faults are validated in the mapping and held once, in
+ * Memory. A recording opened for streaming (fl_recording_open_stream) holds no fault and no
+ * context: they are checked and counted in one read at the open, and every walk over them reads the
+ * files again in bounded memory (fault_stream.h; one frame at a time, put in order by a reorder
+ * window the open measured). What follows is the held recording (fl_recording_open).
+ * Binary files are mapped, not read: faults are validated in the mapping and held once, in
  * time order (72 bytes each with their joins); contexts and stacks stay in their mappings when their
  * layout allows (contexts are gathered once in seq order otherwise); allocation events are held
  * once (40 bytes); plus the parsed maps snapshots. Loading is split by concern: trace_load*.c
