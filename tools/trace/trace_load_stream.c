@@ -102,11 +102,12 @@ static bool window_finish(struct window_check *w)
 	return !w->broken;
 }
 
-/* Finds the narrowest window of FIRST_WINDOW * 8^k that puts the file's keys in order, trying
- * wider ones on the file again. The key of a fault is (time, seq), of a context (seq, 0). */
+/* Finds the narrowest window of FIRST_WINDOW * 2^k that puts the file's keys in order, trying
+ * each wider one on the file again (at most twice the width needed: the window's records are what
+ * a stream holds). The key of a fault is (time, seq), of a context (seq, 0). */
 static int measure_window(struct fl_record_stream *rs, bool faults, uint32_t tried, uint32_t *width)
 {
-	for (uint32_t w = tried * 8; w <= MAX_WINDOW; w *= 8) {
+	for (uint32_t w = tried * 2; w <= MAX_WINDOW; w *= 2) {
 		struct window_check check;
 		if (fl_record_stream_rewind(rs) < 0 || window_start(&check, w) < 0)
 			return FL_LOAD_HOLD;
