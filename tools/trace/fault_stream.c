@@ -142,7 +142,10 @@ static int pull_context(struct fl_fault_stream *s)
 			s->contexts_done = true;
 			break;
 		}
-		memcpy(reorder_push(&s->context_order, c.seq, 0), &c, sizeof(c));
+		void *slot = reorder_push(&s->context_order, c.seq, 0);
+		if (!slot)
+			return fail(s, "%s: out of memory for the contexts' reorder window", s->proc->dir);
+		memcpy(slot, &c, sizeof(c));
 	}
 	const void *c = reorder_pop(&s->context_order, &a, &b);
 	s->have_next_context = c != NULL;
@@ -203,7 +206,10 @@ static int next_streamed(struct fl_fault_stream *s, const struct fl_fault **f)
 			s->faults_done = true;
 			break;
 		}
-		memcpy(reorder_push(&s->fault_order, r.time_ns, r.seq), &r, sizeof(r));
+		void *slot = reorder_push(&s->fault_order, r.time_ns, r.seq);
+		if (!slot)
+			return fail(s, "%s: out of memory for the faults' reorder window", s->proc->dir);
+		memcpy(slot, &r, sizeof(r));
 	}
 	const void *r = reorder_pop(&s->fault_order, &time, &seq);
 	if (!r)

@@ -1,4 +1,5 @@
-/* reorder.c: the bounded reorder buffer (reorder.h), a binary heap over slot indexes. */
+/* reorder.c: the bounded reorder buffer (reorder.h): sorted lanes linked through the slots, or a
+ * binary heap over slot indexes once the lanes do not suffice. */
 #include "reorder.h"
 
 #include <errno.h>
@@ -10,10 +11,12 @@ int reorder_init(struct reorder *r, size_t capacity, size_t size)
 	memset(r, 0, sizeof(*r));
 	r->capacity = capacity;
 	r->size = size;
-	r->heap = malloc((capacity + 1) * sizeof(*r->heap));
 	r->payload = malloc((capacity + 1) * (size ? size : 1));
 	r->free_slots = malloc((capacity + 1) * sizeof(*r->free_slots));
-	if (!r->heap || !r->payload || !r->free_slots) {
+	r->key_a = malloc((capacity + 1) * sizeof(*r->key_a));
+	r->key_b = malloc((capacity + 1) * sizeof(*r->key_b));
+	r->next = malloc((capacity + 1) * sizeof(*r->next));
+	if (!r->payload || !r->free_slots || !r->key_a || !r->key_b || !r->next) {
 		reorder_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -26,30 +29,116 @@ int reorder_init(struct reorder *r, size_t capacity, size_t size)
 
 void reorder_free(struct reorder *r)
 {
-	free(r->heap);
 	free(r->payload);
 	free(r->free_slots);
+	free(r->key_a);
+	free(r->key_b);
+	free(r->next);
+	free(r->heap);
 	memset(r, 0, sizeof(*r));
 }
 
-static bool less(const struct reorder_entry *x, const struct reorder_entry *y)
+static bool less(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
 {
-	return x->a != y->a ? x->a < y->a : x->b < y->b;
+	return a1 != a2 ? a1 < a2 : b1 < b2;
 }
 
-void *reorder_push(struct reorder *r, uint64_t a, uint64_t b)
+/* ----------------------------------------------------------------- heap */
+
+static void heap_add(struct reorder *r, struct reorder_entry e, size_t i)
 {
-	uint32_t slot = r->free_slots[--r->nfree];
-	size_t i = r->n++;
-	struct reorder_entry e = { a, b, slot };
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!less(&e, &r->heap[parent]))
+		if (!less(e.a, e.b, r->heap[parent].a, r->heap[parent].b))
 			break;
 		r->heap[i] = r->heap[parent];
 		i = parent;
 	}
 	r->heap[i] = e;
+}
+
+/* Moves every lane's records into a heap. -1 on ENOMEM. */
+static int become_heap(struct reorder *r)
+{
+	r->heap = malloc((r->capacity + 1) * sizeof(*r->heap));
+	if (!r->heap)
+		return -1;
+	size_t n = 0;
+	for (unsigned l = 0; l < r->nlanes; l++)
+		for (uint32_t s = r->lanes[l].head;; s = r->next[s]) {
+			heap_add(r, (struct reorder_entry){ r->key_a[s], r->key_b[s], s }, n++);
+			if (s == r->lanes[l].tail)
+				break;
+		}
+	r->nlanes = 0;
+	return 0;
+}
+
+static const void *heap_pop(struct reorder *r, uint64_t *a, uint64_t *b)
+{
+	struct reorder_entry top = r->heap[0], last = r->heap[r->n - 1];
+	size_t i = 0, n = --r->n;
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+		if (l >= n)
+			break;
+		if (l + 1 < n && less(r->heap[l + 1].a, r->heap[l + 1].b, r->heap[l].a, r->heap[l].b))
+			m = l + 1;
+		if (!less(r->heap[m].a, r->heap[m].b, last.a, last.b))
+			break;
+		r->heap[i] = r->heap[m];
+		i = m;
+	}
+	if (n)
+		r->heap[i] = last;
+	r->free_slots[r->nfree++] = top.slot;
+	*a = top.a;
+	*b = top.b;
+	return r->payload + (size_t)top.slot * r->size;
+}
+
+/* ----------------------------------------------------------------- lanes */
+
+/* The lane whose last key is the greatest not above (a, b); REORDER_LANES when none. */
+static unsigned lane_for(const struct reorder *r, uint64_t a, uint64_t b)
+{
+	unsigned best = REORDER_LANES;
+	for (unsigned l = 0; l < r->nlanes; l++) {
+		uint32_t t = r->lanes[l].tail;
+		if (less(a, b, r->key_a[t], r->key_b[t]))
+			continue;
+		if (best == REORDER_LANES ||
+		    less(r->key_a[r->lanes[best].tail], r->key_b[r->lanes[best].tail], r->key_a[t], r->key_b[t]))
+			best = l;
+	}
+	return best;
+}
+
+void *reorder_push(struct reorder *r, uint64_t a, uint64_t b)
+{
+	uint32_t slot = r->free_slots[--r->nfree];
+	r->n++;
+	if (r->heap) {
+		heap_add(r, (struct reorder_entry){ a, b, slot }, r->n - 1);
+		return r->payload + (size_t)slot * r->size;
+	}
+	r->key_a[slot] = a;
+	r->key_b[slot] = b;
+	/* the tightest fit (patience sorting): as many lanes as interleaved runs */
+	unsigned l = lane_for(r, a, b);
+	if (l == REORDER_LANES && r->nlanes < REORDER_LANES) {
+		l = r->nlanes++;
+		r->lanes[l].head = slot;
+	} else if (l == REORDER_LANES) {
+		r->n--;
+		r->nfree++; /* not pushed yet: the heap takes it */
+		if (become_heap(r) < 0)
+			return NULL;
+		return reorder_push(r, a, b);
+	} else {
+		r->next[r->lanes[l].tail] = slot;
+	}
+	r->lanes[l].tail = slot;
 	return r->payload + (size_t)slot * r->size;
 }
 
@@ -57,23 +146,23 @@ const void *reorder_pop(struct reorder *r, uint64_t *a, uint64_t *b)
 {
 	if (r->n == 0)
 		return NULL;
-	struct reorder_entry top = r->heap[0], last = r->heap[--r->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = l;
-		if (l >= r->n)
-			break;
-		if (l + 1 < r->n && less(&r->heap[l + 1], &r->heap[l]))
-			m = l + 1;
-		if (!less(&r->heap[m], &last))
-			break;
-		r->heap[i] = r->heap[m];
-		i = m;
+	if (r->heap)
+		return heap_pop(r, a, b);
+	unsigned best = 0;
+	for (unsigned l = 1; l < r->nlanes; l++) {
+		uint32_t h = r->lanes[l].head, bh = r->lanes[best].head;
+		if (less(r->key_a[h], r->key_b[h], r->key_a[bh], r->key_b[bh]))
+			best = l;
 	}
-	if (r->n)
-		r->heap[i] = last;
-	r->free_slots[r->nfree++] = top.slot;
-	*a = top.a;
-	*b = top.b;
-	return r->payload + (size_t)top.slot * r->size;
+	uint32_t slot = r->lanes[best].head;
+	if (slot == r->lanes[best].tail) { /* the lane is empty now */
+		r->lanes[best] = r->lanes[--r->nlanes];
+	} else {
+		r->lanes[best].head = r->next[slot];
+	}
+	r->n--;
+	r->free_slots[r->nfree++] = slot;
+	*a = r->key_a[slot];
+	*b = r->key_b[slot];
+	return r->payload + (size_t)slot * r->size;
 }

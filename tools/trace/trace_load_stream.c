@@ -88,7 +88,10 @@ static void window_emit(struct window_check *w)
 
 static void window_add(struct window_check *w, uint64_t a, uint64_t b)
 {
-	reorder_push(&w->order, a, b);
+	if (!reorder_push(&w->order, a, b)) {
+		w->broken = true; /* out of memory: as if no window would do */
+		return;
+	}
 	if (!reorder_has_room(&w->order))
 		window_emit(w);
 }
