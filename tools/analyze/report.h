@@ -19,10 +19,11 @@
  * symbolization per distinct PC of the frames up to each distinct stack's callsite (the whole stack
  * only for the JSON rows' stacks); the streamed faults are decoded once per walk (the open's check,
  * pass 1, the callsites' first use when the process has several maps snapshots, the ranges' clip
- * and attribution). Memory, streamed: 4 bytes per selected fault with a service time (its
- * percentiles are exact), per distinct (row, stack) pair a map entry, and the readers' buffers (one
- * frame per open stream and a reorder window); held: the recording (trace_reader.h) and 4 bytes per
- * fault (its row). */
+ * and attribution, and a last walk for the exact service-time percentiles: the high 16 bits are
+ * counted in pass 1, the low bits of the percentiles' buckets then). Memory, streamed: per distinct
+ * (row, stack) pair a map entry, 512 KiB of service-time counters, and the readers' buffers (one
+ * frame per open stream and a reorder window), nothing per fault; held: the recording
+ * (trace_reader.h) and 4 bytes per fault (its row). */
 #ifndef FAULTLINE_TOOLS_REPORT_H
 #define FAULTLINE_TOOLS_REPORT_H
 
@@ -177,8 +178,10 @@ struct report {
 	bool streamed;
 	bool hold;                /* the stream broke an assumption (a thread's contexts out of seq
 				   * order): the run is to be redone on the held recording */
-	uint32_t *service_values; /* the selected faults' service times (streamed), service_count */
-	size_t service_count, service_cap;
+	uint64_t *service_high;   /* streamed: the selected faults' service times counted by their high
+				   * 16 bits (65536 counters; report_records.c takes the low bits of
+				   * the percentiles' buckets in a second walk) */
+	uint64_t service_count, service_max;
 	uint64_t virtual_n, virtual_max; /* selected faults with a virtual time, the latest */
 	bool *tid_seen;           /* --tid: per given thread, whether it took a fault (streamed) */
 	uint32_t last_row;        /* pass 1: the row of the fault just attributed (FL_NONE: not kept) */
@@ -188,6 +191,9 @@ struct report {
 /* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */
 void report_warn(struct report_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void report_warnings_free(struct report_warnings *w);
+
+/* report_build.c: whether fault F of PROC is selected (--kind, --tid, --symbol, --from/--to). */
+bool report_kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f);
 
 /* report_build.c: fills r->events, rows, ranked, nshown (and locality). 0, or -1 with a reason in
  * err (out of memory). */

@@ -255,7 +255,7 @@ static bool stack_matches(struct report *r, size_t p, const struct fl_stack *sta
 	return match;
 }
 
-static bool kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
+bool report_kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
 	uint64_t t;
 	/* "all" is every fault of the program's memory traffic: access samples (record
@@ -496,15 +496,12 @@ static int stream_selected(struct report *r, const struct fl_process *proc, cons
 {
 	uint64_t vt;
 	if (f->rec.service_ns) {
-		if (r->service_count == r->service_cap) {
-			size_t cap = r->service_cap ? r->service_cap * 2 : 4096;
-			uint32_t *grown = realloc(r->service_values, cap * sizeof(*grown));
-			if (!grown)
-				return -1;
-			r->service_values = grown;
-			r->service_cap = cap;
-		}
-		r->service_values[r->service_count++] = f->rec.service_ns;
+		if (!r->service_high && !(r->service_high = calloc(65536, sizeof(*r->service_high))))
+			return -1;
+		r->service_high[f->rec.service_ns >> 16]++;
+		r->service_count++;
+		if (f->rec.service_ns > r->service_max)
+			r->service_max = f->rec.service_ns;
 	}
 	if (fault_clock_virtual(&r->clock, proc, f, &vt)) {
 		r->virtual_n++;
@@ -548,7 +545,7 @@ static int attribute_faults(struct report *r, struct pass_maps *m)
 		if (++n % PROGRESS_STEP == 0)
 			report_progress_set(&r->progress, n);
 		r->last_row = FL_NONE;
-		if (kept(r, proc, f)) {
+		if (report_kept(r, proc, f)) {
 			rc = attribute(r, m, p, proc, f);
 			if (rc == 0 && r->streamed)
 				rc = stream_selected(r, proc, f);
@@ -851,9 +848,9 @@ void report_build_free(struct report *r)
 		free(r->row_of_fault[p]);
 	free(r->row_of_fault);
 	free(r->event_of);
-	free(r->service_values);
+	free(r->service_high);
 	free(r->tid_seen);
-	r->service_values = NULL;
+	r->service_high = NULL;
 	r->tid_seen = NULL;
 	report_map_free(&r->symbol_match);
 	free(r->rows);

@@ -74,18 +74,83 @@ static int service_summary(struct report_records *out, const uint32_t *values, s
 	return 0;
 }
 
+/* Streamed: the percentiles from pass 1's counts of the high 16 bits (r->service_high) and one
+ * more walk over the faults counting the low 16 bits of the selected ones in the percentiles'
+ * buckets — select_ranks' two passes, the first done while aggregating. 0, or -1 (err). */
+static int streamed_service_times(struct report *r, char *err, size_t errlen)
+{
+	struct report_records *out = &r->records;
+	uint64_t n = r->service_count;
+	size_t k[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+	uint32_t bucket[NQUANTILES];
+	uint64_t rest[NQUANTILES];
+	struct fl_fault_iter it;
+	const struct fl_process *proc;
+	const struct fl_fault *f;
+
+	out->service_n = n;
+	out->service_max = r->service_max;
+	if (n == 0)
+		return 0;
+	uint64_t *low = calloc((size_t)NQUANTILES * BUCKETS, sizeof(*low));
+	if (!low) {
+		snprintf(err, errlen, "out of memory (service time percentiles)");
+		return -1;
+	}
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		bucket[q] = 0;
+		rest[q] = k[q];
+		while (rest[q] >= r->service_high[bucket[q]])
+			rest[q] -= r->service_high[bucket[q]++];
+	}
+	if (fl_fault_iter_init(&it, r->rec, r->o->pid) < 0) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		snprintf(err, errlen, "%s", it.error);
+		free(low);
+		return -1;
+	}
+	report_progress_phase(&r->progress, "service time percentiles", r->rec->nfaults);
+	uint64_t seen = 0;
+	while ((f = fl_fault_iter_next(&it, &proc)) != NULL) {
+		if (++seen % 65536 == 0)
+			report_progress_set(&r->progress, seen);
+		uint32_t v = f->rec.service_ns;
+		if (!v || (v >> 16 != bucket[0] && v >> 16 != bucket[1] && v >> 16 != bucket[2]) ||
+		    !report_kept(r, proc, f))
+			continue;
+		for (size_t q = 0; q < NQUANTILES; q++)
+			if (v >> 16 == bucket[q])
+				low[q * BUCKETS + (v & 0xffff)]++;
+	}
+	int rc = 0;
+	if (it.error[0]) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		snprintf(err, errlen, "%s", it.error);
+		rc = -1;
+	}
+	fl_fault_iter_free(&it);
+	uint64_t at[NQUANTILES];
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		uint32_t v = 0;
+		while (v < BUCKETS && rest[q] >= low[q * BUCKETS + v])
+			rest[q] -= low[q * BUCKETS + v++];
+		at[q] = (uint64_t)bucket[q] << 16 | v;
+	}
+	out->service_p50 = at[0];
+	out->service_p90 = at[1];
+	out->service_p99 = at[2];
+	free(low);
+	return rc;
+}
+
 static int service_times(struct report *r, char *err, size_t errlen)
 {
 	struct report_records *out = &r->records;
 	size_t n = 0;
-	if (r->streamed) { /* gathered by the one pass over the faults */
+	if (r->streamed) { /* the first pass gathered the virtual times and the service times' high bits */
 		out->virtual_n = r->virtual_n;
 		out->virtual_max = r->virtual_max;
-		if (service_summary(out, r->service_values, r->service_count) < 0) {
-			snprintf(err, errlen, "out of memory (service time percentiles)");
-			return -1;
-		}
-		return 0;
+		return streamed_service_times(r, err, errlen);
 	}
 	uint32_t *values = malloc((r->selected ? r->selected : 1) * sizeof(*values));
 	if (!values) {
