@@ -10,18 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "reorder.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			failures++;                                                       \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                              \
-		}                                                                         \
-	} while (0)
 
 /* Runs KEYS[0..n) (a = key, b = index) through a window of WIDTH; true when they came out in
  * order, each with its own payload. */
@@ -86,9 +76,5 @@ int main(void)
 		keys[i] = i / 1000;
 	CHECK(sorts(keys, n, 16), "equal keys in order");
 	free(keys);
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	else
-		printf("ok: reorder windows sort interleaved runs and shuffled streams, narrow windows caught\n");
-	return failures != 0;
+	return check_summary("test_reorder");
 }
