@@ -356,7 +356,8 @@ int fl_load_stream_process(struct loader *ld)
 		rc = scan_contexts(ld, &seqs);
 	free(seqs.words);
 	if (rc == 0) {
-		qsort(u.made, u.n, sizeof(*u.made), compare_alloc_id);
+		if (u.n)
+			qsort(u.made, u.n, sizeof(*u.made), compare_alloc_id);
 		if (fl_load_add_unlogged(ld, u.made, u.n) < 0 || fl_load_maps(ld) != 0 || proc->maybe_cut)
 			rc = FL_LOAD_HOLD;
 	}

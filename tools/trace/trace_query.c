@@ -1,8 +1,7 @@
-/* trace_query.c: what verbs ask of a loaded recording (trace_reader.h) — faults of every process
- * merged in time order, a fault's context, stack and allocation, records by seq, stack id or
- * alloc_id, the maps snapshot in force at a time, and names of kinds. Everything is read-only:
+/* trace_query.c: what verbs ask of a loaded recording (trace_reader.h) — a fault's context, stack
+ * and allocation, records by seq, stack id or alloc_id, the maps snapshot in force at a time, and
+ * names of kinds (the faults merged in time order are fault_stream.c's). Everything is read-only:
  * several threads may query at once. */
-#include "fault_stream.h"
 #include "trace_load_state.h"
 
 #include <errno.h>
@@ -31,112 +30,6 @@ const char *fl_alloc_kind_name(unsigned kind)
 	case FL_ALLOC_MUNMAP: return "munmap";
 	default: return "?";
 	}
-}
-
-/* ======================================================================= fault iteration */
-
-/* The recording time of process index P's next fault (the heap key). */
-static uint64_t iter_key(const struct fl_fault_iter *it, size_t p)
-{
-	return fl_fault_time_ns(&it->rec->procs[p], it->head[p]);
-}
-
-static bool iter_less(const struct fl_fault_iter *it, size_t a, size_t b)
-{
-	uint64_t x = iter_key(it, a), y = iter_key(it, b);
-	return x != y ? x < y : a < b; /* ties: process order (seq order within a process) */
-}
-
-static void iter_sift_down(struct fl_fault_iter *it, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < it->nheap && iter_less(it, it->heap[l], it->heap[m]))
-			m = l;
-		if (r < it->nheap && iter_less(it, it->heap[r], it->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		size_t t = it->heap[i];
-		it->heap[i] = it->heap[m];
-		it->heap[m] = t;
-		i = m;
-	}
-}
-
-/* Reads process P's next fault into it->head[p]: 1, 0 at its end, -1 (it->error). */
-static int iter_advance(struct fl_fault_iter *it, size_t p)
-{
-	int rc = fl_fault_stream_next(it->streams[p], &it->head[p]);
-	if (rc < 0)
-		snprintf(it->error, sizeof(it->error), "%s", fl_fault_stream_error(it->streams[p]));
-	return rc;
-}
-
-int fl_fault_iter_init(struct fl_fault_iter *it, const struct fl_recording *rec, uint32_t pid)
-{
-	size_t n = rec->nprocs ? rec->nprocs : 1;
-
-	memset(it, 0, sizeof(*it));
-	it->rec = rec;
-	it->heap = malloc(n * sizeof(*it->heap));
-	it->streams = calloc(n, sizeof(*it->streams));
-	it->head = calloc(n, sizeof(*it->head));
-	if (!it->heap || !it->streams || !it->head) {
-		fl_fault_iter_free(it);
-		snprintf(it->error, sizeof(it->error), "out of memory");
-		errno = ENOMEM;
-		return -1;
-	}
-	for (size_t p = 0; p < rec->nprocs; p++) {
-		if ((pid != 0 && rec->procs[p].pid != pid) || rec->procs[p].nfaults == 0)
-			continue;
-		int rc = fl_fault_stream_open(&rec->procs[p], &it->streams[p], it->error, sizeof(it->error));
-		if (rc == 0)
-			rc = iter_advance(it, p);
-		if (rc < 0) {
-			fl_fault_iter_free(it);
-			errno = EIO;
-			return -1;
-		}
-		if (rc > 0)
-			it->heap[it->nheap++] = p;
-	}
-	for (size_t i = it->nheap; i-- > 0;)
-		iter_sift_down(it, i);
-	return 0;
-}
-
-const struct fl_fault *fl_fault_iter_next(struct fl_fault_iter *it, const struct fl_process **proc_out)
-{
-	if (it->nheap == 0)
-		return NULL;
-	size_t p = it->heap[0];
-	const struct fl_fault *f = it->head[p];
-	int rc = iter_advance(it, p);
-	if (rc < 0) {
-		it->nheap = 0;
-		return NULL;
-	}
-	if (rc == 0)
-		it->heap[0] = it->heap[--it->nheap];
-	iter_sift_down(it, 0);
-	if (proc_out)
-		*proc_out = &it->rec->procs[p];
-	return f;
-}
-
-void fl_fault_iter_free(struct fl_fault_iter *it)
-{
-	for (size_t p = 0; it->streams && p < it->rec->nprocs; p++)
-		fl_fault_stream_close(it->streams[p]);
-	free(it->streams);
-	free(it->head);
-	free(it->heap);
-	it->streams = NULL;
-	it->head = NULL;
-	it->heap = NULL;
-	it->nheap = 0;
 }
 
 uint64_t fl_fault_time_ns(const struct fl_process *proc, const struct fl_fault *fault)
