@@ -266,11 +266,12 @@ static void drop(void *start, size_t len, const char *what)
  * refault rand: 10,857 madvise calls for 12,521 dropped pages; bench/graph_bfs 20 64 3 at -L 64,
  * 2.9 M clean evictions: 818 s wall, 474 s CPU before, 481 s and 335 s after, load ~18). The
  * batch's ranges go in one process_madvise (the kernel batches its TLB flush), and only then
- * are its pages published SOFT: until the drop they stay BUSY, so nothing can fault them back
- * in between. */
+ * are its pages published: SOFT (trials), or FAR (the adaptive clock's direct evictions, TO_FAR).
+ * Until the drop they stay BUSY, so nothing can fault them back in between. */
 #define DROP_BATCH_RANGES 64
 #define DROP_BATCH_PAGES 1024
 struct drop_batch {
+	bool to_far;                         /* published FAR (clock-direct), else SOFT */
 	struct iovec ranges[DROP_BATCH_RANGES];
 	size_t nranges, npages;
 	uint32_t pages[DROP_BATCH_PAGES];
@@ -290,14 +291,33 @@ static void drop_ranges(struct fl_runtime *rt, struct iovec *ranges, size_t n)
 }
 
 static void publish_soft(struct fl_runtime *rt, size_t page, uint8_t old);
+static uint8_t soft_state(const struct fl_runtime *rt, uint8_t old);
 
-/* Drops the batch's ranges, then publishes its pages SOFT. */
+/* The batch's pages, dropped, go to FAR as clock-direct evictions, FL_EVICT_RUN at a time. */
+static void finalize_dropped(struct fl_runtime *rt, const struct drop_batch *b)
+{
+	size_t pages[FL_EVICT_RUN];
+	uint8_t olds[FL_EVICT_RUN];
+	for (size_t i = 0; i < b->npages; i += FL_EVICT_RUN) {
+		size_t n = b->npages - i < FL_EVICT_RUN ? b->npages - i : FL_EVICT_RUN;
+		for (size_t k = 0; k < n; k++)
+			pages[k] = b->pages[i + k], olds[k] = soft_state(rt, b->old[i + k]);
+		atomic_fetch_add_explicit(&rt->soft_pages, n, memory_order_relaxed); /* finalize_locked takes them off */
+		finalize_locked(rt, pages, olds, n, FL_EVICT_CLOCK_DIRECT);
+		atomic_fetch_add_explicit(&rt->evict.clock_direct, n, memory_order_relaxed);
+	}
+}
+
+/* Drops the batch's ranges, then publishes its pages (SOFT, or FAR). */
 static void drop_batch_flush(struct fl_runtime *rt, struct drop_batch *b)
 {
 	if (b->nranges)
 		drop_ranges(rt, b->ranges, b->nranges);
-	for (size_t i = 0; i < b->npages; i++)
-		publish_soft(rt, b->pages[i], b->old[i]);
+	if (b->to_far)
+		finalize_dropped(rt, b);
+	else
+		for (size_t i = 0; i < b->npages; i++)
+			publish_soft(rt, b->pages[i], b->old[i]);
 	b->nranges = b->npages = 0;
 }
 
@@ -452,8 +472,8 @@ static void publish_soft(struct fl_runtime *rt, size_t page, uint8_t old)
 }
 
 /* Evicts a run of locked pages: to the soft pool (clock's trial) or straight to FAR (fifo,
- * clock's direct evictions: DECISION says which). With a drop batch (clock's trial), clean
- * pages to drop are published when the batch is flushed. */
+ * clock's direct evictions: DECISION says which). With a drop batch (the clock's), clean pages
+ * to drop are published when the batch is flushed. */
 static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old, bool to_soft,
 		      struct drop_batch *batch, uint8_t decision)
 {
@@ -462,7 +482,7 @@ static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 	size_t fin_pages[FL_EVICT_RUN], nfin = 0;
 	uint8_t fin_old[FL_EVICT_RUN];
 	bool deferred[FL_EVICT_RUN];
-	unmap_run(rt, first, n, old, deferred, to_soft ? batch : NULL);
+	unmap_run(rt, first, n, old, deferred, batch);
 	if (to_soft)
 		fl_evict_log(rt, NULL, first, old, n, FL_EVICT_CLOCK_TRIAL); /* eviction events (evict_log.c) */
 	for (size_t i = 0; i < n; i++) {
@@ -488,7 +508,7 @@ struct run {
 	uint8_t old[FL_EVICT_RUN];
 	bool to_soft;                        /* clock's trial: into the soft pool */
 	uint8_t decision;                    /* otherwise: to FAR, for this reason (enum fl_evict_decision) */
-	struct drop_batch *batch;            /* clock's trial: clean pages dropped together; NULL = at once */
+	struct drop_batch *batch;            /* the clock's: clean pages dropped together; NULL = at once */
 };
 
 static void run_flush(struct fl_runtime *rt, struct run *r)
@@ -516,8 +536,11 @@ static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t o
  *   r1 = rescues / trials                              (any page)
  *   r2 = rescues / trials, of pages rescued at their previous trial
  * With locality r2 is far above r1 (hot pages keep coming back); without it the two are equal.
- * While r2 < ADAPT_LOCALITY x r1, or rescues are too rare to tell, unreferenced pages go
- * straight to the far store, except the pages of a fixed sample (1 chunk of 16 pages in 32,
+ * While r2 < ADAPT_LOCALITY x r1, or rescues are too rare to tell, resident pages go straight to
+ * the far store as the hand passes them, referenced or not (without locality a second chance
+ * keeps no hotter page, and each referenced page it spares splits the runs evicted together:
+ * bench/csr_scatter 14 16 2 at -L 1M took as many faults either way, and the CPU per fault fell
+ * by about a third), except the pages of a fixed sample (1 chunk of 16 pages in 32,
  * by hash) that keep taking trials, so the evidence keeps coming and the clock returns to
  * trials when the program's access pattern changes. The counts are of every page taking trials
  * (all of them, or the sample), halved after each decision (every ADAPT_WINDOW trials), so a
@@ -581,17 +604,18 @@ static size_t soft_target(struct fl_runtime *rt)
 	return t < 16 ? 16 : t;
 }
 
-/* Clock: takes up to `want` unreferenced resident pages, into the soft pool (trial) or, while
- * the adaptive clock says so, straight to the far store; *direct counts the latter. */
+/* Clock: takes up to `want` resident pages: unreferenced ones into the soft pool (trial) or,
+ * while the adaptive clock says so, any straight to the far store; *direct counts the latter. */
 static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 {
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
 	size_t got = 0, examined = 0;
 	bool trial_unmaps = rt->clock_trial;
 	*direct = 0;
-	struct drop_batch batch = { .nranges = 0, .npages = 0 };
+	struct drop_batch batch = { .to_far = false, .nranges = 0, .npages = 0 };
+	struct drop_batch direct_drops = { .to_far = true, .nranges = 0, .npages = 0 };
 	struct run trial = { .n = 0, .to_soft = true, .decision = FL_EVICT_CLOCK_TRIAL, .batch = &batch };
-	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = NULL };
+	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = &direct_drops };
 	uint8_t old;
 
 	atomic_fetch_add_explicit(trial_unmaps ? &rt->evict.sweeps_trial : &rt->evict.sweeps_direct, 1,
@@ -608,7 +632,8 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 			run_flush(rt, &straight);
 			continue;
 		}
-		if (s & PG_REF) {
+		bool on_trial = trial_unmaps || in_sample(page);
+		if ((s & PG_REF) && on_trial) {
 			atomic_fetch_and_explicit(&rt->state[page], (uint8_t)~PG_REF, memory_order_relaxed);
 			run_flush(rt, &trial);
 			run_flush(rt, &straight);
@@ -616,11 +641,10 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 		}
 		if (!fl_page_trylock(rt, page, &old))
 			continue;
-		if ((old & PG_WHERE) != PG_RESIDENT || (old & (PG_REF | PG_NOACCESS))) {
+		if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || ((old & PG_REF) && on_trial)) {
 			fl_page_unlock(rt, page, old);
 			continue;
 		}
-		bool on_trial = trial_unmaps || in_sample(page);
 		if (on_trial && rt->rescue)
 			adapt_note_trial(rt, page);
 		run_add(rt, on_trial ? &trial : &straight, page, old);
@@ -630,6 +654,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	run_flush(rt, &trial);
 	run_flush(rt, &straight);
 	drop_batch_flush(rt, &batch);
+	drop_batch_flush(rt, &direct_drops);
 	return got;
 }
 

@@ -113,12 +113,13 @@ struct fl_far_state {
 	_Atomic uint64_t forks;           /* bumped by the fork prepare handler */
 	uint64_t forks_seen;              /* under the eviction lock */
 	void *backend;                    /* backend state (its own mmap) */
-	/* mirror pages that went stale when their page came back (soft fault, prefetch hit) */
+	/* mirror pages that went stale (fl_far_mirror_stale), per handler, dropped in batches */
 	uint32_t stale[16][FL_FAR_STALE_MAX];
 	unsigned nstale[16];
 	struct fl_prefetch *pf;           /* far_prefetch.c; NULL = off */
 	struct fl_far_stats stats;
 	_Atomic int failing;              /* a fatal far-store error is being reported */
+	_Atomic bool mirror_reads_direct; /* process_vm_readv refused: installs read the mirror itself */
 };
 
 /* The backend named by a FAULTLINE_FAR spec ("mem", "file:PATH", ...), or NULL. */
@@ -143,9 +144,17 @@ const void *fl_far_read(struct fl_handler *h, size_t page, int *err);
 /* SOFT -> FAR of locked pages, one batch: dirty ones written together, then (non-mem)
  * their mirror pages dropped. Under the eviction lock. 0 or an errno. */
 int fl_far_write_back(struct fl_runtime *rt, const size_t *pages, const uint8_t *old, size_t n);
-/* A page whose mirror copy is now stale came back (soft fault or prefetch hit), on handler h:
- * non-mem backends drop such mirror pages in batches. */
-void fl_far_mirror_stale(struct fl_handler *h, size_t page);
+/* A page came back from its mirror page, or was written since (write-protect fault), on handler
+ * h; STATE is its state as resident. Its mirror page is dropped in a batch (one TLB flush for up
+ * to FL_FAR_STALE_MAX pages) when it holds nothing worth keeping: always with a non-mem store;
+ * with the in-memory store, once the page is dirty (the mirror page was its far copy). */
+void fl_far_mirror_stale(struct fl_handler *h, size_t page, uint8_t state);
+/* The source an install copies page's mirror page from (its content): handler h's bounce page,
+ * or the mirror page itself. */
+const void *fl_far_mirror_source(struct fl_handler *h, size_t page);
+/* A resident page became dirty (write-protect fault), on handler h: with the in-memory store its
+ * mirror page (its far copy) is now stale. */
+void fl_far_mirror_dirtied(struct fl_handler *h, size_t page);
 /* Every backend's discard() calls this first: staged pages in the range stop counting. */
 void fl_far_discard_staged(struct fl_runtime *rt, size_t first, size_t count);
 /* meta.json / stats.json fields (",\n  \"key\": value" each) */

@@ -32,7 +32,11 @@
  * woke every thread waiting there (or, DONTWAKE, its installer wakes the page's range right
  * after).
  *
- * Refaults copy from the mirror (UFFDIO_COPY), even with the in-memory far store where the page
+ * A page's content in the mirror (a refault with the in-memory store, a soft fault, a prefetch
+ * hit) is first read into the handler's bounce page by process_vm_readv, then installed from there
+ * (fl_far_mirror_source: a copy straight from a mirror page whose PTE just changed costs an exit
+ * to the host in this kind of guest).
+ * Refaults copy (UFFDIO_COPY), even with the in-memory far store where the page
  * could be moved back (UFFDIO_MOVE: no copy, no page allocated, no write-protect round trip).
  * Measured (scripts/bench_ab.sh, 3 rounds, 256 MiB, two read passes at -L 64): the read passes
  * cost 87 µs CPU per page by move against 44 µs by copy. A page moved in is the only copy of its
@@ -119,6 +123,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
 			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT, unprotect)", errno);
 		fl_page_unlock(rt, page, (uint8_t)(old | PG_DIRTY | PG_REF));
+		fl_far_mirror_dirtied(h, page); /* the in-memory store's far copy is obsolete */
 	} else {
 		/* already writable, or no longer mapped: the thread retries (and may fault again) */
 		fl_page_unlock(rt, page, old);
@@ -141,7 +146,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	uint8_t old = fl_page_lock(rt, page, &waits);
 	uint8_t keep = old & PG_NOACCESS;
 	uint8_t kind;
-	bool dirty;
+	bool dirty, from_mirror = true;
 	const void *src;
 
 	FL_TESTCASE(waits > 0);
@@ -156,6 +161,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		reserve_local_page(rt);
 		kind = FL_FAULT_FIRST_TOUCH;
 		src = zero_page;
+		from_mirror = false;
 		dirty = write;
 		break;
 	case PG_SOFT: /* unmapped on trial by the clock policy, or by the access prober (probe.c) */
@@ -163,7 +169,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		if (kind == FL_FAULT_SOFT)
 			fl_evict_note_soft(rt, page); /* the adaptive clock's evidence (evict.c) */
 		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
-		src = fl_mirror_addr(rt, page);
+		src = fl_far_mirror_source(h, page);
 		dirty = write || (old & PG_DIRTY);
 		break;
 	default: /* PG_FAR */
@@ -172,11 +178,12 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		if (old & PG_STAGED) { /* read ahead into the mirror: already counted as local */
 			*prefetch_hit = true;
 			fl_prefetch_hit(rt, page);
-			src = fl_mirror_addr(rt, page);
+			src = fl_far_mirror_source(h, page);
 			break;
 		}
 		reserve_local_page(rt);
 		src = fetch_far_page(h, page);
+		from_mirror = rt->far->mirror_is_far;
 		break;
 	}
 	rt->epoch[page]++;
@@ -187,9 +194,10 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */
-	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep));
-	if (src == fl_mirror_addr(rt, page))
-		fl_far_mirror_stale(h, page); /* non-mem stores drop such mirror pages in batches */
+	uint8_t now = (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep);
+	fl_page_unlock(rt, page, now);
+	if (from_mirror)
+		fl_far_mirror_stale(h, page, now); /* dropped in batches, when nothing worth keeping */
 	if (kind == FL_FAULT_REFAULT)
 		fl_prefetch_after_refault(rt, page);
 	if (rt->policy == FL_POLICY_FIFO && kind != FL_FAULT_SOFT)

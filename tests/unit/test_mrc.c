@@ -84,7 +84,10 @@ static void cyclic_scan(void)
 				stream_touch(&s, p);
 		for (enum mrc_policy pol = MRC_POLICY_CLOCK; pol <= MRC_POLICY_LRU; pol++) {
 			double small = predict(&s, P / 2, pol), large = predict(&s, 2 * P, pol);
-			CHECK(small > (L - 1) * P * 0.98 && small < (L - 1) * P * 1.02,
+			/* every re-touch misses; but the clock, once it evicts directly (no locality: the
+			 * adaptive clock), passes the scan in address order and keeps a few of its pages */
+			double low = pol == MRC_POLICY_CLOCK ? 0.95 : 0.98;
+			CHECK(small > (L - 1) * P * low && small < (L - 1) * P * 1.02,
 			      "cyclic scan of %d pages (rate %.1f), %s, %d pages kept: %.0f refaults, want %d", P, rate,
 			      mrc_policy_name(pol), P / 2, small, (L - 1) * P);
 			CHECK(large == 0, "cyclic scan of %d pages (rate %.1f), %s, %d pages kept: %.0f refaults, want 0", P,
