@@ -45,7 +45,8 @@ $(PPROF_GEN).o: $(PPROF_GEN).c $(PPROF_GEN).h
 $(BUILD)/obj/tools/render/pprof.o: $(PPROF_GEN).h
 
 .PHONY: all test test-long demo bench bench-quick clean deps
-all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN)
+all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN) \
+     $(BUILD)/tests/plant_recording
 
 deps:
 	./deps.sh --test
@@ -80,6 +81,11 @@ $(BUILD)/tests/rt_interpose: PLANTED_LDFLAGS := -rdynamic -ldl
 $(BUILD)/tests/%: tests/planted/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< -lpthread $(PLANTED_LDFLAGS)
+
+# A test helper, not a planted program: writes a recording of N faults straight to disk.
+$(BUILD)/tests/plant_recording: tests/helpers/plant_recording.c lib/record_codec.c $(wildcard inc/faultline/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ tests/helpers/plant_recording.c lib/record_codec.c -lzstd
 
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)

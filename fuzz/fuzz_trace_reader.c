@@ -13,7 +13,11 @@
  *     (fl_alloc_sweep is a treap: the model catches a wrong split or merge);
  *   - the time-ordered iterator yields every fault once, per pid too;
  *   - maps snapshots in time order, their tables sorted and disjoint;
- * then runs `faultline dump DIR` on it (stdout to /dev/null). A broken promise aborts, like a crash.
+ * then opens it again for streaming (fl_recording_open_stream) and, when that takes it, walks the
+ * streamed faults (fault_stream.h) against the held ones: the same faults in the same order, the
+ * same contexts and allocation joins, the same counts; a stream may end with an error, never
+ * differ or crash. Then it runs `faultline dump DIR` on it (stdout to /dev/null). A broken promise
+ * aborts, like a crash.
  * When the open fails, the reason must be non-empty (and one printable line under FUZZ_STRICT=1,
  * fuzz/check.h). Memory errors are left to the
  * sanitizers (scripts/fuzz.sh builds with ASan and UBSan).
@@ -425,6 +429,52 @@ static void check_recording(const struct fl_recording *rec)
 	}
 }
 
+/* The streamed recording of the same directory walks the same faults as the held one REC. */
+static void check_streamed(const struct fl_recording *rec)
+{
+	struct fl_recording *streamed;
+	struct fl_fault_iter held_it, it;
+	const struct fl_process *hp, *sp;
+	const struct fl_fault *hf, *sf;
+
+	if (fl_recording_open_stream(rec_dir, &streamed) != 0)
+		return; /* a shape the streaming open leaves to the held one */
+	CHECK(streamed->nprocs == rec->nprocs && streamed->nfaults == rec->nfaults, "streamed: %zu processes, %llu faults; held %zu, %llu",
+	      streamed->nprocs, (unsigned long long)streamed->nfaults, rec->nprocs, (unsigned long long)rec->nfaults);
+	if (streamed->nprocs != rec->nprocs) {
+		fl_recording_close(streamed);
+		return;
+	}
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		CHECK(streamed->procs[i].nfaults == rec->procs[i].nfaults && streamed->procs[i].nallocs == rec->procs[i].nallocs &&
+		      streamed->procs[i].last_fault_ns == rec->procs[i].last_fault_ns &&
+		      memcmp(streamed->procs[i].kind_counts, rec->procs[i].kind_counts, sizeof(rec->procs[i].kind_counts)) == 0,
+		      "streamed process %zu: counts differ from the held one", i);
+	}
+	CHECK(fl_fault_iter_init(&held_it, rec, 0) == 0, "held iterator: %s", held_it.error);
+	if (fl_fault_iter_init(&it, streamed, 0) == 0) {
+		uint64_t n = 0;
+		while ((sf = fl_fault_iter_next(&it, &sp)) != NULL) {
+			hf = fl_fault_iter_next(&held_it, &hp);
+			CHECK(hf != NULL, "streamed fault %llu beyond the held ones", (unsigned long long)n);
+			if (!hf)
+				break;
+			const struct fl_fault_context *hc = fl_fault_context(hp, hf), *sc = fl_fault_context(sp, sf);
+			CHECK(memcmp(&hf->rec, &sf->rec, sizeof(hf->rec)) == 0 && hf->alloc == sf->alloc &&
+			      (hc == NULL) == (sc == NULL) && (!hc || memcmp(hc, sc, sizeof(*hc)) == 0) &&
+			      hp - rec->procs == sp - streamed->procs,
+			      "streamed fault %llu differs from the held one (seq %llu)", (unsigned long long)n,
+			      (unsigned long long)hf->rec.seq);
+			n++;
+		}
+		CHECK(it.error[0] || n == rec->nfaults, "streamed %llu faults of %llu without an error",
+		      (unsigned long long)n, (unsigned long long)rec->nfaults);
+		fl_fault_iter_free(&it);
+	}
+	fl_fault_iter_free(&held_it);
+	fl_recording_close(streamed);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fl_recording *rec = NULL;
@@ -444,6 +494,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(rec != NULL, "open returned 0 without a recording");
 	check_recording(rec);
+	check_streamed(rec);
 	fl_recording_close(rec);
 
 	char *argv[] = { "dump", rec_dir, NULL };

@@ -30,9 +30,10 @@
 # E eviction (issue 17: fill at small vs large -L, refault vs the floor, vs kernel swap, graph BFS,
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
-# 7 RAP vs exact counting, 8 eviction policy clock vs fifo, T thrash (two-thread random scatter), TB TD TX
-# thrash (large buffers replaced, a dict built and sorted, an external sort: each natively, clock, fifo
-# and the kernel's swap at about a fifth of its peak heap), 9 far stores, 10 an allocation-heavy
+# 7 RAP vs exact counting, M report's memory per fault, 8 eviction policy clock vs fifo, T thrash
+# (two-thread random scatter), TB TD TX thrash (large buffers replaced, a dict built and sorted, an
+# external sort: each natively, clock, fifo and the kernel's swap at about a fifth of its peak heap),
+# 9 far stores, 10 an allocation-heavy
 # program (record default and --alloc-log full vs native, ns per malloc/free), P the access prober
 # (scripts/bench_probe.sh: record --mrc accuracy and cost, --sample-accesses cost). Rows whose feature is not
 # built yet say so, so the table always has every row.
@@ -74,6 +75,7 @@ if [ "$QUICK" = 1 ]; then
 	FILL_MIB=16; FILL_L=4
 	REP_MIB=16; REP_L=4      # row 5's recording
 	SIZE_MIB=128; SIZE_L=16  # row S's recording
+	MEM_SMALL=32; MEM_BIG=128; MEM_L=8; PLANT_N=2000000 # row M's recordings
 	SQL_ROWS=20000; PY_N=30000; SORT_LINES=50000
 	HOT_MIB=2; COLD_MIB=32; HC_L=4
 	RAP_EVENTS=200000
@@ -91,6 +93,7 @@ else
 	FILL_MIB=256; FILL_L=64
 	REP_MIB=1400; REP_L=16   # row 5: about 1.07 M faults, issue 14's size
 	SIZE_MIB=1024; SIZE_L=64 # row S: a 1 GiB fill and two reads at -L 64, about 786 k faults
+	MEM_SMALL=256; MEM_BIG=1024; MEM_L=64; PLANT_N=20000000 # row M: report's memory per fault
 	SQL_ROWS=150000; PY_N=150000; SORT_LINES=500000
 	HOT_MIB=16; COLD_MIB=256; HC_L=32
 	RAP_EVENTS=2000000
@@ -941,6 +944,64 @@ table_size() {
 		"$(cell size_faults faults), $(cell size_total bytes) in all; format 2 = the same run's files with faults, contexts and evictions at 80, 56 and 24 bytes a record; goal: <= 16 B/fault"
 }
 
+# Row M: report's peak RSS per fault. The same program (fill) recorded at MEM_SMALL and MEM_BIG MiB
+# at -L MEM_L; report's peak RSS (/usr/bin/time's maximum resident set) on each, and the growth
+# (big - small) / (faults big - faults small) in bytes per fault, for the streaming reader (this
+# build's default) and the holding one (FAULTLINE_READ_HELD=1: every fault held, as before),
+# interleaved run by run. Then a planted recording of PLANT_N faults written straight to disk
+# (tests/helpers/plant_recording): report's faults per second and peak RSS.
+peak_rss_kb() {   # NAME HELD: report of NAME, its peak RSS in KB (empty on failure)
+	local out=$WORK/rss.txt
+	log "\$ FAULTLINE_READ_HELD=$2 faultline report $REC/$1"
+	FAULTLINE_READ_HELD=$2 /usr/bin/time -f %M -o "$out" timeout -k 5 "$TMO" "$FAULTLINE" report "$REC/$1" \
+		>/dev/null 2>"$REC/$1.report.err" </dev/null || return 1
+	tail -n 1 "$out"
+}
+
+bench_report_memory() {
+	budget_ok "row M" "$EPOCHREALTIME" 1 || return
+	local size i held small big fs fb k
+	say "row M: report's peak RSS, fill $MEM_SMALL and $MEM_BIG MiB at -L ${MEM_L}M"
+	for size in "$MEM_SMALL" "$MEM_BIG"; do
+		rec "mem$size" -L "${MEM_L}M" -M "$((size * 2))M" -- "$FILL" "$size"
+		ok "mem$size" mem_growth mem_growth_held || return
+	done
+	fs=$(stat_sum "mem$MEM_SMALL" faults_total); fb=$(stat_sum "mem$MEM_BIG" faults_total)
+	local runs=$RUNS sec_start=$EPOCHREALTIME; [ "$runs" -gt 3 ] && runs=3
+	for i in $(seq 1 "$runs"); do
+		budget_ok "row M" "$sec_start" "$i" || break
+		for held in $([ $((i % 2)) = 1 ] && echo "0 1" || echo "1 0"); do
+			k=mem_growth; [ "$held" = 1 ] && k=mem_growth_held
+			small=$(peak_rss_kb "mem$MEM_SMALL" "$held") && big=$(peak_rss_kb "mem$MEM_BIG" "$held") ||
+				{ fail "$k" "report failed: $(tail -n 1 "$REC/mem$MEM_SMALL.report.err" "$REC/mem$MEM_BIG.report.err" | tr -d '|' | cut -c1-100)"; continue; }
+			add "$k" "$(awk -v s="$small" -v b="$big" -v fs="$fs" -v fb="$fb" 'BEGIN { if (fb > fs) print (b - s) * 1024 / (fb - fs) }')"
+			add "${k}_big_kb" "$big"
+		done
+		say "row M run $i: $(tail -n 1 "$S/mem_growth" 2>/dev/null) B/fault streaming, $(tail -n 1 "$S/mem_growth_held" 2>/dev/null) B/fault held"
+	done
+	add mem_faults "$fs"; add mem_faults "$fb"
+	drop "mem$MEM_SMALL"; drop "mem$MEM_BIG"
+	# the planted recording: no run to wait for, any size
+	budget_ok "row M" "$EPOCHREALTIME" 1 || return
+	rm -rf "$WORK/planted"
+	"$BUILD/tests/plant_recording" "$WORK/planted" "$PLANT_N" >/dev/null 2>>"$LOG" ||
+		{ fail plant_rate "plant_recording failed"; return; }
+	local t0 t1 rss
+	t0=$EPOCHREALTIME
+	rss=$(FAULTLINE_READ_HELD=0 /usr/bin/time -f %M -o "$WORK/rss.txt" "$FAULTLINE" report "$WORK/planted" \
+		>/dev/null 2>>"$LOG" && tail -n 1 "$WORK/rss.txt") || { fail plant_rate "report failed"; rm -rf "$WORK/planted"; return; }
+	t1=$EPOCHREALTIME
+	add plant_rate "$(awk -v n="$PLANT_N" -v us=$(( ${t1/./} - ${t0/./} )) 'BEGIN { print n / (us / 1e6) }')"
+	add plant_rss "$rss"
+	rm -rf "$WORK/planted"
+}
+
+table_report_memory() {
+	row M "Report's memory: peak RSS growth per fault between a fill of $MEM_SMALL and $MEM_BIG MiB at -L ${MEM_L}M (holding reader vs this build's streaming one)" \
+		"$(cell mem_growth_held "B/fault")" "$(cell mem_growth "B/fault")" "$(ratio mem_growth mem_growth_held)" "$(runs_of mem_growth)" \
+		"$(cell mem_faults faults) (small, big); peak RSS on the big one: held $(cell mem_growth_held_big_kb "MB" 0.001024), streaming $(cell mem_growth_big_kb "MB" 0.001024); planted recording of $PLANT_N faults (two handlers, contexts every third fault): $(cell plant_rate "k faults/s" 0.001) in $(cell plant_rss "MB" 0.001024) peak RSS; goal: <= 16 B/fault, >= 1,000 k faults/s"
+}
+
 bench_later_rows() {
 	if [ "$HAS_REPORT" = 1 ]; then say "row 5: report speed"; bench_verb report rep_speed; fi
 	if [ "$HAS_VISUALIZE" = 1 ]; then say "row 6: flamegraph"; bench_verb visualize vis_speed; fi
@@ -1398,6 +1459,7 @@ bench_thrash_programs
 bench_alloc
 bench_timeline
 bench_size
+bench_report_memory
 bench_later_rows
 # Rows P: the access prober (issues 15, 16), measured by their own script, rows appended as they are.
 say "rows P: access prober (scripts/bench_probe.sh)"
@@ -1424,4 +1486,5 @@ table_far
 table_alloc
 table_timeline
 table_size
+table_report_memory
 write_table

@@ -4,8 +4,10 @@
  *
  * Attribution is one pass over the process's faults: each selected fault adds a pair
  * (range index, allocation index) for every range holding its page (ranges nest, so a fault may
- * be in several); the pairs are sorted, counted per allocation, then grouped per stack id into
- * sites. Memory: 8 bytes per (fault, enclosing range) pair, freed before returning. */
+ * be in several); the pairs are counted in a hash map as they come (runs of one pair counted
+ * first), then sorted, and grouped per stack id into sites. Memory: one entry per distinct
+ * (range, allocation) pair, freed before returning; the faults are walked as a stream
+ * (fault_stream.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,7 +19,10 @@
 
 #include "cli.h"
 #include "ranges.h"
+
 #include "callsite.h"
+#include "fault_stream.h"
+#include "report_map.h"
 #include "symbolize.h"
 
 #define RANGES_MAX_FILE (UINT64_C(1) << 32)  /* a larger ranges.rap is not one we wrote */
@@ -238,19 +243,34 @@ static rap_t *build_from_trace(struct ctx *c, const struct fl_process *proc, uin
 		return NULL;
 	}
 	*counted = 0;
-	for (size_t i = 0; i < proc->nfaults; i++) {
-		const struct fl_fault_record *r = &proc->faults[i].rec;
+	struct fl_fault_stream *fs;
+	const struct fl_fault *f;
+	int got = fl_fault_stream_open(proc, &fs, why, sizeof(why));
+	if (got < 0) {
+		set_err(c, "%s", why);
+		rap_free(tree);
+		return NULL;
+	}
+	while ((got = fl_fault_stream_next(fs, &f)) > 0) {
+		const struct fl_fault_record *r = &f->rec;
 		if (kind_selected(c->o, r->kind) && rap_add(tree, page_of(proc, r->addr), 1) == 0)
 			(*counted)++;
 	}
+	if (got < 0) {
+		set_err(c, "%s", fl_fault_stream_error(fs));
+		rap_free(tree);
+		tree = NULL;
+	}
+	fl_fault_stream_close(fs);
 	return tree;
 }
 
 static uint64_t selected_faults(const struct ranges_options *o, const struct fl_process *proc)
 {
 	uint64_t n = 0;
-	for (size_t i = 0; i < proc->nfaults; i++)
-		n += kind_selected(o, proc->faults[i].rec.kind);
+	for (unsigned kind = 0; kind <= FL_FAULT_KIND_MAX; kind++)
+		if (kind_selected(o, kind))
+			n += proc->kind_counts[kind];
 	return n;
 }
 
@@ -400,8 +420,17 @@ static int clip_ranges(struct ranges_proc *rp, const struct ranges_options *o, c
 	}
 	for (size_t i = 0; i < nr; i++)
 		first[i] = UINT64_MAX;
-	for (size_t f = 0; f < proc->nfaults; f++) {
-		const struct fl_fault_record *rec = &proc->faults[f].rec;
+	struct fl_fault_stream *fs;
+	const struct fl_fault *fault;
+	char why[256];
+	int got = fl_fault_stream_open(proc, &fs, why, sizeof(why));
+	if (got < 0) {
+		free(first);
+		free(last);
+		return -1;
+	}
+	while ((got = fl_fault_stream_next(fs, &fault)) > 0) {
+		const struct fl_fault_record *rec = &fault->rec;
 		if (!kind_selected(o, rec->kind))
 			continue;
 		uint64_t page = page_of(proc, rec->addr);
@@ -414,6 +443,12 @@ static int clip_ranges(struct ranges_proc *rp, const struct ranges_options *o, c
 			if (page > last[i])
 				last[i] = page;
 		}
+	}
+	fl_fault_stream_close(fs);
+	if (got < 0) {
+		free(first);
+		free(last);
+		return -1;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct ranges_range *r = &rp->ranges[i];
@@ -459,7 +494,7 @@ static int clip_and_nest(struct ctx *c, struct ranges_proc *rp)
 	size_t *order = node_order(rp);
 	if (!order || clip_ranges(rp, c->o, order) < 0 || nest_ranges(rp, order) < 0) {
 		free(order);
-		set_err(c, "out of memory");
+		set_err(c, "out of memory, or %s/%s could not be read again", rp->proc->dir, FL_FILE_NAME_FAULTS);
 		return -1;
 	}
 	return 0;
@@ -478,20 +513,30 @@ static int by_key(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Appends *run to the runs (when it holds faults) and empties it. -1 on ENOMEM. */
-static int flush_run(struct pair_run *run, struct pair_run **runs, size_t *n, size_t *cap)
+/* Adds *run to the faults counted per (range, allocation) (when it holds faults) and empties it.
+ * -1 on ENOMEM. */
+static int flush_run(struct pair_run *run, struct report_map *counts)
 {
 	if (run->faults == 0)
 		return 0;
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 4096;
-		struct pair_run *grown = realloc(*runs, ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		*runs = grown, *cap = ncap;
-	}
-	(*runs)[(*n)++] = *run;
+	uint64_t *count = report_map_add(counts, run->key, 0, NULL);
+	if (!count)
+		return -1;
+	*count += run->faults;
 	run->faults = 0;
+	return 0;
+}
+
+/* The distinct (range, allocation) pairs of COUNTS with their faults, in *pairs. -1 on ENOMEM. */
+static int pairs_of(const struct report_map *counts, struct pair_run **pairs, size_t *n)
+{
+	const struct report_map_slot *slot;
+	*n = 0;
+	*pairs = malloc((counts->count ? counts->count : 1) * sizeof(**pairs));
+	if (!*pairs)
+		return -1;
+	for (size_t i = 0; (slot = report_map_next(counts, &i)) != NULL;)
+		(*pairs)[(*n)++] = (struct pair_run){ slot->a, slot->value };
 	return 0;
 }
 
@@ -811,8 +856,10 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	uint64_t *span = malloc(2 * nr * sizeof(*span)); /* per range: its first and last fault's time */
 	struct pair_run *pending = calloc(nr, sizeof(*pending)); /* per range: its current run */
 	struct pair_run *pairs = NULL;
-	size_t npairs = 0, cap = 0;
+	size_t npairs = 0;
+	struct report_map counts = REPORT_MAP_INIT; /* (range << 32 | alloc, 0) → faults */
 	int rc = -1;
+	struct fl_fault_stream *fs = NULL;
 	if (!order || !span || !pending)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
@@ -831,8 +878,12 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	}
 	for (size_t i = 0; i < nr; i++)
 		rp->ranges[i].has_trace = true;
-	for (size_t f = 0; f < proc->nfaults; f++) {
-		const struct fl_fault *fault = &proc->faults[f];
+	char why[256];
+	const struct fl_fault *fault;
+	int got;
+	if (fl_fault_stream_open(proc, &fs, why, sizeof(why)) < 0)
+		goto out;
+	while ((got = fl_fault_stream_next(fs, &fault)) > 0) {
 		if (!kind_selected(c->o, fault->rec.kind))
 			continue;
 		uint64_t page = page_of(proc, fault->rec.addr);
@@ -849,15 +900,21 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 			/* consecutive faults of a range mostly hit one allocation: counted as a run */
 			uint64_t key = (uint64_t)order[k] << 32 | fault->alloc;
 			struct pair_run *run = &pending[order[k]];
-			if (run->faults && run->key != key && flush_run(run, &pairs, &npairs, &cap) < 0)
+			if (run->faults && run->key != key && flush_run(run, &counts) < 0)
 				goto out;
 			run->key = key;
 			run->faults++;
 		}
 	}
+	if (got < 0)
+		goto out;
+	fl_fault_stream_close(fs);
+	fs = NULL;
 	for (size_t i = 0; i < nr; i++)
-		if (flush_run(&pending[i], &pairs, &npairs, &cap) < 0)
+		if (flush_run(&pending[i], &counts) < 0)
 			goto out;
+	if (pairs_of(&counts, &pairs, &npairs) < 0)
+		goto out;
 	qsort(pairs, npairs, sizeof(*pairs), by_key);
 	/* counts per (range, alloc), then sorted by (range, stack, faults desc) */
 	struct alloc_count *ac = malloc((npairs ? npairs : 1) * sizeof(*ac));
@@ -893,10 +950,12 @@ static int attribute(struct ctx *c, struct ranges_proc *rp)
 	rc = 0;
 out:
 	if (rc < 0)
-		set_err(c, "out of memory");
+		set_err(c, "out of memory, or %s/%s could not be read again", proc->dir, FL_FILE_NAME_FAULTS);
+	fl_fault_stream_close(fs);
 	free(order);
 	free(pending);
 	free(pairs);
+	report_map_free(&counts);
 	free(span);
 	return rc;
 }

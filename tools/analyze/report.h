@@ -6,10 +6,24 @@
  *   report_output.c  the header, the table, CSV and JSON;
  *   report_ranges.c  the hot address ranges (RAP, ranges.h) under the table and, with --ranges, in JSON.
  *
- * Cost: O(n log n) in the faults (the reader's sort and merge; per fault a hash lookup of its row and
- * a memoized callsite of its stack), plus one symbolization per distinct PC of the frames up to each
- * distinct stack's callsite (the whole stack only for the JSON rows' stacks). Memory: the recording
- * (trace_reader.h), 4 bytes per fault (its row), and per distinct (row, stack) pair a map entry. */
+ * Reading. report opens its recording for streaming (fl_recording_open_stream, trace_reader.h): the
+ * faults and contexts are never held; pass 1 walks them in time order from the files (fault_stream.h)
+ * and gathers there what the held path takes in later passes over held faults: the PMU deltas (per
+ * thread, in time order, which is each thread's seq order; checked), the service times and virtual
+ * times of the selected faults, and --tid's threads. The hot ranges walk the faults again as streams.
+ * Recordings the streaming open does not take (format 1, a cut trace, no stats.json, ...), --locality
+ * and --time virtual use the held recording (every fault in memory, and the PMU pass over the held
+ * contexts); a stream whose thread order check fails redoes the run held. Both give the same output.
+ *
+ * Cost: per fault a hash lookup of its row and a memoized callsite of its stack, plus one
+ * symbolization per distinct PC of the frames up to each distinct stack's callsite (the whole stack
+ * only for the JSON rows' stacks); the streamed faults are decoded once per walk (the open's check,
+ * pass 1, the callsites' first use when the process has several maps snapshots, the ranges' clip
+ * and attribution, and a last walk for the exact service-time percentiles: the high 16 bits are
+ * counted in pass 1, the low bits of the percentiles' buckets then). Memory, streamed: per distinct
+ * (row, stack) pair a map entry, 512 KiB of service-time counters, and the readers' buffers (one
+ * frame per open stream and a reorder window), nothing per fault; held: the recording
+ * (trace_reader.h) and 4 bytes per fault (its row). */
 #ifndef FAULTLINE_TOOLS_REPORT_H
 #define FAULTLINE_TOOLS_REPORT_H
 
@@ -158,11 +172,28 @@ struct report {
 	struct report_map symbol_match;   /* --symbol: (process << 32 | maps snapshot, stack) → 1 matches, 2 does not */
 	struct fault_clock clock; /* the --time axis */
 	struct report_records records;
+
+	/* A streamed recording (fl_recording_open_stream): no per-fault row; what the later passes
+	 * would read per fault is gathered in the one pass over the faults instead. */
+	bool streamed;
+	bool hold;                /* the stream broke an assumption (a thread's contexts out of seq
+				   * order): the run is to be redone on the held recording */
+	uint64_t *service_high;   /* streamed: the selected faults' service times counted by their high
+				   * 16 bits (65536 counters; report_records.c takes the low bits of
+				   * the percentiles' buckets in a second walk) */
+	uint64_t service_count, service_max;
+	uint64_t virtual_n, virtual_max; /* selected faults with a virtual time, the latest */
+	bool *tid_seen;           /* --tid: per given thread, whether it took a fault (streamed) */
+	uint32_t last_row;        /* pass 1: the row of the fault just attributed (FL_NONE: not kept) */
+	char stream_error[768];   /* why a walk over the faults failed ("" when it did not) */
 };
 
 /* Adds one warning line (kept up to FL_MAX_WARNINGS, the rest counted). */
 void report_warn(struct report_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void report_warnings_free(struct report_warnings *w);
+
+/* report_build.c: whether fault F of PROC is selected (--kind, --tid, --symbol, --from/--to). */
+bool report_kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f);
 
 /* report_build.c: fills r->events, rows, ranked, nshown (and locality). 0, or -1 with a reason in
  * err (out of memory). */

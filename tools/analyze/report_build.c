@@ -255,7 +255,7 @@ static bool stack_matches(struct report *r, size_t p, const struct fl_stack *sta
 	return match;
 }
 
-static bool kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
+bool report_kept(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
 	uint64_t t;
 	/* "all" is every fault of the program's memory traffic: access samples (record
@@ -372,7 +372,9 @@ static int attribute(struct report *r, struct pass_maps *m, size_t p, const stru
 		row->proc = (uint32_t)p;
 	}
 	account(r, row, f);
-	r->row_of_fault[p][f - proc->faults] = row_index;
+	if (r->row_of_fault)
+		r->row_of_fault[p][f - proc->faults] = row_index;
+	r->last_row = row_index;
 	if (stack && pair_count(&m->stacks, with_snapshot(r, p, f->rec.time_ns, row_index),
 				pack(p, (size_t)(stack - proc->stacks))) < 0)
 		return -1;
@@ -437,25 +439,131 @@ static int add_site_totals(struct report *r, struct pass_maps *m)
 	return 0;
 }
 
+/* ----------------------------------------------------------------- streamed: PMU, service, threads */
+
+struct thread_last {
+	uint64_t value[FL_PMU_MAX];
+	uint32_t n;
+};
+
+/* Per-thread PMU state of a streamed pass: (process, tid) → index into last[]. The deltas are
+ * taken in the faults' time order, which is each thread's seq order (a thread waits for each
+ * fault to be served before it can take the next); the seq order is checked. */
+struct stream_pmu {
+	struct report_map by_thread;
+	struct thread_last *last;
+	uint64_t *last_seq;
+	size_t n, cap;
+};
+
+static void add_deltas(struct report *r, size_t p, const struct fl_fault_context *c, uint32_t row,
+		       struct thread_last *last);
+
+static int stream_pmu_add(struct report *r, struct stream_pmu *s, size_t p, const struct fl_fault *f, uint32_t row)
+{
+	const struct fl_fault_context *c = fl_fault_context(&r->rec->procs[p], f);
+	bool added;
+	if (!c || c->npmu == 0)
+		return 0;
+	uint64_t *slot = report_map_add(&s->by_thread, p, c->tid, &added);
+	if (!slot)
+		return -1;
+	if (added) {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 16;
+			struct thread_last *grown = realloc(s->last, cap * sizeof(*grown));
+			if (grown)
+				s->last = grown;
+			uint64_t *seqs = grown ? realloc(s->last_seq, cap * sizeof(*seqs)) : NULL;
+			if (!seqs)
+				return -1;
+			s->last_seq = seqs;
+			s->cap = cap;
+		}
+		memset(&s->last[s->n], 0, sizeof(s->last[s->n]));
+		*slot = s->n++;
+	} else if (c->seq <= s->last_seq[*slot]) {
+		r->hold = true; /* not the thread's seq order: the held recording's pass over the contexts */
+		return -1;
+	}
+	s->last_seq[*slot] = c->seq;
+	add_deltas(r, p, c, row, &s->last[*slot]);
+	return 0;
+}
+
+/* What report_records.c and the --tid check read per selected fault, gathered as it passes. */
+static int stream_selected(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
+{
+	uint64_t vt;
+	if (f->rec.service_ns) {
+		if (!r->service_high && !(r->service_high = calloc(65536, sizeof(*r->service_high))))
+			return -1;
+		r->service_high[f->rec.service_ns >> 16]++;
+		r->service_count++;
+		if (f->rec.service_ns > r->service_max)
+			r->service_max = f->rec.service_ns;
+	}
+	if (fault_clock_virtual(&r->clock, proc, f, &vt)) {
+		r->virtual_n++;
+		if (vt > r->virtual_max)
+			r->virtual_max = vt;
+	}
+	return 0;
+}
+
+static void stream_tid_seen(struct report *r, uint32_t tid)
+{
+	for (size_t t = 0; t < r->o->ntids; t++)
+		if (r->o->tids[t] == tid)
+			r->tid_seen[t] = true;
+}
+
 /* Pass 1. */
 static int attribute_faults(struct report *r, struct pass_maps *m)
 {
 	struct fl_fault_iter it;
+	struct stream_pmu pmu;
 	const struct fl_process *proc;
 	const struct fl_fault *f;
 	uint64_t n = 0;
 	int rc = 0;
 
-	if (alloc_row_of_fault(r) < 0 || fl_fault_iter_init(&it, r->rec, r->o->pid) < 0)
+	memset(&pmu, 0, sizeof(pmu));
+	if (r->streamed) {
+		if (r->o->ntids && !(r->tid_seen = calloc(r->o->ntids, sizeof(*r->tid_seen))))
+			return -1;
+	} else if (alloc_row_of_fault(r) < 0) {
 		return -1;
+	}
+	if (fl_fault_iter_init(&it, r->rec, r->o->pid) < 0) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		return -1;
+	}
 	report_progress_phase(&r->progress, "attributing faults", r->rec->nfaults);
 	while (rc == 0 && (f = fl_fault_iter_next(&it, &proc)) != NULL) {
+		size_t p = (size_t)(proc - r->rec->procs);
 		if (++n % PROGRESS_STEP == 0)
 			report_progress_set(&r->progress, n);
-		if (kept(r, proc, f))
-			rc = attribute(r, m, (size_t)(proc - r->rec->procs), proc, f);
+		r->last_row = FL_NONE;
+		if (report_kept(r, proc, f)) {
+			rc = attribute(r, m, p, proc, f);
+			if (rc == 0 && r->streamed)
+				rc = stream_selected(r, proc, f);
+		}
+		if (rc == 0 && r->streamed) {
+			rc = stream_pmu_add(r, &pmu, p, f, r->last_row);
+			if (r->o->ntids)
+				stream_tid_seen(r, f->rec.tid);
+		}
+	}
+	if (rc == 0 && it.error[0]) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		rc = -1;
 	}
 	fl_fault_iter_free(&it);
+	report_map_free(&pmu.by_thread);
+	free(pmu.last);
+	free(pmu.last_seq);
 	if (rc == 0 && r->o->by == REPORT_BY_ALLOC)
 		rc = add_site_totals(r, m);
 	return rc == 0 ? pass_maps_flush(m) : rc;
@@ -507,11 +615,6 @@ static void pick_locs(struct report *r, const struct report_map *pairs)
 }
 
 /* ----------------------------------------------------------------- PMU deltas */
-
-struct thread_last {
-	uint64_t value[FL_PMU_MAX];
-	uint32_t n;
-};
 
 /* Adds context C's deltas (since LAST, then updated) to ROW (FL_NONE: its fault was not kept). */
 static void add_deltas(struct report *r, size_t p, const struct fl_fault_context *c, uint32_t row,
@@ -720,8 +823,8 @@ int report_build(struct report *r, char *err, size_t errlen)
 
 	if (rc == 0)
 		rc = attribute_faults(r, &m);
-	for (size_t p = 0; rc == 0 && p < r->rec->nprocs; p++)
-		rc = pmu_process(r, p);
+	for (size_t p = 0; rc == 0 && !r->streamed && p < r->rec->nprocs; p++)
+		rc = pmu_process(r, p); /* streamed: taken in pass 1 */
 	if (rc == 0) {
 		pick_stacks(r, &m.stacks.map, false);
 		pick_stacks(r, &m.alloc_stacks.map, true);
@@ -732,7 +835,9 @@ int report_build(struct report *r, char *err, size_t errlen)
 		rc = score_locality(r);
 	pass_maps_free(&m);
 	r->build_seconds = report_progress_elapsed(&r->progress) - start;
-	if (rc < 0)
+	if (rc < 0 && r->stream_error[0])
+		snprintf(err, errlen, "%s", r->stream_error);
+	else if (rc < 0)
 		snprintf(err, errlen, "out of memory while aggregating %" PRIu64 " faults", r->rec->nfaults);
 	return rc;
 }
@@ -743,6 +848,10 @@ void report_build_free(struct report *r)
 		free(r->row_of_fault[p]);
 	free(r->row_of_fault);
 	free(r->event_of);
+	free(r->service_high);
+	free(r->tid_seen);
+	r->service_high = NULL;
+	r->tid_seen = NULL;
 	report_map_free(&r->symbol_match);
 	free(r->rows);
 	free(r->ranked);

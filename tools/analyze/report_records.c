@@ -3,11 +3,13 @@
  * wake-up), their latest virtual time, and the eviction events by policy decision, clean or dirty. */
 #include "report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evictions.h"
+#include "record_stream.h"
 
 /* The rank (0-based) of quantile Q among N sorted values (nearest rank). */
 static size_t quantile_rank(size_t n, double q)
@@ -53,10 +55,103 @@ static int select_ranks(const uint32_t *values, size_t n, const size_t *k, uint6
 	return 0;
 }
 
+/* The percentiles and maximum of the N service times at VALUES into out. -1 on ENOMEM. */
+static int service_summary(struct report_records *out, const uint32_t *values, size_t n)
+{
+	out->service_n = n;
+	if (n == 0)
+		return 0;
+	size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+	uint64_t at[NQUANTILES];
+	if (select_ranks(values, n, ranks, at) < 0)
+		return -1;
+	out->service_p50 = at[0];
+	out->service_p90 = at[1];
+	out->service_p99 = at[2];
+	for (size_t i = 0; i < n; i++)
+		if (values[i] > out->service_max)
+			out->service_max = values[i];
+	return 0;
+}
+
+/* Streamed: the percentiles from pass 1's counts of the high 16 bits (r->service_high) and one
+ * more walk over the faults counting the low 16 bits of the selected ones in the percentiles'
+ * buckets — select_ranks' two passes, the first done while aggregating. 0, or -1 (err). */
+static int streamed_service_times(struct report *r, char *err, size_t errlen)
+{
+	struct report_records *out = &r->records;
+	uint64_t n = r->service_count;
+	size_t k[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+	uint32_t bucket[NQUANTILES];
+	uint64_t rest[NQUANTILES];
+	struct fl_fault_iter it;
+	const struct fl_process *proc;
+	const struct fl_fault *f;
+
+	out->service_n = n;
+	out->service_max = r->service_max;
+	if (n == 0)
+		return 0;
+	uint64_t *low = calloc((size_t)NQUANTILES * BUCKETS, sizeof(*low));
+	if (!low) {
+		snprintf(err, errlen, "out of memory (service time percentiles)");
+		return -1;
+	}
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		bucket[q] = 0;
+		rest[q] = k[q];
+		while (rest[q] >= r->service_high[bucket[q]])
+			rest[q] -= r->service_high[bucket[q]++];
+	}
+	if (fl_fault_iter_init(&it, r->rec, r->o->pid) < 0) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		snprintf(err, errlen, "%s", it.error);
+		free(low);
+		return -1;
+	}
+	report_progress_phase(&r->progress, "service time percentiles", r->rec->nfaults);
+	uint64_t seen = 0;
+	while ((f = fl_fault_iter_next(&it, &proc)) != NULL) {
+		if (++seen % 65536 == 0)
+			report_progress_set(&r->progress, seen);
+		uint32_t v = f->rec.service_ns;
+		if (!v || (v >> 16 != bucket[0] && v >> 16 != bucket[1] && v >> 16 != bucket[2]) ||
+		    !report_kept(r, proc, f))
+			continue;
+		for (size_t q = 0; q < NQUANTILES; q++)
+			if (v >> 16 == bucket[q])
+				low[q * BUCKETS + (v & 0xffff)]++;
+	}
+	int rc = 0;
+	if (it.error[0]) {
+		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
+		snprintf(err, errlen, "%s", it.error);
+		rc = -1;
+	}
+	fl_fault_iter_free(&it);
+	uint64_t at[NQUANTILES];
+	for (size_t q = 0; q < NQUANTILES; q++) {
+		uint32_t v = 0;
+		while (v < BUCKETS && rest[q] >= low[q * BUCKETS + v])
+			rest[q] -= low[q * BUCKETS + v++];
+		at[q] = (uint64_t)bucket[q] << 16 | v;
+	}
+	out->service_p50 = at[0];
+	out->service_p90 = at[1];
+	out->service_p99 = at[2];
+	free(low);
+	return rc;
+}
+
 static int service_times(struct report *r, char *err, size_t errlen)
 {
 	struct report_records *out = &r->records;
 	size_t n = 0;
+	if (r->streamed) { /* the first pass gathered the virtual times and the service times' high bits */
+		out->virtual_n = r->virtual_n;
+		out->virtual_max = r->virtual_max;
+		return streamed_service_times(r, err, errlen);
+	}
 	uint32_t *values = malloc((r->selected ? r->selected : 1) * sizeof(*values));
 	if (!values) {
 		snprintf(err, errlen, "out of memory (service times of %llu faults)", (unsigned long long)r->selected);
@@ -78,24 +173,51 @@ static int service_times(struct report *r, char *err, size_t errlen)
 			}
 		}
 	}
-	out->service_n = n;
-	if (n) {
-		size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
-		uint64_t at[NQUANTILES];
-		if (select_ranks(values, n, ranks, at) < 0) {
-			free(values);
-			snprintf(err, errlen, "out of memory (service time percentiles)");
-			return -1;
-		}
-		out->service_p50 = at[0];
-		out->service_p90 = at[1];
-		out->service_p99 = at[2];
-		for (size_t i = 0; i < n; i++)
-			if (values[i] > out->service_max)
-				out->service_max = values[i];
-	}
+	int rc = service_summary(out, values, n);
 	free(values);
-	return 0;
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory (service time percentiles)");
+	return rc;
+}
+
+/* Counts PROC's eviction events into out as they are read, without holding them (a streamed
+ * recording). 1 when counted; 0 when the file has anything the holding reader words (a bad
+ * record, a cut): then nothing was counted. */
+static int count_evictions_streamed(struct report *r, const struct fl_process *proc, bool window)
+{
+	struct fl_record_stream rs;
+	struct fl_evict_record e;
+	char path[PATH_MAX + 64], err[256];
+	uint64_t counts[FL_EVICT_DECISION_MAX + 1][2], inlined = 0, page = proc->page_size ? proc->page_size : 4096;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", proc->dir, FL_FILE_NAME_EVICTIONS);
+	rc = fl_record_stream_open(&rs, path, FL_FILE_EVICTIONS, err, sizeof(err));
+	if (rc <= 0)
+		return rc == 0 ? 1 : 0; /* absent: nothing to count */
+	memset(counts, 0, sizeof(counts));
+	while ((rc = fl_record_stream_next(&rs, &e)) > 0) {
+		uint64_t t = proc->offset_ns + e.time_ns;
+		if (e.decision < FL_EVICT_CLOCK_TRIAL || e.decision > FL_EVICT_DECISION_MAX ||
+		    (e.flags & ~(FL_EVICT_DIRTY | FL_EVICT_INLINE)) || e.addr < proc->region_start ||
+		    e.addr - proc->region_start >= proc->region_size || e.addr % page) {
+			rc = -1;
+			break;
+		}
+		if (window && (t < r->o->from_ns || t >= r->o->to_ns))
+			continue;
+		counts[e.decision][(e.flags & FL_EVICT_DIRTY) != 0]++;
+		inlined += (e.flags & FL_EVICT_INLINE) != 0;
+	}
+	fl_record_stream_close(&rs);
+	if (rc < 0)
+		return 0;
+	for (size_t d = 0; d <= FL_EVICT_DECISION_MAX; d++)
+		for (size_t k = 0; k < 2; k++)
+			r->records.evictions[d][k] += counts[d][k];
+	r->records.evictions_inline += inlined;
+	r->records.evictions_present = true;
+	return 1;
 }
 
 static int evictions(struct report *r, char *err, size_t errlen)
@@ -106,6 +228,8 @@ static int evictions(struct report *r, char *err, size_t errlen)
 		const struct fl_process *proc = &r->rec->procs[p];
 		struct fl_evictions ev;
 		if (r->o->pid && proc->pid != r->o->pid)
+			continue;
+		if (r->streamed && count_evictions_streamed(r, proc, window))
 			continue;
 		if (fl_evictions_load(proc, FL_EVICTIONS_AS_WRITTEN, &ev, err, errlen) < 0) { /* counted: any order */
 			/* an optional file: the report goes on without it, as the other verbs do */

@@ -283,13 +283,34 @@ static bool tids_present(const struct report *r, uint32_t *missing)
 	return true;
 }
 
-/* Opens the recording and builds the report into r. 0, or the exit status. */
-static int report_prepare(struct report *r, const char *dir)
+/* --tid with a streamed recording: checked by the pass over the faults (tids_present's answer). */
+static bool tids_seen(const struct report *r, uint32_t *missing)
+{
+	for (size_t t = 0; t < r->o->ntids; t++)
+		if (!r->tid_seen || !r->tid_seen[t]) {
+			*missing = r->o->tids[t];
+			return false;
+		}
+	return true;
+}
+
+/* Whether the run can stream its recording: every option but those that walk the faults by
+ * index after the first pass (--locality, the virtual --time axis). */
+static bool can_stream(const struct report_options *o)
+{
+	return !o->locality && o->time_axis == FL_TIME_WALL;
+}
+
+/* Opens the recording and builds the report into r (STREAM: try streaming it). 0, the exit
+ * status, or REPORT_HOLD when a streamed run must be redone on the held recording. */
+#define REPORT_HOLD (-2)
+static int report_prepare(struct report *r, const char *dir, bool stream)
 {
 	char err[1024];
 
 	report_progress_phase(&r->progress, "reading the recording", 0);
-	if (fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
+	r->streamed = stream && can_stream(r->o) && fl_recording_open_stream(dir, &r->rec) == 0;
+	if (!r->streamed && fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
 		report_progress_stop(&r->progress);
 		cli_error("report: %s", err);
 		return 1;
@@ -305,7 +326,7 @@ static int report_prepare(struct report *r, const char *dir)
 		return 1;
 	}
 	uint32_t missing_tid;
-	if (!tids_present(r, &missing_tid)) {
+	if (!r->streamed && !tids_present(r, &missing_tid)) {
 		report_progress_stop(&r->progress);
 		cli_error("report: %s: no fault of thread %u in the recording%s", r->rec->dir, missing_tid,
 			  r->o->pid ? " (in the --pid process)" : "");
@@ -319,8 +340,16 @@ static int report_prepare(struct report *r, const char *dir)
 	if (callsite_skip_init(&r->skip, r->o->default_skip, r->o->skip, r->o->nskip, err, sizeof(err)) < 0 ||
 	    !(r->callsites = callsite_table_new(r->rec, &r->skip, collect_warning, &r->warnings)) ||
 	    report_build(r, err, sizeof(err)) < 0 || report_records_build(r, err, sizeof(err)) < 0) {
+		if (r->streamed && (r->hold || r->stream_error[0]))
+			return REPORT_HOLD;
 		report_progress_stop(&r->progress);
 		cli_error("report: %s", r->callsites ? err : "out of memory");
+		return 1;
+	}
+	if (r->streamed && !tids_seen(r, &missing_tid)) {
+		report_progress_stop(&r->progress);
+		cli_error("report: %s: no fault of thread %u in the recording%s", r->rec->dir, missing_tid,
+			  r->o->pid ? " (in the --pid process)" : "");
 		return 1;
 	}
 	report_ranges_compute(r);
@@ -328,20 +357,16 @@ static int report_prepare(struct report *r, const char *dir)
 	return 0;
 }
 
-int report_run(const struct report_options *o, FILE *out)
+/* One run on DIR, streamed when STREAM and the recording allows: the exit status, or REPORT_HOLD. */
+static int report_run_once(const struct report_options *o, const char *dir, bool stream, FILE *out)
 {
 	struct report r;
-	char newest[4096];
-	const char *dir = o->dir;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	dir = recording_arg_dir("report", dir, newest, sizeof(newest));
-	if (!dir)
-		return 1;
 	report_progress_start(&r.progress, "report", o->progress);
-	rc = report_prepare(&r, dir);
+	rc = report_prepare(&r, dir, stream);
 	if (rc == 0) {
 		report_progress_stop(&r.progress);
 		rc = report_print(&r, out);
@@ -359,6 +384,20 @@ int report_run(const struct report_options *o, FILE *out)
 	fault_clock_free(&r.clock);
 	fl_recording_close(r.rec);
 	report_warnings_free(&r.warnings);
+	if (rc == REPORT_HOLD)
+		report_progress_stop(&r.progress);
+	return rc;
+}
+
+int report_run(const struct report_options *o, FILE *out)
+{
+	char newest[4096];
+	const char *dir = recording_arg_dir("report", o->dir, newest, sizeof(newest));
+	if (!dir)
+		return 1;
+	int rc = report_run_once(o, dir, true, out);
+	if (rc == REPORT_HOLD) /* the stream broke an assumption: the whole run again, on the held recording */
+		rc = report_run_once(o, dir, false, out);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault_stream.h"
 #include "report_map.h"
 
 /* ----------------------------------------------------------------- skip list */
@@ -352,8 +353,21 @@ static int first_use_snapshots(struct callsite_table *t, size_t p)
 	}
 	for (size_t i = 0; i < n; i++)
 		first[i] = UINT64_MAX;
-	for (size_t i = 0; i < proc->nfaults; i++)
-		first_use(first, proc, callsite_fault_stack(proc, &proc->faults[i]), proc->faults[i].rec.time_ns);
+	struct fl_fault_stream *fs;
+	const struct fl_fault *f;
+	char why[256];
+	int got = fl_fault_stream_open(proc, &fs, why, sizeof(why));
+	if (got < 0) {
+		free(first);
+		return -1;
+	}
+	while ((got = fl_fault_stream_next(fs, &f)) > 0)
+		first_use(first, proc, callsite_fault_stack(proc, f), f->rec.time_ns);
+	fl_fault_stream_close(fs);
+	if (got < 0) {
+		free(first);
+		return -1;
+	}
 	for (size_t i = 0; i < proc->nallocs; i++) {
 		const struct fl_alloc_record *a = &proc->allocs[i];
 		if (a->stack_id)

@@ -365,7 +365,7 @@ static void header_totals(const struct report *r, FILE *out)
 
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		const struct fl_process *proc = &r->rec->procs[i];
-		uint64_t end = proc->nfaults ? proc->offset_ns + proc->faults[proc->nfaults - 1].rec.time_ns : proc->offset_ns;
+		uint64_t end = proc->offset_ns + proc->last_fault_ns;
 		dropped += proc->faults_lost; /* stats.json's dropped, and any other record it counts the trace lacks */
 		if (!proc->faults_lost_exact)
 			unknown++;
@@ -373,8 +373,8 @@ static void header_totals(const struct report *r, FILE *out)
 			end = proc->offset_ns + value;
 		if (end > end_ns)
 			end_ns = end;
-		for (size_t k = 0; k < proc->nfaults; k++)
-			kinds[proc->faults[k].rec.kind <= FL_FAULT_KIND_MAX ? proc->faults[k].rec.kind : 0]++;
+		for (size_t k = 0; k <= FL_FAULT_KIND_MAX; k++)
+			kinds[k] += proc->kind_counts[k];
 	}
 	fprintf(out, "# records dropped: %s%" PRIu64, unknown ? "at least " : "", dropped);
 	if (unknown)

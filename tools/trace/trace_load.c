@@ -9,6 +9,7 @@
 #include "trace_load_faults.h"
 #include "trace_load_maps.h"
 #include "trace_load_state.h"
+#include "trace_load_stream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -217,6 +218,8 @@ static int load_process(struct loader *ld, const char *name)
 	ld->handlers = 0;
 	ld->dangling = 0;
 	int rc = -1;
+	if (ld->stream)
+		return load_meta(ld) == 0 && load_stats(ld) == 0 ? fl_load_stream_process(ld) : FL_LOAD_HOLD;
 	if (load_meta(ld) == 0 && load_stats(ld) == 0 && fl_load_faults(ld) == 0) {
 		/* the fault count first: a file cut at a record boundary makes the trace one that may be
 		 * cut, whose dangling references are then warnings */
@@ -240,8 +243,9 @@ static int compare_process(const void *a, const void *b)
 	return x->image < y->image ? -1 : x->image > y->image;
 }
 
-/* Loads every process directory of rec->dir. */
-static int load_processes(struct fl_recording *rec, char *err, size_t errlen)
+/* Loads every process directory of rec->dir (STREAM: for streaming). 0, -1 on error, or
+ * FL_LOAD_HOLD. */
+static int load_processes(struct fl_recording *rec, bool stream, char *err, size_t errlen)
 {
 	DIR *d = opendir(rec->dir);
 	struct dirent *e;
@@ -282,7 +286,7 @@ static int load_processes(struct fl_recording *rec, char *err, size_t errlen)
 		memset(proc, 0, sizeof(*proc));
 		proc->pid = pid;
 		proc->image = image;
-		struct loader ld = { .rec = rec, .proc = proc, .err = err, .errlen = errlen };
+		struct loader ld = { .rec = rec, .proc = proc, .err = err, .errlen = errlen, .stream = stream };
 		rc = load_process(&ld, e->d_name);
 	}
 	if (rc == 0 && errno) {
@@ -293,7 +297,7 @@ static int load_processes(struct fl_recording *rec, char *err, size_t errlen)
 	return rc;
 }
 
-int fl_recording_open(const char *dir, struct fl_recording **out, char *err, size_t errlen)
+static int open_recording(const char *dir, bool stream, struct fl_recording **out, char *err, size_t errlen)
 {
 	struct fl_recording *rec = calloc(1, sizeof(*rec));
 	struct stat st;
@@ -314,7 +318,7 @@ int fl_recording_open(const char *dir, struct fl_recording **out, char *err, siz
 		fl_recording_close(rec);
 		return -1;
 	}
-	if (load_processes(rec, err, errlen) < 0) {
+	if (load_processes(rec, stream, err, errlen) != 0) {
 		fl_recording_close(rec);
 		return -1;
 	}
@@ -332,6 +336,21 @@ int fl_recording_open(const char *dir, struct fl_recording **out, char *err, siz
 	}
 	*out = rec;
 	return 0;
+}
+
+int fl_recording_open(const char *dir, struct fl_recording **out, char *err, size_t errlen)
+{
+	return open_recording(dir, false, out, err, errlen);
+}
+
+int fl_recording_open_stream(const char *dir, struct fl_recording **out)
+{
+	char err[1024];
+	const char *held = getenv("FAULTLINE_READ_HELD");
+	*out = NULL;
+	if (held && strcmp(held, "1") == 0)
+		return 1;
+	return open_recording(dir, true, out, err, sizeof(err)) == 0 ? 0 : 1;
 }
 
 void fl_recording_close(struct fl_recording *rec)

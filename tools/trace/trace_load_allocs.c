@@ -368,6 +368,21 @@ int fl_load_sites(struct loader *ld)
 	return 0;
 }
 
+int fl_load_add_unlogged(struct loader *ld, const struct fl_alloc_record *made, size_t n)
+{
+	struct fl_process *proc = ld->proc;
+	if (n == 0)
+		return 0;
+	struct fl_alloc_record *grown = realloc(proc->allocs, (proc->nallocs + n) * sizeof(*grown));
+	if (!grown)
+		return fl_load_nomem(ld, "records of unlogged objects");
+	proc->allocs = grown;
+	memcpy(proc->allocs + proc->nallocs, made, n * sizeof(*made));
+	proc->nallocs += n;
+	proc->unlogged_objects = n;
+	return sort_allocs(ld) < 0 || index_allocs(ld) < 0 ? -1 : 0;
+}
+
 /* Joins every fault to the allocation live at its address and time (one sweep in time order). */
 static int attribute_faults_by_sweep(struct loader *ld)
 {

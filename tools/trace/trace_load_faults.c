@@ -379,6 +379,9 @@ int fl_load_faults(struct loader *ld)
 	if (rc < 0)
 		return -1;
 	proc->nfaults = n;
+	for (size_t k = 0; k < n; k++)
+		proc->kind_counts[proc->faults[k].rec.kind]++; /* checked: a kind in range */
+	proc->last_fault_ns = n ? proc->faults[n - 1].rec.time_ns : 0;
 	return index_seqs(ld, &scan);
 }
 

@@ -154,6 +154,18 @@ static size_t count_records(struct loader *ld, size_t len, bool complete)
 	return n;
 }
 
+int fl_load_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind)
+{
+	struct fl_file_header hdr;
+	bool complete;
+
+	if (check_header(ld, data, len, kind, &hdr, &complete) < 0)
+		return -1;
+	if (kind == FL_FILE_FAULTS)
+		set_reference(ld, &hdr, len);
+	return complete ? 0 : -1;
+}
+
 int fl_load_map(struct loader *ld, struct mapped_file *out)
 {
 	int rc = fl_trace_file_map(ld->path, out, ld->err, ld->errlen);

@@ -33,6 +33,14 @@ struct fl_process_private {
 	uint32_t fault_version;     /* its format version */
 	struct mapped_file stacks_file;   /* fl_stack.frames point into it */
 	struct mapped_file contexts_file; /* proc->contexts may point into it */
+	/* Opened for streaming (fl_recording_open_stream): faults and contexts are not held but read
+	 * by fault_stream.c through reorder buffers of these widths, measured at the open */
+	bool streaming;
+	uint32_t fault_window;      /* puts the faults file in (time, seq) order */
+	uint32_t context_window;    /* puts the contexts file in seq order */
+	bool has_contexts;
+	const struct fl_fault_context *stream_contexts; /* the open stream's two context slots: a
+	                                                 * streamed fault's context indexes them */
 };
 
 /* What loading one process needs at hand: where errors go and which file is being read. */
@@ -51,6 +59,7 @@ struct loader {
 	uint32_t data_offset;           /* its header_size: where its records start */
 	uint32_t version;               /* its format version (1 or FL_TRACE_VERSION) */
 	uint32_t *fault_file_index;     /* while loading: file index of each fault (in time order) */
+	bool stream;                    /* fl_recording_open_stream: faults and contexts are scanned, not held */
 };
 
 /* ------------------------------------------------------------ errors and warnings (trace_load_state.c) */
@@ -86,6 +95,11 @@ int fl_load_map(struct loader *ld, struct mapped_file *out);
 
 /* Unmaps a file (an empty or unmapped one is fine) and clears *file. */
 void fl_load_unmap(struct mapped_file *file);
+
+/* Checks the header of the current file (ld->path), of KIND, from its first LEN bytes at DATA, as
+ * fl_load_binary does (the faults header becomes the reference), without mapping the file. 0, or
+ * -1 (the error in ld->err, or a header cut short). */
+int fl_load_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind);
 
 /* Maps the process's binary file NAME of KIND and checks its header (setting ld->record_size,
  * data_offset and version). Returns 1 with the mapping and the number of complete fixed-size

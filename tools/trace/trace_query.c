@@ -1,10 +1,11 @@
-/* trace_query.c: what verbs ask of a loaded recording (trace_reader.h) — faults of every process
- * merged in time order, a fault's context, stack and allocation, records by seq, stack id or
- * alloc_id, the maps snapshot in force at a time, and names of kinds. Everything is read-only:
+/* trace_query.c: what verbs ask of a loaded recording (trace_reader.h) — a fault's context, stack
+ * and allocation, records by seq, stack id or alloc_id, the maps snapshot in force at a time, and
+ * names of kinds (the faults merged in time order are fault_stream.c's). Everything is read-only:
  * several threads may query at once. */
 #include "trace_load_state.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,84 +30,6 @@ const char *fl_alloc_kind_name(unsigned kind)
 	case FL_ALLOC_MUNMAP: return "munmap";
 	default: return "?";
 	}
-}
-
-/* ======================================================================= fault iteration */
-
-/* The recording time of process index P's next fault (the heap key). */
-static uint64_t iter_key(const struct fl_fault_iter *it, size_t p)
-{
-	const struct fl_process *proc = &it->rec->procs[p];
-	return fl_fault_time_ns(proc, &proc->faults[it->next[p]]);
-}
-
-static bool iter_less(const struct fl_fault_iter *it, size_t a, size_t b)
-{
-	uint64_t x = iter_key(it, a), y = iter_key(it, b);
-	return x != y ? x < y : a < b; /* ties: process order (seq order within a process) */
-}
-
-static void iter_sift_down(struct fl_fault_iter *it, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < it->nheap && iter_less(it, it->heap[l], it->heap[m]))
-			m = l;
-		if (r < it->nheap && iter_less(it, it->heap[r], it->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		size_t t = it->heap[i];
-		it->heap[i] = it->heap[m];
-		it->heap[m] = t;
-		i = m;
-	}
-}
-
-int fl_fault_iter_init(struct fl_fault_iter *it, const struct fl_recording *rec, uint32_t pid)
-{
-	size_t n = rec->nprocs ? rec->nprocs : 1;
-
-	memset(it, 0, sizeof(*it));
-	it->rec = rec;
-	it->heap = malloc(n * sizeof(*it->heap));
-	it->next = calloc(n, sizeof(*it->next));
-	if (!it->heap || !it->next) {
-		fl_fault_iter_free(it);
-		errno = ENOMEM;
-		return -1;
-	}
-	for (size_t p = 0; p < rec->nprocs; p++) {
-		if ((pid == 0 || rec->procs[p].pid == pid) && rec->procs[p].nfaults > 0)
-			it->heap[it->nheap++] = p;
-	}
-	for (size_t i = it->nheap; i-- > 0;)
-		iter_sift_down(it, i);
-	return 0;
-}
-
-const struct fl_fault *fl_fault_iter_next(struct fl_fault_iter *it, const struct fl_process **proc_out)
-{
-	if (it->nheap == 0)
-		return NULL;
-	size_t p = it->heap[0];
-	const struct fl_process *proc = &it->rec->procs[p];
-	const struct fl_fault *f = &proc->faults[it->next[p]++];
-	if (it->next[p] == proc->nfaults)
-		it->heap[0] = it->heap[--it->nheap];
-	iter_sift_down(it, 0);
-	if (proc_out)
-		*proc_out = proc;
-	return f;
-}
-
-void fl_fault_iter_free(struct fl_fault_iter *it)
-{
-	free(it->heap);
-	free(it->next);
-	it->heap = NULL;
-	it->next = NULL;
-	it->nheap = 0;
 }
 
 uint64_t fl_fault_time_ns(const struct fl_process *proc, const struct fl_fault *fault)
@@ -149,7 +72,11 @@ const struct fl_fault_context *fl_process_context(const struct fl_process *proc,
 
 const struct fl_fault_context *fl_fault_context(const struct fl_process *proc, const struct fl_fault *fault)
 {
-	return fault->context == FL_NONE ? NULL : &proc->contexts[fault->context];
+	if (fault->context == FL_NONE)
+		return NULL;
+	if (proc->priv && proc->priv->streaming)
+		return &proc->priv->stream_contexts[fault->context];
+	return &proc->contexts[fault->context];
 }
 
 const struct fl_stack *fl_process_stack(const struct fl_process *proc, uint32_t stack_id)

@@ -35,7 +35,11 @@
  * CLOCK_MONOTONIC). The reader also gives a recording time: nanoseconds since the earliest
  * process start of the recording, so faults of several processes share one time axis.
  *
- * Memory. Binary files are mapped, not read: faults are validated in the mapping and held once, in
+ * Memory. A recording opened for streaming (fl_recording_open_stream) holds no fault and no
+ * context: they are checked and counted in one read at the open, and every walk over them reads the
+ * files again in bounded memory (fault_stream.h; one frame at a time, put in order by a reorder
+ * window the open measured). What follows is the held recording (fl_recording_open).
+ * Binary files are mapped, not read: faults are validated in the mapping and held once, in
  * time order (72 bytes each with their joins); contexts and stacks stay in their mappings when their
  * layout allows (contexts are gathered once in seq order otherwise); allocation events are held
  * once (40 bytes); plus the parsed maps snapshots. Loading is split by concern: trace_load*.c
@@ -122,9 +126,13 @@ struct fl_process {
 	uint64_t region_size;
 	uint32_t page_size;
 
-	struct fl_fault *faults;    /* sorted by (rec.time_ns, rec.seq); seqs are unique */
+	struct fl_fault *faults;    /* sorted by (rec.time_ns, rec.seq); seqs are unique. NULL when the
+	                             * recording was opened for streaming: fault_stream.h reads them */
 	size_t nfaults;
-	struct fl_fault_context *contexts; /* in file order; each joined to exactly one fault */
+	uint64_t kind_counts[FL_FAULT_KIND_MAX + 1]; /* faults by enum fl_fault_kind */
+	uint64_t last_fault_ns;     /* the last fault's time_ns (0 without faults) */
+	struct fl_fault_context *contexts; /* in seq order; each joined to exactly one fault (NULL when
+	                                    * streamed: fl_fault_context gives a streamed fault's) */
 	size_t ncontexts;
 	struct fl_stack *stacks;    /* sorted by id; ids are unique */
 	size_t nstacks;
@@ -164,6 +172,16 @@ struct fl_recording {
  * warning. Entries of DIR that are not process directories are ignored. */
 int fl_recording_open(const char *dir, struct fl_recording **out, char *err, size_t errlen);
 
+/* Opens the recording in DIR for streaming: everything is loaded as by fl_recording_open but the
+ * faults and contexts, which are checked and counted in one read and then read again, in bounded
+ * memory, by every walk over them (fault_stream.h, and fl_fault_iter below). proc->faults and
+ * proc->contexts are then NULL. Only the common clean shape is streamed (format 2 or later, no
+ * file cut, stats.json agreeing with the records, fault records naming their objects). Returns 0
+ * with *out set, or 1 (*out NULL) when the recording is to be opened with fl_recording_open, which
+ * reads every shape and words every error and warning. The environment variable
+ * FAULTLINE_READ_HELD=1 makes it return 1 always (to compare both readers' results). */
+int fl_recording_open_stream(const char *dir, struct fl_recording **out);
+
 /* Releases everything the recording owns (NULL is fine). */
 void fl_recording_close(struct fl_recording *rec);
 
@@ -185,20 +203,26 @@ uint64_t fl_recording_stack_sample(const struct fl_recording *rec, uint32_t pid)
 /* Walks the faults of every process (pid 0) or of every image of one pid, merged in recording
  * time order (ties: process order, then seq). Usage:
  *     struct fl_fault_iter it;
- *     if (fl_fault_iter_init(&it, rec, 0) < 0) ... out of memory
+ *     if (fl_fault_iter_init(&it, rec, 0) < 0) ... it.error says why
  *     while ((f = fl_fault_iter_next(&it, &proc)) != NULL) ...
- *     fl_fault_iter_free(&it); */
+ *     if (it.error[0]) ... the walk ended early (a streamed file could not be read again)
+ *     fl_fault_iter_free(&it);
+ * A fault returned stays valid until the second next call after it (fault_stream.h). */
+struct fl_fault_stream;
 struct fl_fault_iter {
 	const struct fl_recording *rec;
+	struct fl_fault_stream **streams; /* per process (NULL: not walked) */
+	const struct fl_fault **head;     /* per process: its next fault */
 	size_t *heap;               /* process indexes, a min-heap on their next fault's time */
-	size_t *next;               /* per process: index of its next fault */
 	size_t nheap;
+	char error[768];            /* "" or why the walk failed or ended early */
 };
 
-/* Prepares an iterator; returns 0, or -1 (errno ENOMEM). */
+/* Prepares an iterator; returns 0, or -1 with it->error set. */
 int fl_fault_iter_init(struct fl_fault_iter *it, const struct fl_recording *rec, uint32_t pid);
 
-/* The next fault in time order and (when proc is not NULL) its process; NULL at the end. */
+/* The next fault in time order and (when proc is not NULL) its process; NULL at the end (or on
+ * an error: it->error). */
 const struct fl_fault *fl_fault_iter_next(struct fl_fault_iter *it, const struct fl_process **proc);
 
 /* Releases the iterator's memory. */
