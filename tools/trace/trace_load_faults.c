@@ -357,13 +357,7 @@ int fl_load_faults(struct loader *ld)
 	if (rc < 0)
 		return -1;
 	/* From the header, or from meta.json for what a header cut short lacks. */
-	proc->page_size = ld->faults_header.page_size;
-	proc->start_ns = ld->faults_header.start_ns;
-	proc->region_start = ld->faults_header.region_start;
-	proc->region_size = ld->faults_header.region_size;
-	proc->priv->fault_record_size = ld->record_size;
-	proc->priv->fault_data_offset = ld->data_offset;
-	proc->priv->fault_version = ld->version;
+	fl_load_take_fault_header(ld, proc);
 	if (n > UINT32_MAX - 1) {
 		fl_load_unmap(&file);
 		return fl_load_fail(ld, "%zu records: more than this reader indexes", n);

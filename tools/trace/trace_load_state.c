@@ -154,6 +154,17 @@ static size_t count_records(struct loader *ld, size_t len, bool complete)
 	return n;
 }
 
+void fl_load_take_fault_header(const struct loader *ld, struct fl_process *proc)
+{
+	proc->page_size = ld->faults_header.page_size;
+	proc->start_ns = ld->faults_header.start_ns;
+	proc->region_start = ld->faults_header.region_start;
+	proc->region_size = ld->faults_header.region_size;
+	proc->priv->fault_record_size = ld->record_size;
+	proc->priv->fault_data_offset = ld->data_offset;
+	proc->priv->fault_version = ld->version;
+}
+
 int fl_load_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind)
 {
 	struct fl_file_header hdr;

@@ -101,6 +101,10 @@ void fl_load_unmap(struct mapped_file *file);
  * -1 (the error in ld->err, or a header cut short). */
 int fl_load_header(struct loader *ld, const unsigned char *data, size_t len, uint32_t kind);
 
+/* The process's page size, start time, region and fault record layout, from the faults header
+ * fl_load_header or fl_load_binary checked. */
+void fl_load_take_fault_header(const struct loader *ld, struct fl_process *proc);
+
 /* Maps the process's binary file NAME of KIND and checks its header (setting ld->record_size,
  * data_offset and version). Returns 1 with the mapping and the number of complete fixed-size
  * records (0 for stacks and allocs.zst), 0 when the file is absent, -1 on error (unmapped). */

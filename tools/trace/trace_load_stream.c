@@ -336,13 +336,7 @@ int fl_load_stream_process(struct loader *ld)
 		fl_record_stream_close(&rs);
 		return FL_LOAD_HOLD;
 	}
-	proc->page_size = ld->faults_header.page_size;
-	proc->start_ns = ld->faults_header.start_ns;
-	proc->region_start = ld->faults_header.region_start;
-	proc->region_size = ld->faults_header.region_size;
-	proc->priv->fault_record_size = ld->record_size;
-	proc->priv->fault_data_offset = ld->data_offset;
-	proc->priv->fault_version = ld->version;
+	fl_load_take_fault_header(ld, proc);
 	/* what the faults need first; an error here is the holding loader's to word */
 	if (fl_load_stacks(ld) != 0 || fl_load_allocs(ld) != 0 || fl_load_sites(ld) != 0 || proc->maybe_cut) {
 		fl_record_stream_close(&rs);
