@@ -540,7 +540,7 @@ static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t o
  * the far store as the hand passes them, referenced or not (without locality a second chance
  * keeps no hotter page, and each referenced page it spares splits the runs evicted together:
  * bench/csr_scatter 14 16 2 at -L 1M took as many faults either way, and the CPU per fault fell
- * by about a third), except the pages of a fixed sample (1 chunk of 16 pages in 32,
+ * by about a fifth), except the pages of a fixed sample (1 chunk of 16 pages in 32,
  * by hash) that keep taking trials, so the evidence keeps coming and the clock returns to
  * trials when the program's access pattern changes. The counts are of every page taking trials
  * (all of them, or the sample), halved after each decision (every ADAPT_WINDOW trials), so a

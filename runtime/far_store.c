@@ -40,7 +40,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "faultline/env.h"
