@@ -287,6 +287,15 @@ static bool mini_in_sample(size_t p)
 	return ((uint32_t)p * 0x9e3779b1u) >> 27 == 0;
 }
 
+/* clock: unmaps resident page p on trial, into the soft pool. */
+static void mini_trial(struct mini_cache *c, size_t p)
+{
+	c->where[p] = MINI_SOFT;
+	c->queue[c->tail] = (uint32_t)p, c->queue_seq[c->tail++] = ++c->seq[p];
+	c->soft++;
+	mini_note_trial(c, p);
+}
+
 /* clock: moves the next unreferenced resident page (address order) into the soft pool; evicting
  * directly, only a page of the sample. */
 static bool mini_sweep_one(struct mini_cache *c)
@@ -300,10 +309,7 @@ static bool mini_sweep_one(struct mini_cache *c)
 			c->ref[p] = 0;
 			continue;
 		}
-		c->where[p] = MINI_SOFT;
-		c->queue[c->tail] = (uint32_t)p, c->queue_seq[c->tail++] = ++c->seq[p];
-		c->soft++;
-		mini_note_trial(c, p);
+		mini_trial(c, p);
 		return true;
 	}
 	return false;
@@ -319,14 +325,10 @@ static bool mini_evict_direct(struct mini_cache *c)
 		if (c->where[p] != MINI_RESIDENT)
 			continue;
 		if (mini_in_sample(p)) {
-			if (c->ref[p]) {
+			if (c->ref[p])
 				c->ref[p] = 0;
-			} else {
-				c->where[p] = MINI_SOFT;
-				c->queue[c->tail] = (uint32_t)p, c->queue_seq[c->tail++] = ++c->seq[p];
-				c->soft++;
-				mini_note_trial(c, p);
-			}
+			else
+				mini_trial(c, p);
 			continue;
 		}
 		c->where[p] = MINI_FAR, c->seq[p]++, c->local--;
