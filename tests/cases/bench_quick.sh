@@ -43,8 +43,9 @@ echo "ok all ${#want[@]} rows present, in order"
 
 budget_hit=0
 grep -q 'Time budget of .* reached' "$out" && { budget_hit=1; say "the time budget cut some rows short"; }
-# a number, an optional × or unit (words, e.g. "µs", "k records/s"), an optional "(min–max)"
-number='^[0-9]+(\.[0-9]+)?(×|( [^ ()0-9][^ ()]*)+)?( \([0-9]+(\.[0-9]+)?–[0-9]+(\.[0-9]+)?\))?$'
+# a number (signed: a growth measured as a difference can come out below zero in one run),
+# an optional × or unit (words, e.g. "µs", "k records/s"), an optional "(min–max)"
+number='^-?[0-9]+(\.[0-9]+)?(×|( [^ ()0-9][^ ()]*)+)?( \(-?[0-9]+(\.[0-9]+)?–-?[0-9]+(\.[0-9]+)?\))?$'
 marker='^(not built yet|skipped: .+|n/a( .*)?)$'
 while IFS=$'\t' read -r id ncells base ours ratio runs; do
 	[ "$id" = "#" ] && continue
