@@ -20,7 +20,9 @@
  *   timeline.svg                                  the counter timelines (timeline_svg.h), one strip
  *                                                 per counter on the heatmap's time axis (when the
  *                                                 recording has timelines)
- * Their paths are printed on stdout, one per line; notes and warnings go to stderr. */
+ * Their paths are printed on stdout, one per line; notes and warnings go to stderr. On a terminal,
+ * reading the recording and counting its faults show a progress line on stderr (report_progress.h;
+ * not with --verbose), erased before anything else is printed. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@
 #include "trace_reader.h"
 #include "recording_arg.h"
 #include "report_map.h"
+#include "report_progress.h"
 #include "visualize_frames.h"
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
@@ -96,7 +99,12 @@ struct viz {
 	size_t ntimelines;                  /* processes with timeline samples */
 	uint64_t heatmap_end_ns;            /* the heatmap's time axis, for timeline.svg (wall time) */
 	unsigned heatmap_plot_width;
+	struct report_progress *progress;   /* stopped before anything is printed */
+	unsigned sym_warnings;              /* the symbolizer's (the first 20 printed) */
+	uint64_t faults_counted;            /* faults of the selected processes gone through so far */
 };
+
+#define PROGRESS_EVERY 65536 /* faults between two updates of the progress line */
 
 static void viz_usage(FILE *out)
 {
@@ -469,6 +477,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		const struct fl_stack *s;
 		size_t si;
 
+		if (++v->faults_counted % PROGRESS_EVERY == 0)
+			report_progress_set(v->progress, v->faults_counted);
 		if (kind >= NKINDS || !(v->o->kinds & (1u << kind)))
 			continue;
 		v->faults[kind]++;
@@ -998,16 +1008,17 @@ out:
 
 static void sym_diag(void *ctx, const char *message)
 {
-	unsigned *count = ctx;
-	if ((*count)++ < 20)
+	struct viz *v = ctx;
+	if (v->sym_warnings++ < 20) {
+		report_progress_stop(v->progress);
 		cli_error("visualize: warning: %s", message);
+	}
 }
 
-static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
+static int viz_run(const struct fl_recording *rec, const struct viz_options *o, struct report_progress *progress)
 {
 	struct viz v;
 	struct vf_options vo = { o->keep_runtime };
-	unsigned sym_warnings = 0;
 	char err[256];
 	uint32_t page_size = rec->nprocs ? rec->procs[0].page_size : 4096;
 	double t0 = now_s();
@@ -1016,43 +1027,46 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	memset(&v, 0, sizeof(v));
 	v.o = o;
 	v.rec = rec;
+	v.progress = progress;
+	uint64_t selected_faults = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
-		v.nprocs += o->pid == 0 || rec->procs[i].pid == o->pid;
+		if (o->pid == 0 || rec->procs[i].pid == o->pid) {
+			v.nprocs++;
+			selected_faults += rec->procs[i].nfaults;
+		}
 	v.stack_sample = fl_recording_stack_sample(rec, o->pid);
 	v.image_roots = v.nprocs > 1;
 	if (v.nprocs == 0) {
+		report_progress_stop(progress);
 		cli_error("visualize: %s: no process with pid %u in the recording", rec->dir, o->pid);
 		return 1;
 	}
 	if (callsite_skip_init(&v.skip, true, NULL, 0, err, sizeof(err)) < 0) {
+		report_progress_stop(progress);
 		cli_error("visualize: %s", err);
 		return 1;
 	}
-	v.callsites = callsite_table_new(rec, &v.skip, sym_diag, &sym_warnings);
+	v.callsites = callsite_table_new(rec, &v.skip, sym_diag, &v);
 	v.namer = v.callsites ? vf_namer_new(v.callsites, rec, &vo) : NULL;
 	v.hm = heatmap_new(page_size);
 	v.alloc_tree = flame_new();
-	if (fault_clock_init(&v.clock, rec, o->time_axis) < 0) {
-		cli_error("visualize: out of memory");
-		goto out;
-	}
+	if (fault_clock_init(&v.clock, rec, o->time_axis) < 0)
+		goto nomem;
 	for (unsigned k = 0; k < NKINDS; k++)
 		v.tree[k] = flame_new();
 	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
-	    !v.tree[4]) {
-		cli_error("visualize: out of memory");
-		goto out;
-	}
+	    !v.tree[4])
+		goto nomem;
+	report_progress_phase(progress, "counting faults", selected_faults);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (o->pid && rec->procs[i].pid != o->pid)
 			continue;
-		if (viz_process(&v, &rec->procs[i]) < 0) {
-			cli_error("visualize: out of memory");
-			goto out;
-		}
+		if (viz_process(&v, &rec->procs[i]) < 0)
+			goto nomem;
 	}
-	if (sym_warnings > 20)
-		cli_error("visualize: %u more symbolizer warnings not shown", sym_warnings - 20);
+	report_progress_stop(progress); /* writing prints each file's path */
+	if (v.sym_warnings > 20)
+		cli_error("visualize: %u more symbolizer warnings not shown", v.sym_warnings - 20);
 	if (o->verbose) {
 		struct sym_stats ss;
 		callsite_sym_stats(v.callsites, &ss);
@@ -1065,6 +1079,10 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o)
 	rc = viz_write(&v) < 0 ? 1 : 0;
 	if (o->verbose)
 		cli_error("visualize: done in %.3f s", now_s() - t0);
+	goto out;
+nomem:
+	report_progress_stop(progress);
+	cli_error("visualize: out of memory");
 out:
 	for (unsigned k = 0; k < NKINDS; k++)
 		flame_free(v.tree[k]);
@@ -1101,12 +1119,19 @@ int cmd_visualize(int argc, char **argv)
 		cli_error("visualize: cannot create %s: %s", o.outdir, strerror(errno));
 		return 1;
 	}
+	struct report_progress progress;
+	report_progress_start(&progress, "visualize", !o.verbose);
+	report_progress_phase(&progress, "reading the recording", 0);
 	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
+		report_progress_stop(&progress);
 		cli_error("visualize: %s", err);
 		return 1;
 	}
+	if (rec->nwarnings || rec->warnings_suppressed)
+		report_progress_stop(&progress);
 	recording_arg_warnings(rec);
-	rc = viz_run(rec, &o);
+	rc = viz_run(rec, &o, &progress);
+	report_progress_stop(&progress);
 	fl_recording_close(rec);
 	return rc;
 }
