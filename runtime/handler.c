@@ -22,7 +22,9 @@
  * 1e). Tried and not kept: only the handlers of CPUs where faulting threads run wait there,
  * the others on a futex until a fault of their CPU's threads needs them. The first-touch loop
  * got 3-17 % faster, but fill and refault passes 7-16 % slower: with the other vCPU idle, the
- * scheduler moves the woken thread there 5-10x as often (docs/design.md). */
+ * scheduler moves the woken thread there 5-10x as often (docs/design.md). Whether more than one
+ * handler should read at all is measured while the program runs (readers.c): the handlers beyond
+ * rt->readers.reading sleep, in READER_SLEEP_MS naps cut short by the handler signal. */
 #include "runtime.h"
 #include "diag.h"
 #include "uffd_compat.h"
@@ -40,6 +42,7 @@
 #define FLUSH_PERIOD_MS 100
 #define FLUSH_RESEND_US 5000   /* fl_handlers_flush signals a handler that has not answered again */
 #define FLUSH_WAIT_US 2000000  /* ... and waits for it at most this long */
+#define READER_SLEEP_MS 100    /* a handler not reading looks again this often */
 
 /* The handler signal, picked once per process image (a forked child keeps its action). */
 static int handler_signal;
@@ -151,6 +154,27 @@ static void on_interrupt(struct fl_handler *h)
 	flush_thread_streams(h, false);
 }
 
+static bool signal_handler(struct fl_runtime *rt, struct fl_handler *h);
+
+/* Handler 0, between batches: the choice of how many handlers read (readers.c); wakes the
+ * sleeping ones when all must read again. */
+static void step_readers(struct fl_handler *h)
+{
+	struct fl_runtime *rt = h->rt;
+	if (h->index != 0 || !fl_readers_step(rt))
+		return;
+	for (unsigned i = 1; i < rt->nhandlers; i++)
+		signal_handler(rt, &rt->handlers[i]);
+}
+
+/* A handler that does not read now: naps until a signal or READER_SLEEP_MS have passed. */
+static void sleep_while_not_reading(struct fl_handler *h)
+{
+	struct timespec nap = { 0, READER_SLEEP_MS * 1000000L };
+	if (nanosleep(&nap, NULL) < 0)
+		on_interrupt(h);
+}
+
 /* Serves what one read returned, then the flushes that are due. */
 static void serve_messages(struct fl_handler *h, const struct uffd_msg *msgs, ssize_t bytes)
 {
@@ -164,6 +188,7 @@ static void serve_messages(struct fl_handler *h, const struct uffd_msg *msgs, ss
 			fl_runtime_write_stats(rt);
 	}
 	serve_flush_request(h);
+	step_readers(h);
 }
 
 static void *handler_main(void *arg)
@@ -188,9 +213,14 @@ static void *handler_main(void *arg)
 			pause();
 			continue;
 		}
+		if (h->index >= atomic_load_explicit(&rt->readers.reading, memory_order_relaxed)) {
+			sleep_while_not_reading(h);
+			continue;
+		}
 		ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
 		if (n < 0 && errno == EINTR) {
 			on_interrupt(h);
+			step_readers(h);
 			continue;
 		}
 		if (n <= 0) {
@@ -231,6 +261,7 @@ int fl_handlers_start(struct fl_runtime *rt)
 		ncpu = 1;
 	if (setup_handler_signal(rt) < 0 || make_uffd_blocking(rt) < 0)
 		return -1;
+	fl_readers_init(rt);
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		h->rt = rt;

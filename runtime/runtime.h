@@ -83,6 +83,27 @@ struct fl_evict_stats {
 	_Atomic uint64_t adapt_chose_direct; /* ... and of direct eviction */
 };
 
+/* How many handlers read the userfaultfd (readers.c): windows measured with all reading, one,
+ * all again, then the cheaper kept for a while. */
+enum fl_readers_phase {
+	FL_READERS_TRY_ALL, FL_READERS_TRY_ONE, FL_READERS_TRY_ALL_AGAIN, FL_READERS_KEEP_ALL, FL_READERS_KEEP_ONE
+};
+struct fl_readers_cost {
+	double cpu, wall;                    /* process CPU ns and wall ns per message served; 0 = too few */
+};
+struct fl_readers {
+	_Atomic unsigned reading;            /* handlers 0 .. reading-1 read; the others sleep */
+	_Atomic uint64_t chose_one, chose_all; /* decisions taken after measuring both */
+	_Atomic uint64_t gave_up_one;        /* one reader left early: it cost more than all had */
+	/* the rest is handler 0's */
+	enum fl_readers_phase phase;
+	uint64_t window_start_ns, window_cpu_ns, window_messages;
+	uint64_t keep_start_ns, keep_ns;     /* when the KEEP phase began, and how long it lasts */
+	enum fl_readers_phase last_choice;   /* KEEP_ALL or KEEP_ONE (TRY_ALL: none yet) */
+	struct fl_readers_cost cost_all;     /* with all reading (after a choice: the mean of both windows) */
+	struct fl_readers_cost cost_one;
+};
+
 /* Ring of page numbers: the FIFO order of the fifo policy, and the order of the soft pool. */
 struct fl_page_ring {
 	uint32_t *pages;
@@ -183,6 +204,7 @@ struct fl_runtime {
 
 	/* handlers and trace */
 	struct fl_handler handlers[FL_MAX_HANDLERS];
+	struct fl_readers readers;
 	uint64_t sample_counter[FL_MAX_HANDLERS];
 	_Atomic uint64_t next_seq;
 	int faults_fd;
@@ -296,6 +318,10 @@ void fl_evict_log_flush(struct fl_runtime *rt, bool wait); /* the evictor's stre
 /* handler.c */
 int fl_handlers_start(struct fl_runtime *rt);
 void fl_handlers_flush(struct fl_runtime *rt);
+
+/* readers.c (run by handler 0 only) */
+void fl_readers_init(struct fl_runtime *rt);
+bool fl_readers_step(struct fl_runtime *rt); /* true when the handlers not reading must read again */
 
 /* rap_online.c: RAP trees of the faults, written to ranges.rap at shutdown */
 int fl_rap_online_setup(struct fl_runtime *rt);         /* always 0: the tree is optional */

@@ -372,6 +372,9 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_u64(&b, FL_STATS_CLOCK_CHOSE_DIRECT, atomic_load(&rt->evict.adapt_chose_direct));
 	fl_buf_json_key_u64(&b, FL_STATS_BUSY_WAITS, waits);
 	fl_buf_json_key_u64(&b, FL_STATS_HANDLER_WAKEUPS, wakeups);
+	fl_buf_json_key_u64(&b, FL_STATS_READERS_CHOSE_ONE, atomic_load(&rt->readers.chose_one));
+	fl_buf_json_key_u64(&b, FL_STATS_READERS_CHOSE_ALL, atomic_load(&rt->readers.chose_all));
+	fl_buf_json_key_u64(&b, FL_STATS_READERS_GAVE_UP_ONE, atomic_load(&rt->readers.gave_up_one));
 	fl_buf_json_key_u64(&b, FL_STATS_TRACE_WRITE_WAIT_NS, write_wait);
 	json_cpu_split(rt, &b);
 	fl_buf_json_key_u64(&b, FL_STATS_RESIDENT_AT_EXIT, atomic_load(&rt->local_pages) * FL_PAGE_SIZE);

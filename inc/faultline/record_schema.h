@@ -79,6 +79,10 @@
 #define FL_STATS_CLOCK_CHOSE_DIRECT   "clock_chose_direct"   /* ... measured both, kept direct eviction */
 #define FL_STATS_BUSY_WAITS           "busy_waits"
 #define FL_STATS_HANDLER_WAKEUPS      "handler_wakeups"
+/* how many handlers read the userfaultfd: measured choices of one reader, of all (readers.c) */
+#define FL_STATS_READERS_CHOSE_ONE    "readers_chose_one"
+#define FL_STATS_READERS_CHOSE_ALL    "readers_chose_all"
+#define FL_STATS_READERS_GAVE_UP_ONE  "readers_gave_up_one"  /* one reader cost more than all had: left early */
 #define FL_STATS_TRACE_WRITE_WAIT_NS  "trace_write_wait_ns"
 /* CPU time (ns) when stats.json was written: the whole process, and of it the fault handler
  * threads and the evictor thread (the rest: the program's threads and the runtime's others) */
