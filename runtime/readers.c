@@ -17,7 +17,8 @@
  * ONE_READER_CPU_SHARE of the CPU of the two windows around it, and no more wall time; else all.
  * The choice is kept KEEP_MS, twice as long each time the same is made again (up to
  * KEEP_MAX_MS), then measured anew: a program's phases change. While one reader is kept, every
- * window is measured as well, and all read again at once when one costs more than all did: a
+ * window is measured as well, and all read again at once when one costs more than all did
+ * (ONE_READER_GIVE_UP: a window is noisier than the choice's three): a
  * single faulting thread the scheduler moved off handler 0's CPU would otherwise pay a wake-up
  * across CPUs per fault for the rest of the keep (bench/dict_sort 100000 at -L 2M once took
  * 59 s against 29). A window of fewer than
@@ -39,6 +40,7 @@
 #define KEEP_MAX_MS 16000         /* ... twice as long each time it is made again, up to this */
 #define ONE_READER_CPU_SHARE 0.85 /* one reader must save this much CPU per message ... */
 #define ONE_READER_WALL_SHARE 1.0 /* ... and take no more wall time per message */
+#define ONE_READER_GIVE_UP 1.1    /* while kept, a window of one costing this much more than all did ends it */
 
 static uint64_t process_cpu_ns(void)
 {
@@ -118,7 +120,8 @@ static bool one_reader_cheaper(struct fl_readers *r, const struct fl_readers_cos
  * at once, and are measured anew. */
 static bool one_reader_still_cheaper(const struct fl_readers *r, const struct fl_readers_cost *now)
 {
-	return now->cpu > 0 && now->cpu <= r->cost_all.cpu && now->wall <= r->cost_all.wall;
+	return now->cpu > 0 && now->cpu <= ONE_READER_GIVE_UP * r->cost_all.cpu &&
+	       now->wall <= ONE_READER_GIVE_UP * r->cost_all.wall;
 }
 
 bool fl_readers_step(struct fl_runtime *rt)
