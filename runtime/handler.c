@@ -224,8 +224,12 @@ static void *handler_main(void *arg)
 			continue;
 		}
 		if (n <= 0) {
-			/* not expected of a blocking userfaultfd: the handler stops (faults would wait) */
+			/* not expected of a blocking userfaultfd: the handler stops (faults would wait),
+			 * and the others read from now on, if they were not */
 			fl_log_errno("read(userfaultfd)", n < 0 ? errno : EIO);
+			if (h->index == 0 && atomic_exchange(&rt->readers.reading, rt->nhandlers) < rt->nhandlers)
+				for (unsigned i = 1; i < rt->nhandlers; i++)
+					signal_handler(rt, &rt->handlers[i]);
 			return NULL;
 		}
 		if (atomic_load(&rt->stopping))

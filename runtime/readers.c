@@ -89,10 +89,11 @@ void fl_readers_init(struct fl_runtime *rt)
 static bool window_cost(struct fl_runtime *rt, uint64_t now, struct fl_readers_cost *cost)
 {
 	struct fl_readers *r = &rt->readers;
-	uint64_t messages = messages_served(rt) - r->window_messages;
 	uint64_t age = now - r->window_start_ns;
-	if (age < (uint64_t)WINDOW_MS * 1000000 ||
-	    (messages < WINDOW_MIN_MESSAGES && age < (uint64_t)WINDOW_MAX_MS * 1000000))
+	if (age < (uint64_t)WINDOW_MS * 1000000)
+		return false;
+	uint64_t messages = messages_served(rt) - r->window_messages;
+	if (messages < WINDOW_MIN_MESSAGES && age < (uint64_t)WINDOW_MAX_MS * 1000000)
 		return false;
 	cost->cpu = cost->wall = 0;
 	if (messages >= WINDOW_MIN_MESSAGES) {
