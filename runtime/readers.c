@@ -17,14 +17,14 @@
  * ONE_READER_CPU_SHARE of the CPU of the two windows around it, and no more wall time; else all.
  * The choice is kept KEEP_MS, twice as long each time the same is made again (up to
  * KEEP_MAX_MS), then measured anew: a program's phases change. While one reader is kept, every
- * window is measured as well, and all read again at once when one costs more than all did
- * (ONE_READER_GIVE_UP: a window is noisier than the choice's three): a
- * single faulting thread the scheduler moved off handler 0's CPU would otherwise pay a wake-up
- * across CPUs per fault for the rest of the keep (bench/dict_sort 100000 at -L 2M once took
- * 59 s against 29). A window of fewer than
- * WINDOW_MIN_MESSAGES messages is extended up to WINDOW_MAX_MS; a program that faults less keeps
- * every handler reading (its time does not go to faults). Handlers not reading sleep
- * (handler.c) and are woken by the handler signal when all read again. The choice is per process
+ * window is measured as well, and all read again at once when one costs ONE_READER_GIVE_UP times
+ * what all did (a single window is noisier than the choice's three): a single faulting thread
+ * that the scheduler moved off handler 0's CPU would otherwise pay a wake-up across CPUs per
+ * fault for the rest of the keep (bench/dict_sort 100000 at -L 2M once took 59 s against 29). A
+ * window of fewer than WINDOW_MIN_MESSAGES messages is extended up to WINDOW_MAX_MS; a program
+ * that faults less keeps every handler reading (its time does not go to faults). Handlers not
+ * reading sleep (handler.c) and are woken by the handler signal when all read again. The choice
+ * is per process
  * (a forked child measures its own). */
 #include "runtime.h"
 #include "clock.h"
