@@ -24,8 +24,7 @@
  * window of fewer than WINDOW_MIN_MESSAGES messages is extended up to WINDOW_MAX_MS; a program
  * that faults less keeps every handler reading (its time does not go to faults). Handlers not
  * reading sleep (handler.c) and are woken by the handler signal when all read again. The choice
- * is per process
- * (a forked child measures its own). */
+ * is per process (a forked child measures its own). */
 #include "runtime.h"
 #include "clock.h"
 
