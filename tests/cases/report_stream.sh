@@ -9,7 +9,10 @@
 #     10 MB measured; 100 M: under 1 GB), and the reading rate is printed;
 #   - the same report through the holding reader (FAULTLINE_READ_HELD=1) is byte-identical but for
 #     its timing line, on a planted recording of 200,000 faults and on a recorded two-thread program, for several
-#     option sets (--by, --kind, --format, --from/--to, --symbol, --tid, --ranges).
+#     option sets (--by, --kind, --format, --from/--to, --symbol, --tid, --ranges);
+#   - `faultline dump` streams too: every fault of the planted recording, one line each, in peak
+#     RSS under the same bound; its output through the holding reader is byte-identical (the
+#     planted 200,000 and the two-thread program, with --symbolize, --pid and --limit).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -62,6 +65,15 @@ grep -q "^$want_line" "$WORK/table" ||
 	fail "header: $(grep '^# faults' "$WORK/table"), want $want_line"
 echo "ok: $(grep '^# faults' "$WORK/table")"
 
+/usr/bin/time -f "%e %M" -o "$WORK/time" "$FAULTLINE" dump "$WORK/planted" 2>"$WORK/dump.err" |
+	grep -vc '^#' >"$WORK/dump.lines"
+read -r seconds rss_kb <"$WORK/time"
+[ -s "$WORK/dump.err" ] && fail "dump wrote on stderr: $(head -c 300 "$WORK/dump.err")"
+check_eq "dump's fault lines" "$(cat "$WORK/dump.lines")" "$N"
+say "dump of $N faults: $seconds s, peak RSS $rss_kb KB"
+[ "$rss_kb" -lt "$bound_kb" ] || fail "dump's peak RSS $rss_kb KB, want < $bound_kb KB"
+echo "ok: dump's peak RSS $rss_kb KB < $bound_kb KB"
+
 [ "$LONG" = 1 ] && exit 0 # the comparison below holds every fault: not at 100 M
 
 # same ARGS...: the streamed and the held report of $REC agree but for the timing line
@@ -74,6 +86,22 @@ same() {
 }
 expect_record threads -L 4 -M 256 -- "$PLANTED/threads" 2 16
 "$HELPER" "$WORK/small" 200000 >/dev/null || fail "plant_recording (200,000) failed"
+# same_dump ARGS...: the streamed and the held dump of $REC are byte-identical
+same_dump() {
+	"$FAULTLINE" dump "$REC" "$@" >"$WORK/streamed" 2>&1; local a=$?
+	FAULTLINE_READ_HELD=1 "$FAULTLINE" dump "$REC" "$@" >"$WORK/held" 2>&1; local b=$?
+	[ $a = 0 ] && [ $b = 0 ] || fail "dump $REC $*: exit $a streamed, $b held"
+	cmp -s "$WORK/streamed" "$WORK/held" ||
+		fail "dump $REC $*: streamed and held differ: $(diff "$WORK/streamed" "$WORK/held" | head -5)"
+}
+for REC in "$WORK/small" "$WORK/threads"; do
+	same_dump
+	same_dump --limit 1000
+done
+REC=$WORK/threads
+same_dump --symbolize
+same_dump --pid "$(ls "$REC" | grep -E '^[0-9]+$' | head -1)"
+echo "ok: dump streamed = dump held (planted 200,000; threads, with --symbolize, --pid, --limit)"
 for REC in "$WORK/small" "$WORK/threads"; do
 	same
 	same --by alloc

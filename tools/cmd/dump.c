@@ -16,8 +16,12 @@
  * separated by " ; ": "FUNCTION FILE:LINE" (inlined frames included), or the frame's
  * "binary+0xOFFSET" label when unknown, the callsite frame (report's) marked with a leading '*'; the
  * stack is named under the maps snapshot in force at the fault's time (callsite.h), as report's
- * rows name it. sym= is last, as names may hold spaces. Warnings (truncated files) and errors go to stderr. Exit 0, 1 on an unreadable recording, 2 on a
- * usage error. */
+ * rows name it. sym= is last, as names may hold spaces. Warnings (truncated files) and errors go to
+ * stderr. Exit 0, 1 on an unreadable recording, 2 on a usage error.
+ *
+ * Memory: the recording is opened for streaming when it has the common clean shape
+ * (fl_recording_open_stream): the faults are merged in time order as they are read, so memory
+ * does not grow with their number; other recordings are read whole. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -279,6 +283,12 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		dump_fault(proc, f, &clock, sym, (size_t)(proc - rec->procs), out);
 		printed++;
 	}
+	int rc = 0;
+	if (it.error[0]) { /* a streamed file could not be read again */
+		fflush(out);
+		cli_error("dump: %s: the faults end early: %s", rec->dir, it.error);
+		rc = 1;
+	}
 	fl_fault_iter_free(&it);
 	fault_clock_free(&clock);
 	if (sym) {
@@ -289,7 +299,7 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		cli_error("dump: writing the output: %s", strerror(errno));
 		return 1;
 	}
-	return 0;
+	return rc;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -304,7 +314,7 @@ int cmd_dump(int argc, char **argv)
 	o.dir = recording_arg_dir("dump", o.dir, newest, sizeof(newest));
 	if (!o.dir)
 		return 1;
-	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
+	if (fl_recording_open_stream(o.dir, &rec) != 0 && fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
 		cli_error("dump: %s", err);
 		return 1;
 	}

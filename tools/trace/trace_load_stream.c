@@ -258,6 +258,7 @@ static int scan_contexts(struct loader *ld, const struct bits *seqs)
 	struct bits seen = { NULL, 0 };
 	char path[PATH_MAX + 64], err[256];
 	int rc = FL_LOAD_HOLD;
+	size_t count = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", proc->dir, FL_FILE_NAME_CONTEXTS);
 	int opened = fl_record_stream_open(&rs, path, FL_FILE_CONTEXTS, err, sizeof(err));
@@ -288,7 +289,9 @@ static int scan_contexts(struct loader *ld, const struct bits *seqs)
 		    !bits_set_new(&seen, c.seq))
 			goto out;
 		window_add(&check, c.seq, 0);
+		count++;
 	}
+	proc->ncontexts = count;
 	rc = 0;
 out:;
 	bool in_order = window_finish(&check);

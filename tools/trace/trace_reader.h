@@ -133,7 +133,7 @@ struct fl_process {
 	uint64_t last_fault_ns;     /* the last fault's time_ns (0 without faults) */
 	struct fl_fault_context *contexts; /* in seq order; each joined to exactly one fault (NULL when
 	                                    * streamed: fl_fault_context gives a streamed fault's) */
-	size_t ncontexts;
+	size_t ncontexts;           /* the contexts (when streamed: counted by the open, not held) */
 	struct fl_stack *stacks;    /* sorted by id; ids are unique */
 	size_t nstacks;
 	struct fl_alloc_record *allocs; /* in time order (ties keep file order) */
