@@ -12,7 +12,11 @@
 #     option sets (--by, --kind, --format, --from/--to, --symbol, --tid, --ranges);
 #   - `faultline dump` streams too: every fault of the planted recording, one line each, in peak
 #     RSS under the same bound; its output through the holding reader is byte-identical (the
-#     planted 200,000 and the two-thread program, with --symbolize, --pid and --limit).
+#     planted 200,000 and the two-thread program, with --symbolize, --pid and --limit);
+#   - so does `faultline visualize` (its faults walked twice, the heatmap's cells on the second
+#     walk): peak RSS under the bound on the planted recording, every file it writes
+#     byte-identical to the holding reader's (planted 200,000; two-thread program, also --kind
+#     refault and --top 3).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -74,6 +78,14 @@ say "dump of $N faults: $seconds s, peak RSS $rss_kb KB"
 [ "$rss_kb" -lt "$bound_kb" ] || fail "dump's peak RSS $rss_kb KB, want < $bound_kb KB"
 echo "ok: dump's peak RSS $rss_kb KB < $bound_kb KB"
 
+/usr/bin/time -f "%e %M" -o "$WORK/time" "$FAULTLINE" visualize "$WORK/planted" -o "$WORK/viz" >/dev/null 2>"$WORK/viz.err" ||
+	fail "visualize failed: $(head -c 300 "$WORK/viz.err")"
+read -r seconds rss_kb <"$WORK/time"
+say "visualize of $N faults: $seconds s, peak RSS $rss_kb KB"
+[ "$rss_kb" -lt "$bound_kb" ] || fail "visualize's peak RSS $rss_kb KB, want < $bound_kb KB"
+grep -q "<g class=\"row\"" "$WORK/viz/heatmap.svg" || fail "visualize's heatmap.svg has no row of cells"
+echo "ok: visualize's peak RSS $rss_kb KB < $bound_kb KB"
+
 [ "$LONG" = 1 ] && exit 0 # the comparison below holds every fault: not at 100 M
 
 # same ARGS...: the streamed and the held report of $REC agree but for the timing line
@@ -102,6 +114,22 @@ REC=$WORK/threads
 same_dump --symbolize
 same_dump --pid "$(ls "$REC" | grep -E '^[0-9]+$' | head -1)"
 echo "ok: dump streamed = dump held (planted 200,000; threads, with --symbolize, --pid, --limit)"
+# same_viz NAME ARGS...: every file the streamed and the held visualize of $REC write is the same
+same_viz() {
+	local name=$1; shift
+	"$FAULTLINE" visualize "$REC" -o "$WORK/$name.s" "$@" >/dev/null 2>&1 || fail "visualize $REC $* (streamed) failed"
+	FAULTLINE_READ_HELD=1 "$FAULTLINE" visualize "$REC" -o "$WORK/$name.h" "$@" >/dev/null 2>&1 ||
+		fail "visualize $REC $* (held) failed"
+	local f n=0
+	for f in "$WORK/$name.h"/*; do
+		n=$((n + 1))
+		cmp -s "$f" "$WORK/$name.s/${f##*/}" || fail "visualize $REC $*: ${f##*/} differs between streamed and held"
+	done
+	[ "$n" -ge 5 ] || fail "visualize $REC $*: only $n files"
+}
+REC=$WORK/small; same_viz small
+REC=$WORK/threads; same_viz threads; same_viz threads-refault --kind refault; same_viz threads-top --top 3
+echo "ok: visualize streamed = visualize held, file by file (planted 200,000; threads, --kind, --top)"
 for REC in "$WORK/small" "$WORK/threads"; do
 	same
 	same --by alloc

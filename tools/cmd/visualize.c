@@ -20,6 +20,10 @@
  *   timeline.svg                                  the counter timelines (timeline_svg.h), one strip
  *                                                 per counter on the heatmap's time axis (when the
  *                                                 recording has timelines)
+ * Memory: on the wall time axis (the default) a recording of the common clean shape is streamed:
+ * its faults are walked twice (the trees, the heatmap's pages and allocations; then the heatmap's
+ * cells, heatmap.h), never held, so memory grows with distinct stacks and pages, not faults.
+ *
  * Their paths are printed on stdout, one per line; notes and warnings go to stderr. On a terminal,
  * reading the recording and counting its faults show a progress line on stderr (report_progress.h;
  * not with --verbose), erased before anything else is printed. */
@@ -45,6 +49,7 @@
 #include "recording_arg.h"
 #include "report_map.h"
 #include "report_progress.h"
+#include "fault_stream.h"
 #include "visualize_frames.h"
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
@@ -101,6 +106,7 @@ struct viz {
 	unsigned heatmap_plot_width;
 	struct report_progress *progress;   /* stopped before anything is printed */
 	unsigned sym_warnings;              /* the symbolizer's (the first 20 printed) */
+	char read_error[768];               /* "" or why a walk over a process's faults failed */
 	uint64_t faults_counted;            /* faults of the selected processes gone through so far */
 };
 
@@ -456,6 +462,49 @@ static int count_stack(struct viz *v, const struct fl_process *proc, const struc
 	return 0;
 }
 
+/* Notes that a walk over PROC's faults failed (a streamed file could not be read again). */
+static void viz_read_error(struct viz *v, const struct fl_process *proc, const char *why)
+{
+	snprintf(v->read_error, sizeof(v->read_error), "%s: %s", proc->dir, why);
+}
+
+/* The fault's time on the heatmap's axis, when it is one of the selected faults and has one. */
+static bool heatmap_time(struct viz *v, const struct fl_process *proc, const struct fl_fault *f, uint64_t *t)
+{
+	unsigned kind = f->rec.kind;
+	return kind < NKINDS && (v->o->kinds & (1u << kind)) && fault_clock_time(&v->clock, proc, f, t);
+}
+
+/* The heatmap's second pass: every selected fault of the selected processes counted into its
+ * cell (heatmap.h). 0, or -1 with v->read_error set. */
+static int count_heatmap(struct viz *v)
+{
+	for (size_t p = 0; p < v->rec->nprocs; p++) {
+		const struct fl_process *proc = &v->rec->procs[p];
+		struct fl_fault_stream *fs;
+		const struct fl_fault *f;
+		char why[512];
+		int got;
+		uint64_t t;
+
+		if (v->o->pid && proc->pid != v->o->pid)
+			continue;
+		if (fl_fault_stream_open(proc, &fs, why, sizeof(why)) < 0) {
+			viz_read_error(v, proc, why);
+			return -1;
+		}
+		while ((got = fl_fault_stream_next(fs, &f)) > 0)
+			if (heatmap_time(v, proc, f, &t))
+				heatmap_count_fault(v->hm, t, f->rec.addr, f->rec.kind);
+		if (got < 0)
+			viz_read_error(v, proc, fl_fault_stream_error(fs));
+		fl_fault_stream_close(fs);
+		if (got < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Counts one process's selected faults into the trees and the heatmap. */
 static int viz_process(struct viz *v, const struct fl_process *proc)
 {
@@ -469,10 +518,18 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	const struct report_map_slot *slot;
 	int rc = -1;
 
+	struct fl_fault_stream *fs = NULL;
+	const struct fl_fault *f;
+	char why[512];
+	int got;
+
 	if (!counts || !alloc_counts || !alloc_faults)
 		goto out;
-	for (size_t i = 0; i < proc->nfaults; i++) {
-		const struct fl_fault *f = &proc->faults[i];
+	if (fl_fault_stream_open(proc, &fs, why, sizeof(why)) < 0) {
+		viz_read_error(v, proc, why);
+		goto out;
+	}
+	while ((got = fl_fault_stream_next(fs, &f)) > 0) {
 		unsigned kind = f->rec.kind;
 		const struct fl_stack *s;
 		size_t si;
@@ -491,7 +548,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		uint64_t t;
 		if (!fault_clock_time(&v->clock, proc, f, &t))
 			v->untimed++;
-		else if (heatmap_add_fault(v->hm, t, f->rec.addr, kind) < 0)
+		else if (heatmap_note_fault(v->hm, t, f->rec.addr) < 0)
 			goto out;
 		if (f->alloc != FL_NONE) {
 			const struct fl_alloc_record *a = &proc->allocs[f->alloc];
@@ -506,6 +563,10 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 		} else if (kind != FL_FAULT_ACCESS_SAMPLE) {
 			no_alloc[kind]++;
 		}
+	}
+	if (got < 0) {
+		viz_read_error(v, proc, fl_fault_stream_error(fs));
+		goto out;
 	}
 	/* Each stack with faults, symbolized once. */
 	for (size_t si = 0; si < ns; si++) {
@@ -589,6 +650,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	}
 	rc = 0;
 out:
+	fl_fault_stream_close(fs);
 	report_map_free(&other);
 	report_map_free(&other_alloc);
 	free(counts);
@@ -596,7 +658,7 @@ out:
 	free(alloc_faults);
 	free(ends);
 	free(top);
-	if (rc < 0)
+	if (rc < 0 && !v->read_error[0])
 		errno = ENOMEM;
 	return rc;
 }
@@ -818,8 +880,8 @@ static uint64_t timeline_wall_end(const struct viz *v)
 		const struct fl_process *p = &v->rec->procs[i];
 		if (v->o->pid && p->pid != v->o->pid)
 			continue;
-		if (p->nfaults && fl_fault_time_ns(p, &p->faults[p->nfaults - 1]) > last_fault)
-			last_fault = fl_fault_time_ns(p, &p->faults[p->nfaults - 1]);
+		if (p->nfaults && p->offset_ns + p->last_fault_ns > last_fault)
+			last_fault = p->offset_ns + p->last_fault_ns;
 		if (v->timelines && v->timelines[i].nrecs) {
 			uint64_t t = p->offset_ns + v->timelines[i].recs[v->timelines[i].nrecs - 1].time_ns;
 			if (t > last_sample)
@@ -916,7 +978,6 @@ static int write_heatmap(struct viz *v)
 	char path[4096], tmp[4096], subtitle[1024], count[32];
 	double t0 = now_s();
 	FILE *f = open_output(v->o->outdir, "heatmap.svg", path, sizeof(path), tmp, sizeof(tmp));
-	int rc;
 
 	if (!f)
 		return -1;
@@ -933,9 +994,11 @@ static int write_heatmap(struct viz *v)
 		ho.time_label = fl_time_axis_label(FL_TIME_VIRTUAL);
 	ho.hot_phi = v->ranges_opts.phi;
 	ho.end_ns = timeline_wall_end(v); /* 0 unless the timeline goes on after the last fault */
-	rc = heatmap_write_svg(v->hm, &ho, f, &st);
-	if (rc < 0) {
-		cli_error("visualize: %s: out of memory", path);
+	if (heatmap_layout(v->hm, &ho) < 0 || count_heatmap(v) < 0 || heatmap_write_svg(v->hm, &ho, f, &st) < 0) {
+		if (v->read_error[0])
+			cli_error("visualize: %s", v->read_error);
+		else
+			cli_error("visualize: %s: out of memory", path);
 		fclose(f);
 		unlink(tmp);
 		return -1;
@@ -1061,8 +1124,13 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o, 
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (o->pid && rec->procs[i].pid != o->pid)
 			continue;
-		if (viz_process(&v, &rec->procs[i]) < 0)
-			goto nomem;
+		if (viz_process(&v, &rec->procs[i]) < 0) {
+			if (!v.read_error[0])
+				goto nomem;
+			report_progress_stop(progress);
+			cli_error("visualize: %s", v.read_error);
+			goto out;
+		}
 	}
 	report_progress_stop(progress); /* writing prints each file's path */
 	if (v.sym_warnings > 20)
@@ -1122,7 +1190,10 @@ int cmd_visualize(int argc, char **argv)
 	struct report_progress progress;
 	report_progress_start(&progress, "visualize", !o.verbose);
 	report_progress_phase(&progress, "reading the recording", 0);
-	if (fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
+	/* streamed (faults read as they are walked, twice) on the wall axis; the virtual axis's
+	 * clock needs every fault held (fault_time.h) */
+	bool streamed = o.time_axis == FL_TIME_WALL && fl_recording_open_stream(o.dir, &rec) == 0;
+	if (!streamed && fl_recording_open(o.dir, &rec, err, sizeof(err)) < 0) {
 		report_progress_stop(&progress);
 		cli_error("visualize: %s", err);
 		return 1;

@@ -34,22 +34,53 @@ struct hm_hot {
 	char *label;
 };
 
-struct heatmap {
-	uint32_t page_size;
-	unsigned page_shift;
-	struct hm_fault *faults;
-	size_t nfaults, cap;
-	struct hm_alloc *allocs;
-	size_t nallocs, acap;
-	struct hm_hot hot[HEATMAP_MAX_HOT];
-	size_t nhot;
-};
-
 /* An address range of the axis: pages [first, last], drawn as rows [row, row + nrows). */
 struct hm_range {
 	uint64_t first, last;
 	unsigned row, nrows;
 };
+
+struct grid {
+	unsigned rows, cols;
+	uint32_t *ft, *rf, *other; /* rows × cols */
+};
+
+/* The distinct pages faulted: an open-addressing set (UINT64_MAX: an empty slot) and the list of
+ * its members, in the order first seen. */
+struct page_set {
+	uint64_t *slots;
+	size_t nslots;
+	uint64_t *pages;
+	size_t npages, cap;
+};
+
+/* What heatmap_layout decided: the axes and the grid the faults are counted into. */
+struct layout {
+	bool done;
+	struct heatmap_options o;  /* with every default filled in */
+	struct hm_range *ranges;
+	size_t nranges;
+	unsigned nrows;
+	uint64_t ppr, end_ns, ns_per_col, touched;
+	struct grid g;
+	uint64_t max;              /* faults in the fullest cell */
+};
+
+struct heatmap {
+	uint32_t page_size;
+	unsigned page_shift;
+	struct hm_fault *faults;   /* held by heatmap_add_fault (the one-pass use) */
+	size_t nheld, cap;
+	size_t nfaults;            /* every fault noted, held or not */
+	uint64_t last_ns;          /* the latest fault time noted */
+	struct page_set pages;
+	struct hm_alloc *allocs;
+	size_t nallocs, acap;
+	struct hm_hot hot[HEATMAP_MAX_HOT];
+	size_t nhot;
+	struct layout lay;
+};
+
 
 struct heatmap *heatmap_new(uint32_t page_size)
 {
@@ -75,12 +106,75 @@ void heatmap_free(struct heatmap *hm)
 		free(hm->hot[i].label);
 	free(hm->allocs);
 	free(hm->faults);
+	free(hm->pages.slots);
+	free(hm->pages.pages);
+	free(hm->lay.ranges);
+	free(hm->lay.g.ft);
+	free(hm->lay.g.rf);
+	free(hm->lay.g.other);
 	free(hm);
+}
+
+/* Adds PAGE to the set (once). 0, or -1 (ENOMEM). */
+static int page_set_add(struct page_set *ps, uint64_t page)
+{
+	if (ps->npages + 1 > ps->nslots / 2) { /* grow: at most half full */
+		size_t nslots = ps->nslots ? ps->nslots * 2 : 1024;
+		uint64_t *slots = malloc(nslots * sizeof(*slots));
+		if (!slots)
+			return -1;
+		memset(slots, 0xff, nslots * sizeof(*slots));
+		for (size_t i = 0; i < ps->npages; i++) {
+			size_t s = (size_t)((ps->pages[i] * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
+			while (slots[s] != UINT64_MAX)
+				s = (s + 1) & (nslots - 1);
+			slots[s] = ps->pages[i];
+		}
+		free(ps->slots);
+		ps->slots = slots;
+		ps->nslots = nslots;
+	}
+	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 20) & (ps->nslots - 1);
+	while (ps->slots[s] != UINT64_MAX && ps->slots[s] != page)
+		s = (s + 1) & (ps->nslots - 1);
+	if (ps->slots[s] == page)
+		return 0;
+	if (ps->npages == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 1024;
+		uint64_t *p = realloc(ps->pages, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		ps->pages = p;
+		ps->cap = cap;
+	}
+	ps->slots[s] = page;
+	ps->pages[ps->npages++] = page;
+	return 0;
+}
+
+static bool page_in_set(const struct page_set *ps, uint64_t page)
+{
+	if (!ps->nslots)
+		return false;
+	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 20) & (ps->nslots - 1);
+	while (ps->slots[s] != UINT64_MAX && ps->slots[s] != page)
+		s = (s + 1) & (ps->nslots - 1);
+	return ps->slots[s] == page;
+}
+
+int heatmap_note_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr)
+{
+	if (page_set_add(&hm->pages, addr >> hm->page_shift) < 0)
+		return -1;
+	hm->nfaults++;
+	if (time_ns > hm->last_ns)
+		hm->last_ns = time_ns;
+	return 0;
 }
 
 int heatmap_add_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsigned kind)
 {
-	if (hm->nfaults == hm->cap) {
+	if (hm->nheld == hm->cap) {
 		size_t cap = hm->cap ? hm->cap * 2 : 4096;
 		struct hm_fault *f = realloc(hm->faults, cap * sizeof(*f));
 		if (!f)
@@ -88,7 +182,9 @@ int heatmap_add_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsig
 		hm->faults = f;
 		hm->cap = cap;
 	}
-	hm->faults[hm->nfaults++] = (struct hm_fault){ time_ns, addr >> hm->page_shift, (uint8_t)kind };
+	if (heatmap_note_fault(hm, time_ns, addr) < 0)
+		return -1;
+	hm->faults[hm->nheld++] = (struct hm_fault){ time_ns, addr >> hm->page_shift, (uint8_t)kind };
 	return 0;
 }
 
@@ -141,35 +237,15 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The distinct pages of the faults (unsorted), through an open-addressing set: faults usually
- * revisit pages, so sorting only the distinct ones is much cheaper. NULL on ENOMEM. */
+/* A copy of the distinct pages of the faults (unsorted). NULL on ENOMEM. */
 static uint64_t *distinct_pages(const struct heatmap *hm, size_t *n)
 {
-	size_t nslots = 1024, count = 0;
-	uint64_t *slots, *out;
-
-	while (nslots < hm->nfaults * 2)
-		nslots *= 2;
-	slots = malloc(nslots * sizeof(*slots));
-	out = malloc((hm->nfaults + 1) * sizeof(*out));
-	if (!slots || !out) {
-		free(slots);
-		free(out);
+	uint64_t *out = malloc((hm->pages.npages + 1) * sizeof(*out));
+	if (!out)
 		return NULL;
-	}
-	memset(slots, 0xff, nslots * sizeof(*slots)); /* UINT64_MAX: empty (not a page number) */
-	for (size_t i = 0; i < hm->nfaults; i++) {
-		uint64_t page = hm->faults[i].page, h = page * 0x9e3779b97f4a7c15ull;
-		size_t s = (size_t)(h >> 20) & (nslots - 1);
-		while (slots[s] != UINT64_MAX && slots[s] != page)
-			s = (s + 1) & (nslots - 1);
-		if (slots[s] == UINT64_MAX) {
-			slots[s] = page;
-			out[count++] = page;
-		}
-	}
-	free(slots);
-	*n = count;
+	if (hm->pages.npages)
+		memcpy(out, hm->pages.pages, hm->pages.npages * sizeof(*out));
+	*n = hm->pages.npages;
 	return out;
 }
 
@@ -300,11 +376,6 @@ static int cell_share(uint64_t ft, uint64_t rf)
 #define BOTTOM 64
 #define LEGEND 340      /* its widest line: a hot range, "H9 0x7f0000000000-0x7f0000000000 99.99%" */
 #define AXIS_LABEL_PX 48 /* address labels down a tall range */
-
-struct grid {
-	unsigned rows, cols;
-	uint32_t *ft, *rf, *other; /* rows × cols */
-};
 
 static void put_time(FILE *out, double seconds)
 {
@@ -668,19 +739,49 @@ static void draw_legend(FILE *out, const struct heatmap *hm, unsigned x, unsigne
 	fputs("</g>\n", out);
 }
 
-int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FILE *out, struct heatmap_stats *stats)
+/* The cell of a fault at TIME_NS on PAGE (which must be on the axis); false after the axis's end
+ * (an explicit end_ns). */
+static bool cell_of(const struct layout *lay, uint64_t time_ns, uint64_t page, size_t *cell)
 {
-	struct heatmap_options o;
-	struct heatmap_stats local;
-	struct heatmap_stats *st = stats ? stats : &local;
-	struct hm_range *ranges = NULL;
-	struct grid g = { 0, 0, NULL, NULL, NULL };
-	uint64_t end_ns = 0, ppr = 1, max = 0, ns_per_col;
-	size_t nranges = 0;
-	unsigned width, height, nrows = 0;
-	double row_h, col_w;
-	char b1[32];
+	const struct hm_range *r = find_range(lay->ranges, lay->nranges, page);
+	unsigned row = r->row + (unsigned)((page - r->first) / lay->ppr);
+	uint64_t col = time_ns / lay->ns_per_col;
+	if (col >= lay->g.cols)
+		return false;
+	*cell = (size_t)row * lay->g.cols + col;
+	return true;
+}
 
+static void count_in_cell(struct layout *lay, uint64_t time_ns, uint64_t page, unsigned kind)
+{
+	struct grid *g = &lay->g;
+	size_t cell;
+	if (!cell_of(lay, time_ns, page, &cell))
+		return;
+	if (kind == FL_FAULT_FIRST_TOUCH)
+		g->ft[cell]++;
+	else if (kind == FL_FAULT_REFAULT)
+		g->rf[cell]++;
+	else
+		g->other[cell]++;
+	if ((uint64_t)g->ft[cell] + g->rf[cell] + g->other[cell] > lay->max)
+		lay->max = (uint64_t)g->ft[cell] + g->rf[cell] + g->other[cell];
+}
+
+void heatmap_count_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsigned kind)
+{
+	uint64_t page = addr >> hm->page_shift;
+	if (hm->lay.done && hm->lay.nranges && page_in_set(&hm->pages, page))
+		count_in_cell(&hm->lay, time_ns, page, kind);
+}
+
+int heatmap_layout(struct heatmap *hm, const struct heatmap_options *opts)
+{
+	struct layout *lay = &hm->lay;
+	struct heatmap_options o;
+
+	if (lay->done)
+		return 0;
 	heatmap_options_init(&o);
 	if (opts)
 		o = *opts;
@@ -706,12 +807,9 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 		o.max_ranges = o.rows / 2 ? o.rows / 2 : 1;
 	if (!o.max_allocs)
 		o.max_allocs = 400;
-	memset(st, 0, sizeof(*st));
-	st->faults = hm->nfaults;
+	lay->o = o;
 
-	for (size_t i = 0; i < hm->nfaults; i++)
-		if (hm->faults[i].time_ns > end_ns)
-			end_ns = hm->faults[i].time_ns;
+	uint64_t end_ns = hm->last_ns;
 	if (o.end_ns)
 		end_ns = o.end_ns;
 	else
@@ -719,41 +817,58 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 			if (hm->allocs[i].faults && hm->allocs[i].end_ns > end_ns && hm->allocs[i].end_ns != UINT64_MAX)
 				end_ns = hm->allocs[i].end_ns;
 	end_ns += 1;
-	ns_per_col = (end_ns + o.columns - 1) / o.columns;
-	if (ns_per_col == 0)
-		ns_per_col = 1;
-	end_ns = ns_per_col * o.columns; /* the axis ends where the last column does */
+	lay->ns_per_col = (end_ns + o.columns - 1) / o.columns;
+	if (lay->ns_per_col == 0)
+		lay->ns_per_col = 1;
+	lay->end_ns = lay->ns_per_col * o.columns; /* the axis ends where the last column does */
+	lay->ppr = 1;
 
 	if (hm->nfaults) {
-		nranges = build_ranges(hm, o.max_ranges, o.rows, &ranges, &ppr, &nrows, &st->touched_pages);
-		if (nranges == 0)
+		struct grid *g = &lay->g;
+		lay->nranges = build_ranges(hm, o.max_ranges, o.rows, &lay->ranges, &lay->ppr, &lay->nrows, &lay->touched);
+		if (lay->nranges == 0)
 			goto nomem;
-		g.rows = nrows;
-		g.cols = o.columns;
-		g.ft = calloc((size_t)g.rows * g.cols, sizeof(uint32_t));
-		g.rf = calloc((size_t)g.rows * g.cols, sizeof(uint32_t));
-		g.other = calloc((size_t)g.rows * g.cols, sizeof(uint32_t));
-		if (!g.ft || !g.rf || !g.other)
+		g->rows = lay->nrows;
+		g->cols = o.columns;
+		g->ft = calloc((size_t)g->rows * g->cols, sizeof(uint32_t));
+		g->rf = calloc((size_t)g->rows * g->cols, sizeof(uint32_t));
+		g->other = calloc((size_t)g->rows * g->cols, sizeof(uint32_t));
+		if (!g->ft || !g->rf || !g->other)
 			goto nomem;
-		for (size_t i = 0; i < hm->nfaults; i++) {
-			const struct hm_fault *f = &hm->faults[i];
-			const struct hm_range *r = find_range(ranges, nranges, f->page);
-			unsigned row = r->row + (unsigned)((f->page - r->first) / ppr);
-			uint64_t col = f->time_ns / ns_per_col;
-			size_t cell;
-			if (col >= g.cols)
-				continue;   /* after an explicit end_ns */
-			cell = (size_t)row * g.cols + col;
-			if (f->kind == FL_FAULT_FIRST_TOUCH)
-				g.ft[cell]++;
-			else if (f->kind == FL_FAULT_REFAULT)
-				g.rf[cell]++;
-			else
-				g.other[cell]++;
-			if ((uint64_t)g.ft[cell] + g.rf[cell] + g.other[cell] > max)
-				max = (uint64_t)g.ft[cell] + g.rf[cell] + g.other[cell];
-		}
+		for (size_t i = 0; i < hm->nheld; i++) /* the one-pass use: the faults held */
+			count_in_cell(lay, hm->faults[i].time_ns, hm->faults[i].page, hm->faults[i].kind);
 	}
+	lay->done = true;
+	return 0;
+nomem:
+	free(lay->ranges);
+	free(lay->g.ft);
+	free(lay->g.rf);
+	free(lay->g.other);
+	memset(lay, 0, sizeof(*lay));
+	errno = ENOMEM;
+	return -1;
+}
+
+int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FILE *out, struct heatmap_stats *stats)
+{
+	struct heatmap_stats local;
+	struct heatmap_stats *st = stats ? stats : &local;
+	unsigned width, height;
+	double row_h, col_w;
+	char b1[32];
+
+	if (heatmap_layout(hm, opts) < 0)
+		return -1;
+	const struct heatmap_options o = hm->lay.o;
+	const struct hm_range *ranges = hm->lay.ranges;
+	const struct grid g = hm->lay.g;
+	size_t nranges = hm->lay.nranges;
+	unsigned nrows = hm->lay.nrows;
+	uint64_t ppr = hm->lay.ppr, max = hm->lay.max, ns_per_col = hm->lay.ns_per_col, end_ns = hm->lay.end_ns;
+	memset(st, 0, sizeof(*st));
+	st->faults = hm->nfaults;
+	st->touched_pages = hm->lay.touched;
 	st->ranges = nranges;
 	st->rows = nrows;
 	st->columns = o.columns;
@@ -801,16 +916,8 @@ int heatmap_write_svg(struct heatmap *hm, const struct heatmap_options *opts, FI
 	draw_legend(out, hm, LEFT + o.plot_width + 20, TOP + o.plot_height + BOTTOM - 8, o.hot_phi, max, ppr,
 		    hm->page_size, ns_per_col);
 	svg_end(out);
-	free(ranges);
-	free(g.ft);
-	free(g.rf);
-	free(g.other);
 	return 0;
 nomem:
-	free(ranges);
-	free(g.ft);
-	free(g.rf);
-	free(g.other);
 	errno = ENOMEM;
 	return -1;
 }

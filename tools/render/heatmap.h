@@ -42,8 +42,10 @@ struct heatmap;
 struct heatmap *heatmap_new(uint32_t page_size);
 void heatmap_free(struct heatmap *hm);
 
-/* One fault at TIME_NS (recording time) of KIND (enum fl_fault_kind). Returns 0 or -1 (ENOMEM). */
+/* One fault at TIME_NS (recording time) of KIND (enum fl_fault_kind), held until the SVG is
+ * written. Returns 0 or -1 (ENOMEM). */
 int heatmap_add_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsigned kind);
+
 
 /* One allocation live over [START_NS, END_NS) holding [ADDR, ADDR + SIZE), which took FAULTS
  * faults; LABEL (copied; may be NULL) names it in its tooltip. Returns 0 or -1 (ENOMEM). */
@@ -82,6 +84,15 @@ struct heatmap_stats {
 	uint64_t touched_pages;
 	size_t hot_marks;       /* hot-range elements drawn */
 };
+
+/* Faults walked twice instead of held (memory: the distinct pages and the grid, not the faults):
+ * heatmap_note_fault for every fault, then heatmap_layout (after the allocations and with the
+ * options heatmap_write_svg will get), then heatmap_count_fault for the same faults again, then
+ * heatmap_write_svg. heatmap_note_fault returns 0 or -1 (ENOMEM); heatmap_layout 0, or -1 with
+ * errno (ENOMEM); heatmap_count_fault ignores a fault whose page was not noted. */
+int heatmap_note_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr);
+int heatmap_layout(struct heatmap *hm, const struct heatmap_options *opts);
+void heatmap_count_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr, unsigned kind);
 
 void heatmap_options_init(struct heatmap_options *opts);
 
