@@ -16,7 +16,9 @@
 #   - so does `faultline visualize` (its faults walked twice, the heatmap's cells on the second
 #     walk): peak RSS under the bound on the planted recording, every file it writes
 #     byte-identical to the holding reader's (planted 200,000; two-thread program, also --kind
-#     refault and --top 3).
+#     refault and --top 3);
+#   - and `faultline ranges`: peak RSS under the bound, output identical to the holding reader's
+#     (text, --tree, json, csv, --kind).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -86,6 +88,14 @@ say "visualize of $N faults: $seconds s, peak RSS $rss_kb KB"
 grep -q "<g class=\"row\"" "$WORK/viz/heatmap.svg" || fail "visualize's heatmap.svg has no row of cells"
 echo "ok: visualize's peak RSS $rss_kb KB < $bound_kb KB"
 
+/usr/bin/time -f "%e %M" -o "$WORK/time" "$FAULTLINE" ranges "$WORK/planted" >"$WORK/ranges.out" 2>"$WORK/ranges.err" ||
+	fail "ranges failed: $(head -c 300 "$WORK/ranges.err")"
+read -r seconds rss_kb <"$WORK/time"
+say "ranges of $N faults: $seconds s, peak RSS $rss_kb KB"
+[ "$rss_kb" -lt "$bound_kb" ] || fail "ranges' peak RSS $rss_kb KB, want < $bound_kb KB"
+grep -q "faults counted" "$WORK/ranges.out" || fail "ranges printed no source line: $(head -3 "$WORK/ranges.out")"
+echo "ok: ranges' peak RSS $rss_kb KB < $bound_kb KB"
+
 [ "$LONG" = 1 ] && exit 0 # the comparison below holds every fault: not at 100 M
 
 # same ARGS...: the streamed and the held report of $REC agree but for the timing line
@@ -130,6 +140,20 @@ same_viz() {
 REC=$WORK/small; same_viz small
 REC=$WORK/threads; same_viz threads; same_viz threads-refault --kind refault; same_viz threads-top --top 3
 echo "ok: visualize streamed = visualize held, file by file (planted 200,000; threads, --kind, --top)"
+# same_ranges ARGS...: the streamed and the held ranges of $REC print the same
+same_ranges() {
+	"$FAULTLINE" ranges "$REC" "$@" >"$WORK/streamed" 2>&1 || fail "ranges $REC $* (streamed) failed"
+	FAULTLINE_READ_HELD=1 "$FAULTLINE" ranges "$REC" "$@" >"$WORK/held" 2>&1 || fail "ranges $REC $* (held) failed"
+	cmp -s "$WORK/streamed" "$WORK/held" ||
+		fail "ranges $REC $*: streamed and held differ: $(diff "$WORK/streamed" "$WORK/held" | head -5)"
+}
+for REC in "$WORK/small" "$WORK/threads"; do
+	same_ranges
+	same_ranges --tree
+	same_ranges --format json
+	same_ranges --format csv --kind refault
+done
+echo "ok: ranges streamed = ranges held (text, --tree, json, csv --kind)"
 for REC in "$WORK/small" "$WORK/threads"; do
 	same
 	same --by alloc

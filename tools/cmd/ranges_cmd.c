@@ -1,7 +1,8 @@
 /* ranges_cmd.c: `faultline ranges` — the hot address ranges of a recording's faults, with their
  * estimated fault counts and guaranteed bounds, the allocation sites and mappings inside them,
  * and optionally the whole RAP tree. The work is ranges.c's (ranges.h); this file parses options,
- * opens the recording and prints. Exit 0, 1 on an unreadable recording, 2 on a usage error. */
+ * opens the recording (streamed when it has the common clean shape: memory does not grow with the
+ * faults) and prints. Exit 0, 1 on an unreadable recording, 2 on a usage error. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +147,8 @@ int cmd_ranges(int argc, char **argv)
 	c.dir = recording_arg_dir("ranges", c.dir, newest, sizeof(newest));
 	if (!c.dir)
 		return 1;
-	if (fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
+	/* ranges_compute walks the faults through fault streams: streamed when the recording allows */
+	if (fl_recording_open_stream(c.dir, &rec) != 0 && fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
 		cli_error("ranges: %s", err);
 		return 1;
 	}
