@@ -5,7 +5,7 @@
  *
  * Follow one run: the recording is read and validated (trace_reader.h); the database is written to a
  * temporary file next to FILE (journal off, one transaction, indexes built after the rows); each table
- * is filled from the reader's arrays — processes, stacks with their symbolized source frames (the
+ * is filled from the reader — processes, stacks with their symbolized source frames (the
  * callsite table of callsite.h: the same frames, skip list and callsite as `faultline report`),
  * allocations, allocation events, faults, PMU contexts, eviction events (evictions.h); then the file is renamed to FILE, which is
  * never replaced unless --force (rename without replace, so a FILE that appeared meanwhile survives).
@@ -15,7 +15,14 @@
  * it (id = base of the process + index in its array + 1). Times are nanoseconds since the recording's
  * start (its earliest process), the time axis of `faultline report --from/--to`; with --time virtual,
  * faults.time_ns is the program's CPU time instead (fault_time.h); faults.wall_ns always holds the
- * wall time and faults.vtime_ns the faulting thread's own CPU time. */
+ * wall time and faults.vtime_ns the faulting thread's own CPU time.
+ *
+ * Memory. On the wall axis a recording of the common clean shape is opened for streaming
+ * (fl_recording_open_stream): the faults and contexts are walked through fault streams as they are
+ * written, never held. Contexts then come in their faults' time order; the PMU deltas are taken in
+ * each thread's seq order (as with the held recording's file order), so a thread whose contexts
+ * come out of seq order sends the whole export back to the held recording (EXPORT_HOLD), as
+ * report does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +42,7 @@
 #include "cli.h"
 #include "temp_file.h"
 #include "evictions.h"
+#include "fault_stream.h"
 #include "fault_time.h"
 #include "pprof.h"
 #include "report.h"
@@ -148,6 +156,10 @@ struct exporter {
 	 * for a stack used at a time when another snapshot was in force than at its first use */
 	struct report_map stack_in_snapshot;
 	uint64_t nstack_rows;       /* rows of the stacks table */
+	bool streamed;              /* the recording was opened for streaming (fault_stream.h) */
+	bool hold;                  /* streamed, but a thread's contexts came out of seq order: the
+	                             * export is done again on the held recording */
+	bool pprof_done;            /* --pprof written (by a first, streamed attempt) */
 	char err[1024];
 };
 
@@ -534,16 +546,27 @@ static int collect_stack_snapshots(struct exporter *x)
 		const struct fl_process *proc = &x->rec->procs[p];
 		if (proc->nmaps <= 1)
 			continue;
-		for (size_t i = 0; i < proc->nfaults; i++) {
-			const struct fl_fault *f = &proc->faults[i];
+		struct fl_fault_stream *fs;
+		const struct fl_fault *f;
+		int got;
+		if (fl_fault_stream_open(proc, &fs, x->err, sizeof(x->err)) < 0)
+			return -1;
+		while ((got = fl_fault_stream_next(fs, &f)) > 0) {
 			const struct fl_fault_context *c = fl_fault_context(proc, f);
 			const struct fl_stack *s = callsite_fault_stack(proc, f);
 			if (s && !stack_row(x, p, s, f->rec.time_ns, true))
-				return -1;
+				break;
 			s = c && c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL;
 			if (s && !stack_row(x, p, s, f->rec.time_ns, true))
-				return -1;
+				break;
 		}
+		if (got < 0)
+			snprintf(x->err, sizeof(x->err), "%s", fl_fault_stream_error(fs));
+		else if (got > 0)
+			snprintf(x->err, sizeof(x->err), "out of memory");
+		fl_fault_stream_close(fs);
+		if (got != 0)
+			return -1;
 		for (size_t i = 0; i < proc->nallocs; i++) {
 			const struct fl_alloc_record *a = &proc->allocs[i];
 			const struct fl_stack *s = a->stack_id ? callsite_stack_by_id(proc, a->stack_id) : NULL;
@@ -706,10 +729,10 @@ static int write_allocations(struct exporter *x)
 	return rc == 0 ? write_sites(x) : rc;
 }
 
-static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t i)
+/* Fault F, the I-th of process P in time order. */
+static int write_fault(struct exporter *x, sqlite3_stmt *stmt, size_t p, size_t i, const struct fl_fault *f)
 {
 	const struct fl_process *proc = &x->rec->procs[p];
-	const struct fl_fault *f = &proc->faults[i];
 	uint32_t page_size = proc->page_size ? proc->page_size : 4096;
 
 	uint64_t vtime, axis_time, wall = fl_fault_time_ns(proc, f);
@@ -746,11 +769,24 @@ static int write_faults(struct exporter *x)
 
 	report_progress_phase(&x->progress, "writing faults", x->rec->nfaults);
 	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++) {
-		for (size_t i = 0; i < x->rec->procs[p].nfaults && rc == 0; i++) {
-			rc = write_fault(x, stmt, p, i);
+		const struct fl_process *proc = &x->rec->procs[p];
+		struct fl_fault_stream *fs;
+		const struct fl_fault *f;
+		int got = 0;
+		if (fl_fault_stream_open(proc, &fs, x->err, sizeof(x->err)) < 0) {
+			rc = -1;
+			break;
+		}
+		for (size_t i = 0; rc == 0 && (got = fl_fault_stream_next(fs, &f)) > 0; i++) {
+			rc = write_fault(x, stmt, p, i, f);
 			if (++done % PROGRESS_STEP == 0)
 				report_progress_set(&x->progress, done);
 		}
+		if (rc == 0 && got < 0) {
+			snprintf(x->err, sizeof(x->err), "%s", fl_fault_stream_error(fs));
+			rc = -1;
+		}
+		fl_fault_stream_close(fs);
 	}
 	sqlite3_finalize(stmt);
 	return rc;
@@ -761,9 +797,9 @@ struct thread_last {
 	uint32_t n;
 };
 
-/* One context; FAULT is the index of its fault (FL_NONE: lost with a cut faults file). */
+/* One context; FAULT is the index of its fault (FL_NONE: lost with a cut faults file), at TIME_NS. */
 static int write_context(struct exporter *x, sqlite3_stmt *stmt, size_t p, const struct fl_fault_context *c,
-			 uint32_t fault, struct thread_last *last)
+			 uint32_t fault, uint64_t time_ns, struct thread_last *last)
 {
 	const struct fl_process *proc = &x->rec->procs[p];
 	uint32_t n = c->npmu < FL_PMU_MAX ? c->npmu : FL_PMU_MAX;
@@ -773,8 +809,7 @@ static int write_context(struct exporter *x, sqlite3_stmt *stmt, size_t p, const
 	bind_int(stmt, 1, x->fault_base[p] + fault + 1);
 	bind_int(stmt, 2, p);
 	bind_int(stmt, 3, c->tid);
-	bind_stack_at(x, stmt, 4, p, c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL,
-		      proc->faults[fault].rec.time_ns);
+	bind_stack_at(x, stmt, 4, p, c->stack_id ? callsite_stack_by_id(proc, c->stack_id) : NULL, time_ns);
 	bind_int(stmt, 5, c->npmu);
 	for (uint32_t j = 0; j < n; j++) {
 		uint64_t prev = j < last->n ? last->value[j] : 0;
@@ -824,11 +859,81 @@ static int write_contexts_of(struct exporter *x, sqlite3_stmt *stmt, size_t p)
 			rc = -1;
 			break;
 		}
-		rc = write_context(x, stmt, p, &proc->contexts[i], fault_of[i], &last[*slot]);
+		rc = write_context(x, stmt, p, &proc->contexts[i], fault_of[i],
+				   fault_of[i] == FL_NONE ? 0 : proc->faults[fault_of[i]].rec.time_ns, &last[*slot]);
 	}
 	free(fault_of);
 	free(last);
 	report_map_free(&by_tid);
+	return rc;
+}
+
+/* The per-thread state of a streamed pass over contexts: each thread's last values and seq. */
+struct thread_contexts {
+	struct report_map by_tid;   /* tid → index */
+	struct thread_last *last;
+	uint64_t *last_seq;
+	size_t n;
+};
+
+/* The state of context C's thread (NULL when out of memory); sets x->hold when C comes before its
+ * thread's previous context in seq order, as report's streamed pass does: the deltas are taken
+ * in each thread's seq order, which only the held recording's pass gives then. */
+static struct thread_last *thread_of(struct exporter *x, struct thread_contexts *t, const struct fl_fault_context *c)
+{
+	bool added;
+	uint64_t *slot = report_map_add(&t->by_tid, c->tid, 0, &added);
+	if (!slot)
+		return NULL;
+	if (added) {
+		struct thread_last *last = realloc(t->last, (t->n + 1) * sizeof(*last));
+		if (last)
+			t->last = last;
+		uint64_t *seqs = last ? realloc(t->last_seq, (t->n + 1) * sizeof(*seqs)) : NULL;
+		if (!seqs)
+			return NULL;
+		t->last_seq = seqs;
+		memset(&t->last[t->n], 0, sizeof(t->last[t->n]));
+		*slot = t->n++;
+	} else if (c->seq <= t->last_seq[*slot]) {
+		x->hold = true;
+		return NULL;
+	}
+	t->last_seq[*slot] = c->seq;
+	return &t->last[*slot];
+}
+
+/* Contexts of one process of a streamed recording, as their faults come (time order). */
+static int write_contexts_streamed(struct exporter *x, sqlite3_stmt *stmt, size_t p)
+{
+	const struct fl_process *proc = &x->rec->procs[p];
+	struct thread_contexts t = { REPORT_MAP_INIT, NULL, NULL, 0 };
+	struct fl_fault_stream *fs;
+	const struct fl_fault *f;
+	int rc = 0, got = 0;
+
+	if (fl_fault_stream_open(proc, &fs, x->err, sizeof(x->err)) < 0)
+		return -1;
+	for (size_t i = 0; rc == 0 && (got = fl_fault_stream_next(fs, &f)) > 0; i++) {
+		const struct fl_fault_context *c = fl_fault_context(proc, f);
+		if (!c)
+			continue;
+		struct thread_last *last = thread_of(x, &t, c);
+		if (!last) {
+			snprintf(x->err, sizeof(x->err), "%s", x->hold ? "contexts out of order" : "out of memory reading contexts");
+			rc = -1;
+			break;
+		}
+		rc = write_context(x, stmt, p, c, (uint32_t)i, f->rec.time_ns, last);
+	}
+	if (rc == 0 && got < 0) {
+		snprintf(x->err, sizeof(x->err), "%s", fl_fault_stream_error(fs));
+		rc = -1;
+	}
+	fl_fault_stream_close(fs);
+	report_map_free(&t.by_tid);
+	free(t.last);
+	free(t.last_seq);
 	return rc;
 }
 
@@ -839,7 +944,7 @@ static int write_contexts(struct exporter *x)
 
 	report_progress_phase(&x->progress, "writing contexts", 0);
 	for (size_t p = 0; p < x->rec->nprocs && rc == 0; p++)
-		rc = write_contexts_of(x, stmt, p);
+		rc = x->streamed ? write_contexts_streamed(x, stmt, p) : write_contexts_of(x, stmt, p);
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -1054,25 +1159,38 @@ static int export_pprof(struct exporter *x)
 	return 0;
 }
 
-static int export_recording(struct exporter *x, const char *dir)
+#define EXPORT_HOLD (-2) /* a streamed export must be done again on the held recording */
+
+/* Exports DIR, streamed when STREAM and the recording allows (the wall axis, the clean shape):
+ * the exit status, or EXPORT_HOLD. */
+static int export_recording(struct exporter *x, const char *dir, bool stream)
 {
 	char tmp[PATH_MAX];
 	int rc;
 
 	report_progress_phase(&x->progress, "reading the recording", 0);
-	if (fl_recording_open(dir, &x->rec, x->err, sizeof(x->err)) < 0)
+	x->streamed = stream && x->o->time_axis == FL_TIME_WALL && fl_recording_open_stream(dir, &x->rec) == 0;
+	if (!x->streamed && fl_recording_open(dir, &x->rec, x->err, sizeof(x->err)) < 0)
 		return 1;
 	for (size_t i = 0; i < x->rec->nwarnings; i++)
 		report_warn(&x->warnings, "%s", x->rec->warnings[i]);
 	if (callsite_skip_init(&x->skip, x->o->default_skip, x->o->skip, x->o->nskip, x->err, sizeof(x->err)) < 0)
 		return CLI_EXIT_USAGE;
 	x->callsites = callsite_table_new(x->rec, &x->skip, collect_warning, &x->warnings);
-	if (!x->callsites || number_records(x) < 0 || fault_clock_init(&x->clock, x->rec, x->o->time_axis) < 0) {
+	if (!x->callsites || fault_clock_init(&x->clock, x->rec, x->o->time_axis) < 0) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return 1;
 	}
-	if (x->o->pprof && (rc = export_pprof(x)) != 0)
-		return rc;
+	if (number_records(x) < 0) {
+		if (!x->err[0])
+			snprintf(x->err, sizeof(x->err), "out of memory");
+		return 1;
+	}
+	if (x->o->pprof && !x->pprof_done) {
+		if ((rc = export_pprof(x)) != 0)
+			return rc;
+		x->pprof_done = true;
+	}
 	if (!x->o->file)
 		return 0;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->file, (long)getpid()) >= (int)sizeof(tmp)) {
@@ -1082,6 +1200,11 @@ static int export_recording(struct exporter *x, const char *dir)
 	unlink(tmp);
 	temp_file_guard(tmp);
 	rc = write_database(x, tmp);
+	if (rc != 0 && x->hold) {
+		unlink(tmp);
+		temp_file_release();
+		return EXPORT_HOLD;
+	}
 	if (rc != 0)
 		name_the_file(x, tmp);
 	if (rc == 0)
@@ -1090,6 +1213,32 @@ static int export_recording(struct exporter *x, const char *dir)
 		unlink(tmp);
 	temp_file_release();
 	return rc ? 1 : 0;
+}
+
+/* Releases what an export attempt holds and makes the exporter ready for another (the options,
+ * the progress line and pprof_done stay). */
+static void exporter_free(struct exporter *x)
+{
+	callsite_table_free(x->callsites);
+	callsite_skip_free(&x->skip);
+	fault_clock_free(&x->clock);
+	fl_recording_close(x->rec);
+	report_warnings_free(&x->warnings);
+	free(x->stack_base);
+	report_map_free(&x->stack_in_snapshot);
+	free(x->alloc_base);
+	free(x->fault_base);
+	x->rec = NULL;
+	x->db = NULL;
+	memset(&x->skip, 0, sizeof(x->skip));
+	x->callsites = NULL;
+	memset(&x->warnings, 0, sizeof(x->warnings));
+	memset(&x->clock, 0, sizeof(x->clock));
+	x->stack_base = x->alloc_base = x->fault_base = NULL;
+	x->stack_in_snapshot = (struct report_map)REPORT_MAP_INIT;
+	x->nstack_rows = 0;
+	x->streamed = x->hold = false;
+	x->err[0] = '\0';
 }
 
 int cmd_export(int argc, char **argv)
@@ -1121,21 +1270,17 @@ int cmd_export(int argc, char **argv)
 		cli_error("export: reading the newest recording here, %s", dir);
 	}
 	report_progress_start(&x.progress, "export", true);
-	rc = dir ? export_recording(&x, dir) : 1;
+	rc = dir ? export_recording(&x, dir, true) : 1;
+	if (rc == EXPORT_HOLD) { /* the whole export again, on the held recording */
+		exporter_free(&x);
+		rc = export_recording(&x, dir, false);
+	}
 	report_progress_stop(&x.progress);
 	for (size_t i = 0; i < x.warnings.count; i++)
 		cli_error("export: warning: %s", x.warnings.lines[i]);
 	if (rc != 0)
 		cli_error("export: %s", x.err);
-	callsite_table_free(x.callsites);
-	callsite_skip_free(&x.skip);
-	fault_clock_free(&x.clock);
-	fl_recording_close(x.rec);
-	report_warnings_free(&x.warnings);
-	free(x.stack_base);
-	report_map_free(&x.stack_in_snapshot);
-	free(x.alloc_base);
-	free(x.fault_base);
+	exporter_free(&x);
 	free(o.skip);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "pprof_profile.pb-c.h"
+#include "fault_stream.h"
 #include "report.h"
 #include "report_map.h"
 
@@ -72,6 +73,7 @@ struct builder {
 	bool has_sites;
 	uint64_t faults;
 	int64_t s_kind, s_thread, s_process, s_alloc_site;  /* label keys */
+	char stream_error[512];         /* "" or why a walk over a process's faults failed */
 };
 
 /* ----------------------------------------------------------------- interning */
@@ -355,10 +357,13 @@ static int fault_samples(struct builder *b, size_t p)
 	const struct fl_stack *last = NULL;
 	uint32_t last_snap = FL_NONE;
 	size_t offset = 0;
-	int rc = 0;
+	int rc = 0, got;
+	struct fl_fault_stream *fs;
+	const struct fl_fault *f;
 
-	for (size_t i = 0; i < proc->nfaults && rc == 0; i++) {
-		const struct fl_fault *f = &proc->faults[i];
+	if (fl_fault_stream_open(proc, &fs, b->stream_error, sizeof(b->stream_error)) < 0)
+		return -1;
+	while (rc == 0 && (got = fl_fault_stream_next(fs, &f)) > 0) {
 		if (f->rec.kind == FL_FAULT_ACCESS_SAMPLE)
 			continue; /* not a fault: an access sample (record --sample-accesses, --mrc) */
 		const struct fl_stack *s = callsite_fault_stack(proc, f);
@@ -383,6 +388,11 @@ static int fault_samples(struct builder *b, size_t p)
 		else
 			++*count;
 	}
+	if (rc == 0 && got < 0) {
+		snprintf(b->stream_error, sizeof(b->stream_error), "%s", fl_fault_stream_error(fs));
+		rc = -1;
+	}
+	fl_fault_stream_close(fs);
 	for (size_t i = 0; rc == 0 && (slot = report_map_next(&counts, &i)) != NULL;) {
 		unsigned kind = (unsigned)(slot->a >> 32);
 		size_t offset = (uint32_t)slot->a;
@@ -571,7 +581,7 @@ int pprof_write(const struct fl_recording *rec, struct callsite_table *table, co
 	if (rc == 0 && !(buf = pack_profile(&b, &len)))
 		rc = -1;
 	if (rc < 0)
-		snprintf(err, errlen, "out of memory while building the profile");
+		snprintf(err, errlen, "%s", b.stream_error[0] ? b.stream_error : "out of memory while building the profile");
 	else if (len > UINT32_MAX) {
 		snprintf(err, errlen, "the profile is %zu bytes, more than zlib takes at once (4 GiB)", len);
 		rc = -1;
