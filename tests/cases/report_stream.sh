@@ -21,7 +21,9 @@
 #     (text, --tree, json, csv, --kind);
 #   - and `faultline export --sqlite --pprof`: peak RSS under 256 MB whatever the size (SQLite's page
 #     cache of 64 MiB and its sorter; the holding reader alone takes ~350 MB at 2 M faults), the
-#     database's .dump and the profile identical to the holding reader's (planted 200,000; threads).
+#     database's .dump and the profile identical to the holding reader's (planted 200,000; threads);
+#   - and `faultline diff` (both sides streamed): peak RSS under the bound for the planted recording
+#     against itself, its table, csv and flame graphs identical to the holding reader's.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -108,6 +110,13 @@ check_eq "faults in the database" "$(sqlite3 "$WORK/planted.db" 'SELECT count(*)
 rm -f "$WORK/planted.db"
 echo "ok: export's peak RSS $rss_kb KB < 256 MB"
 
+/usr/bin/time -f "%e %M" -o "$WORK/time" "$FAULTLINE" diff "$WORK/planted" "$WORK/planted" >"$WORK/diff.out" 2>"$WORK/diff.err" ||
+	fail "diff failed: $(head -c 300 "$WORK/diff.err")"
+read -r seconds rss_kb <"$WORK/time"
+say "diff of $N faults against themselves: $seconds s, peak RSS $rss_kb KB"
+[ "$rss_kb" -lt "$bound_kb" ] || fail "diff's peak RSS $rss_kb KB, want < $bound_kb KB"
+echo "ok: diff's peak RSS $rss_kb KB < $bound_kb KB"
+
 [ "$LONG" = 1 ] && exit 0 # the comparison below holds every fault: not at 100 M
 
 # same ARGS...: the streamed and the held report of $REC agree but for the timing line
@@ -176,6 +185,18 @@ for REC in "$WORK/small" "$WORK/threads"; do
 	rm -f "$WORK"/[sh].db "$WORK"/[sh].pb
 done
 echo "ok: export streamed = export held (the database's .dump, the pprof profile)"
+for args in "" "--by function --format csv" "--kind refault --top 0" "--by alloc --format json"; do
+	# shellcheck disable=SC2086 # $args: several options
+	"$FAULTLINE" diff "$WORK/small" "$WORK/threads" $args --flame "$WORK/s.svg" --folded "$WORK/s.folded" \
+		>"$WORK/streamed" 2>&1 || fail "diff $args (streamed) failed: $(head -c 300 "$WORK/streamed")"
+	# shellcheck disable=SC2086
+	FAULTLINE_READ_HELD=1 "$FAULTLINE" diff "$WORK/small" "$WORK/threads" $args --flame "$WORK/h.svg" \
+		--folded "$WORK/h.folded" >"$WORK/held" 2>&1 || fail "diff $args (held) failed"
+	cmp -s "$WORK/streamed" "$WORK/held" || fail "diff $args: streamed and held differ: $(diff "$WORK/streamed" "$WORK/held" | head -5)"
+	cmp -s "$WORK/s.svg" "$WORK/h.svg" && cmp -s "$WORK/s.folded" "$WORK/h.folded" ||
+		fail "diff $args: the flame graphs differ"
+done
+echo "ok: diff streamed = diff held (table, csv, json, --kind, flame graphs)"
 for REC in "$WORK/small" "$WORK/threads"; do
 	same
 	same --by alloc

@@ -148,23 +148,33 @@ static void collect_warning(void *ctx, const char *message)
 	report_warn(ctx, "%s", message);
 }
 
-/* Opens DIR and builds its report into R. 0, or 1 after the message. */
-static int side_open(struct report *r, const struct report_options *ro, const char *dir)
+#define SIDE_HOLD (-2) /* a streamed side must be built again on the held recording */
+
+/* Opens DIR (streamed when STREAM and the recording and options allow) and builds its report into
+ * R. 0, 1 after the message, or SIDE_HOLD. */
+static int side_open_once(struct report *r, const struct report_options *ro, const char *dir, bool stream)
 {
 	char err[1024];
 
 	memset(r, 0, sizeof(*r));
 	r->o = ro;
 	report_progress_start(&r->progress, "diff", false);
-	if (fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
+	r->streamed = stream && !ro->locality && ro->time_axis == FL_TIME_WALL && fl_recording_open_stream(dir, &r->rec) == 0;
+	if (!r->streamed && fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
 		cli_error("diff: %s", err);
 		return 1;
 	}
 	for (size_t i = 0; i < r->rec->nwarnings; i++)
 		cli_error("diff: warning: %s", r->rec->warnings[i]);
+	if (fault_clock_init(&r->clock, r->rec, ro->time_axis) < 0) {
+		cli_error("diff: out of memory");
+		return 1;
+	}
 	if (callsite_skip_init(&r->skip, ro->default_skip, ro->skip, ro->nskip, err, sizeof(err)) < 0 ||
 	    !(r->callsites = callsite_table_new(r->rec, &r->skip, collect_warning, &r->warnings)) ||
 	    report_build(r, err, sizeof(err)) < 0) {
+		if (r->streamed && (r->hold || r->stream_error[0]))
+			return SIDE_HOLD;
 		cli_error("diff: %s: %s", dir, r->callsites ? err : "out of memory");
 		return 1;
 	}
@@ -179,8 +189,21 @@ static void side_close(struct report *r)
 	report_build_free(r);
 	callsite_table_free(r->callsites);
 	callsite_skip_free(&r->skip);
+	fault_clock_free(&r->clock);
 	fl_recording_close(r->rec);
 	report_warnings_free(&r->warnings);
+}
+
+/* side_open_once, streamed first (memory that does not grow with the faults), then held if the
+ * stream broke an assumption (report.c does the same). */
+static int side_open(struct report *r, const struct report_options *ro, const char *dir)
+{
+	int rc = side_open_once(r, ro, dir, true);
+	if (rc == SIDE_HOLD) {
+		side_close(r);
+		rc = side_open_once(r, ro, dir, false);
+	}
+	return rc;
 }
 
 /* ----------------------------------------------------------------- outputs */

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "fault_stream.h"
 #include "visualize_frames.h"
 
 #define NO_STACK "[no stack]"
@@ -55,13 +56,21 @@ int diff_flame_add(struct flame *flame, const struct report *r, unsigned kind, b
 			rc = -1;
 			break;
 		}
-		for (size_t i = 0; i < proc->nfaults; i++) {
-			const struct fl_fault *f = &proc->faults[i];
-			if (kind && f->rec.kind != kind)
-				continue;
-			const struct fl_stack *s = fl_fault_stack(proc, f);
-			counts[s ? (size_t)(s - proc->stacks) + 1 : 0]++;
+		struct fl_fault_stream *fs;
+		const struct fl_fault *f;
+		char why[512];
+		int got = -1;
+		if (fl_fault_stream_open(proc, &fs, why, sizeof(why)) == 0) {
+			while ((got = fl_fault_stream_next(fs, &f)) > 0) {
+				if (kind && f->rec.kind != kind)
+					continue;
+				const struct fl_stack *s = fl_fault_stack(proc, f);
+				counts[s ? (size_t)(s - proc->stacks) + 1 : 0]++;
+			}
+			fl_fault_stream_close(fs);
 		}
+		if (got < 0) /* a streamed file that cannot be read again */
+			rc = -1;
 		for (size_t si = 0; rc == 0 && si <= proc->nstacks; si++) {
 			if (counts[si])
 				rc = add_stack(flame, namer, proc, si ? &proc->stacks[si - 1] : NULL, counts[si], base, &frames, &cap);
