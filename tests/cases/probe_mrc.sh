@@ -8,6 +8,7 @@
 #   - at 8, 16 and 32 MiB (1/8, 1/4, 1/2 of the peak) the prediction is within 10 % of the closed
 #     form and of the refaults of real `record -L` runs (within 1 % of all reuses where those are ~0);
 #   - --policy fifo at 16 MiB within 10 % of a real `record -L 16 --policy fifo`; JSON names the policy;
+#   - the recording streamed (the default) and held (FAULTLINE_READ_HELD=1) give the same csv;
 #   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
@@ -27,6 +28,9 @@ check_eq "$name faults_refault" "$(stat_of "$name" faults_refault)" 0
 
 "$FAULTLINE" mrc "$WORK/$name" --format csv >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
 "$FAULTLINE" mrc "$WORK/$name" >"$WORK/mrc.txt" 2>&1 || fail "mrc (table) exited $?"
+FAULTLINE_READ_HELD=1 "$FAULTLINE" mrc "$WORK/$name" --format csv >"$WORK/mrc-held.csv" 2>&1 || fail "mrc (held) exited $?"
+cmp -s "$WORK/mrc.csv" "$WORK/mrc-held.csv" || fail "mrc: streamed and held csv differ: $(diff "$WORK/mrc.csv" "$WORK/mrc-held.csv" | head -4)"
+echo "ok mrc: streamed = held"
 "$FAULTLINE" mrc "$WORK/$name" --format json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); assert d["rows"] and d["sampling_rate"] > 0' ||
 	fail "mrc --format json is not the expected JSON"
 

@@ -53,6 +53,7 @@
 #include "faultline/evict_sizes.h"
 #include "faultline/record_schema.h"
 #include "faultline/trace.h"
+#include "fault_stream.h"
 #include "stats_json.h"
 
 #define NO_ACCESS UINT32_MAX
@@ -89,6 +90,8 @@ static bool mrc_threshold_of(const struct fl_process *proc, uint64_t *threshold)
 static size_t sort_unique(uint64_t *v, size_t n)
 {
 	size_t distinct = 0;
+	if (n == 0)
+		return 0;
 	qsort(v, n, sizeof(*v), compare_u64);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || v[i] != v[i - 1])
@@ -96,38 +99,86 @@ static size_t sort_unique(uint64_t *v, size_t n)
 	return distinct;
 }
 
-/* The sampled accesses of one process -> its reuses. 0, or -1 when out of memory. */
-static int build_process(const struct fl_process *proc, uint64_t threshold, struct mrc_process *mp)
+/* Appends PAGE to a growable array. 0, or -1 when out of memory. */
+static int push_page(uint64_t **v, size_t *n, size_t *cap, uint64_t page)
+{
+	if (*n == *cap) {
+		size_t grown = *cap ? *cap * 2 : 4096;
+		uint64_t *p = realloc(*v, grown * sizeof(*p));
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = grown;
+	}
+	(*v)[(*n)++] = page;
+	return 0;
+}
+
+/* Notes PAGE among the distinct pages touched: an array made unique whenever it fills, so it
+ * holds about the distinct pages, not every fault. 0, or -1 when out of memory. */
+static int note_touched(uint64_t **v, size_t *n, size_t *cap, uint64_t page)
+{
+	if (*n == *cap && *n) {
+		*n = sort_unique(*v, *n);
+		if (*n < *cap / 2)
+			return push_page(v, n, cap, page);
+	}
+	return push_page(v, n, cap, page);
+}
+
+/* The sampled accesses of one process -> its reuses. 0, or -1 (err says why). The faults are
+ * walked once through a fault stream: memory holds the sampled accesses and the distinct pages,
+ * not every fault. */
+static int build_process(const struct fl_process *proc, uint64_t threshold, struct mrc_process *mp, char *err,
+			 size_t errlen)
 {
 	uint64_t page_size = proc->page_size ? proc->page_size : 4096;
-	size_t n = 0, ntouched = 0;
-	uint64_t *pages = malloc((proc->nfaults + 1) * sizeof(*pages)), *ids = NULL;
-	uint64_t *touched = malloc((proc->nfaults + 1) * sizeof(*touched)); /* every page a fault touched */
-	bool *first = malloc((proc->nfaults + 1) * sizeof(*first));
+	size_t n = 0, ntouched = 0, pages_cap = 0, touched_cap = 0, first_cap = 0;
+	uint64_t *pages = NULL, *ids = NULL;
+	uint64_t *touched = NULL; /* the distinct pages the faults touched (made unique as it fills) */
+	bool *first = NULL;
 	uint32_t *last = NULL;
 	int32_t *tree = NULL;
-	int rc = -1;
+	int rc = -1, got;
+	struct fl_fault_stream *fs = NULL;
+	const struct fl_fault *f;
 
 	memset(mp, 0, sizeof(*mp));
 	mp->pid = proc->pid;
 	mp->rate = (double)threshold / 4294967296.0;
-	if (!pages || !first || !touched)
+	snprintf(err, errlen, "out of memory (process %u)", proc->pid);
+	if (fl_fault_stream_open(proc, &fs, err, errlen) < 0)
 		goto out;
-	for (size_t i = 0; i < proc->nfaults; i++) {
-		const struct fl_fault_record *r = &proc->faults[i].rec;
+	while ((got = fl_fault_stream_next(fs, &f)) > 0) {
+		const struct fl_fault_record *r = &f->rec;
 		if (r->kind == FL_FAULT_CONCURRENT || r->addr < proc->region_start)
 			continue;
 		uint64_t page = (r->addr - proc->region_start) / page_size;
-		touched[ntouched++] = page;
+		if (note_touched(&touched, &ntouched, &touched_cap, page) < 0)
+			goto out;
 		if (fl_probe_page_hash(page) >= threshold)
 			continue;
-		pages[n] = page;
-		first[n++] = r->kind == FL_FAULT_FIRST_TOUCH;
+		if (n == first_cap) {
+			size_t grown = first_cap ? first_cap * 2 : 4096;
+			bool *p = realloc(first, grown);
+			if (!p)
+				goto out;
+			first = p;
+			first_cap = grown;
+		}
+		first[n] = r->kind == FL_FAULT_FIRST_TOUCH;
+		if (push_page(&pages, &n, &pages_cap, page) < 0)
+			goto out;
+	}
+	if (got < 0) {
+		snprintf(err, errlen, "%s", fl_fault_stream_error(fs));
+		goto out;
 	}
 	ids = malloc((n + 1) * sizeof(*ids));
 	if (!ids)
 		goto out;
-	memcpy(ids, pages, n * sizeof(*ids));
+	if (n)
+		memcpy(ids, pages, n * sizeof(*ids));
 	size_t distinct = sort_unique(ids, n);
 	last = malloc((distinct + 1) * sizeof(*last));
 	tree = calloc(n + 1, sizeof(*tree));
@@ -182,6 +233,7 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 		mp->blind_pages = (double)gap / mp->rate;
 	rc = 0;
 out:
+	fl_fault_stream_close(fs);
 	free(pages);
 	free(touched);
 	free(first);
@@ -206,10 +258,9 @@ int mrc_build(const struct fl_recording *rec, struct mrc_model *out, char *err, 
 			continue;
 		}
 		struct mrc_process *mp = &out->procs[out->nprocs];
-		if (build_process(&rec->procs[i], threshold, mp) < 0) {
+		if (build_process(&rec->procs[i], threshold, mp, err, errlen) < 0) {
 			out->nprocs++;
 			mrc_free(out);
-			snprintf(err, errlen, "out of memory (process %u)", rec->procs[i].pid);
 			return -1;
 		}
 		out->nprocs++;

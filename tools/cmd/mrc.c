@@ -105,7 +105,8 @@ int cmd_mrc(int argc, char **argv)
 	c.dir = recording_arg_dir("mrc", c.dir, newest, sizeof(newest));
 	if (!c.dir)
 		return 1;
-	if (fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
+	/* mrc_build walks the faults through fault streams: streamed when the recording allows */
+	if (fl_recording_open_stream(c.dir, &rec) != 0 && fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
 		cli_error("mrc: %s", err);
 		return 1;
 	}
