@@ -113,7 +113,7 @@ test:
 test-long:
 	./deps.sh --test
 	$(MAKE) all
-	FAULTLINE_TEST_LONG=1 tests/run.sh
+	FAULTLINE_TEST_LONG=1 FAULTLINE_TEST_TIMEOUT=$${FAULTLINE_TEST_TIMEOUT:-3600} tests/run.sh
 
 demo:
 	./deps.sh
