@@ -115,6 +115,16 @@ void heatmap_free(struct heatmap *hm)
 	free(hm);
 }
 
+/* The slot of PAGE in an open-addressing table of NSLOTS (a power of two): where it is, or the
+ * empty slot (UINT64_MAX) where it goes. */
+static size_t probe_slot(const uint64_t *slots, size_t nslots, uint64_t page)
+{
+	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
+	while (slots[s] != UINT64_MAX && slots[s] != page)
+		s = (s + 1) & (nslots - 1);
+	return s;
+}
+
 /* Adds PAGE to the set (once). 0, or -1 (ENOMEM). */
 static int page_set_add(struct page_set *ps, uint64_t page)
 {
@@ -124,19 +134,13 @@ static int page_set_add(struct page_set *ps, uint64_t page)
 		if (!slots)
 			return -1;
 		memset(slots, 0xff, nslots * sizeof(*slots));
-		for (size_t i = 0; i < ps->npages; i++) {
-			size_t s = (size_t)((ps->pages[i] * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
-			while (slots[s] != UINT64_MAX)
-				s = (s + 1) & (nslots - 1);
-			slots[s] = ps->pages[i];
-		}
+		for (size_t i = 0; i < ps->npages; i++)
+			slots[probe_slot(slots, nslots, ps->pages[i])] = ps->pages[i];
 		free(ps->slots);
 		ps->slots = slots;
 		ps->nslots = nslots;
 	}
-	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 20) & (ps->nslots - 1);
-	while (ps->slots[s] != UINT64_MAX && ps->slots[s] != page)
-		s = (s + 1) & (ps->nslots - 1);
+	size_t s = probe_slot(ps->slots, ps->nslots, page);
 	if (ps->slots[s] == page)
 		return 0;
 	if (ps->npages == ps->cap) {
@@ -154,12 +158,7 @@ static int page_set_add(struct page_set *ps, uint64_t page)
 
 static bool page_in_set(const struct page_set *ps, uint64_t page)
 {
-	if (!ps->nslots)
-		return false;
-	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 20) & (ps->nslots - 1);
-	while (ps->slots[s] != UINT64_MAX && ps->slots[s] != page)
-		s = (s + 1) & (ps->nslots - 1);
-	return ps->slots[s] == page;
+	return ps->nslots && ps->slots[probe_slot(ps->slots, ps->nslots, page)] == page;
 }
 
 int heatmap_note_fault(struct heatmap *hm, uint64_t time_ns, uint64_t addr)
