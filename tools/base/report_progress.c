@@ -1,10 +1,12 @@
 /* report_progress.c: the progress line of report_progress.h — a display thread that wakes ten times a
- * second and, past the first second, rewrites one line on stderr from the worker's counters. */
+ * second and, past the first second (FAULTLINE_PROGRESS_AFTER seconds when set), rewrites one line
+ * on stderr from the worker's counters. */
 #include "report_progress.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,7 +60,7 @@ static void *display(void *arg)
 		int rc = 0;
 		while (!p->stop && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&p->wake, &p->lock, &deadline);
-		if (!p->stop && since(&p->start) >= PROGRESS_DELAY_S)
+		if (!p->stop && since(&p->start) >= p->delay_s)
 			show(p);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -71,6 +73,12 @@ void report_progress_start(struct report_progress *p, const char *verb, bool ena
 
 	memset(p, 0, sizeof(*p));
 	p->verb = verb;
+	p->delay_s = PROGRESS_DELAY_S;
+	const char *after = getenv("FAULTLINE_PROGRESS_AFTER");
+	char *end;
+	double value = after ? strtod(after, &end) : -1;
+	if (after && end != after && *end == '\0' && value >= 0 && value <= 3600)
+		p->delay_s = value;
 	clock_gettime(CLOCK_MONOTONIC, &p->start);
 	if (!enabled || !isatty(STDERR_FILENO))
 		return;

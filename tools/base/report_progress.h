@@ -1,6 +1,7 @@
 /* report_progress.h: a progress line on stderr for verbs that may take a while (report, export).
  *
- * Shown only when stderr is a terminal and only once the work has taken more than a second, then
+ * Shown only when stderr is a terminal and only once the work has taken more than a second (the
+ * environment's FAULTLINE_PROGRESS_AFTER, in seconds, when set: 0 shows it at once), then
  * refreshed ten times a second by a helper thread: "faultline report: attributing faults 41% (...)".
  * The worker only stores counters (relaxed atomics); it never waits on the display. The line is
  * erased when the progress stops, before anything else is printed on stderr. */
@@ -22,6 +23,7 @@ struct report_progress {
 	bool stop;                     /* under lock */
 	bool shown;                    /* the line was printed (display thread only, then joined) */
 	struct timespec start;         /* CLOCK_MONOTONIC */
+	double delay_s;                /* shown once the work took this long (FAULTLINE_PROGRESS_AFTER) */
 	_Atomic(const char *) phase;   /* what is being done ("reading the recording") */
 	_Atomic uint64_t done, total;  /* total 0: no count shown */
 };
