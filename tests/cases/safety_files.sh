@@ -13,8 +13,9 @@
 #     program's pid is known (1), a planted DIR/1 (full of links) and DIR/1.1 (a link) are skipped
 #     for a new DIR/1.2 (skipped without unshare);
 #   - dump: meta.json a link to /etc/passwd, faults a link to /dev/zero, stats.json a link to a
-#     directory: a clean error (exit 1), the targets unchanged, the recording unchanged; a FIFO in
-#     place of contexts or meta.json: exit 1 at once, never blocking.
+#     directory: a clean error (exit 1), the targets unchanged, the recording unchanged;
+#   - dump, report, ranges, visualize, mrc, diff: a FIFO in place of faults, contexts or meta.json:
+#     exit 1 at once, never blocking (the streaming open included).
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -244,16 +245,26 @@ corrupt statsdir stats.json "$VICTIM/dir"
 check_dump_refuses statsdir stats.json
 victim_intact "dump of recordings with planted links"
 
-# A FIFO in a recording (once fuzz finding 2: open(2) blocked forever) is refused at once.
-for f in contexts meta.json; do
+# A FIFO in a recording (once fuzz finding 2: open(2) blocked forever) is refused at once, by the
+# streaming open (which falls back to the holding reader) as by the holding one, in every verb that
+# reads faults.
+for f in contexts faults meta.json; do
 	rm -rf "$WORK/fifo"
 	mkdir -p "$WORK/fifo"
 	cp -r "$R" "$WORK/fifo/$pname"
 	rm -f "$WORK/fifo/$pname/$f"
 	mkfifo "$WORK/fifo/$pname/$f"
-	RC=0
-	timeout 10 "$FAULTLINE" dump "$WORK/fifo" >/dev/null 2>"$WORK/fifo.err" || RC=$?
-	[ "$RC" -ne 124 ] || fail "dump blocks on a FIFO named $f in a recording"
-	[ "$RC" -eq 1 ] && grep -q "$pname/$f" "$WORK/fifo.err" || fail "dump with $f a FIFO: exit $RC: $(cat "$WORK/fifo.err")"
-	echo "ok dump, $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
+	for verb in dump report ranges visualize mrc diff; do
+		args=("$WORK/fifo")
+		case $verb in
+		visualize) args+=(-o "$WORK/fifo-viz") ;;
+		diff) args+=("$WORK/fifo") ;;
+		esac
+		RC=0
+		timeout 10 "$FAULTLINE" "$verb" "${args[@]}" >/dev/null 2>"$WORK/fifo.err" || RC=$?
+		[ "$RC" -ne 124 ] || fail "$verb blocks on a FIFO named $f in a recording"
+		[ "$RC" -eq 1 ] && grep -q "$pname/$f" "$WORK/fifo.err" ||
+			fail "$verb with $f a FIFO: exit $RC: $(cat "$WORK/fifo.err")"
+	done
+	echo "ok dump, report, ranges, visualize, mrc, diff with $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
 done

@@ -66,7 +66,9 @@ int fl_record_stream_open(struct fl_record_stream *s, const char *path, uint32_t
 	s->kind = kind;
 	s->struct_size = fl_codec_record_size(kind);
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a recording must not wait for a writer (it is refused below;
+	 * reads of a regular file ignore the flag) */
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -75,6 +77,11 @@ int fl_record_stream_open(struct fl_record_stream *s, const char *path, uint32_t
 	}
 	if (fstat(s->fd, &st) < 0) {
 		snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
+		fl_record_stream_close(s);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
 		fl_record_stream_close(s);
 		return -1;
 	}
