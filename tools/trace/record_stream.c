@@ -1,6 +1,7 @@
 /* record_stream.c: one fault, context or eviction file read record by record in bounded memory
  * (record_stream.h): pread into one reused buffer, a framed file one frame at a time. */
 #include "record_stream.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,25 +67,9 @@ int fl_record_stream_open(struct fl_record_stream *s, const char *path, uint32_t
 	s->kind = kind;
 	s->struct_size = fl_codec_record_size(kind);
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	/* O_NONBLOCK: a FIFO planted in a recording must not wait for a writer (it is refused below;
-	 * reads of a regular file ignore the flag) */
-	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (s->fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: open: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(s->fd, &st) < 0) {
-		snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
-		fl_record_stream_close(s);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		fl_record_stream_close(s);
-		return -1;
-	}
+	s->fd = regular_file_open(path, &st, err, errlen);
+	if (s->fd < 0)
+		return errno == ENOENT ? 0 : -1;
 	s->len = (uint64_t)st.st_size;
 	if (s->len < HEADER || read_at(s, &h, HEADER, 0) < 0 || h.magic != FL_TRACE_MAGIC || h.kind != kind ||
 	    h.version < 2 || h.header_size < HEADER || h.header_size > s->len || !s->struct_size) {

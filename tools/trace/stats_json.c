@@ -4,6 +4,7 @@
  * the value shapes listed in stats_json.h are kept; everything else is validated and
  * skipped. The first error stops the parse and is reported with its line and column. */
 #include "stats_json.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -630,18 +631,10 @@ int stats_json_load(const char *path, struct flat_json *out, char *err, size_t e
 
 	out->values = NULL;
 	out->count = 0;
-	/* O_NONBLOCK: a FIFO in place of the file must not block the reader forever */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: open: %s", path, strerror(errno));
-		return -1;
-	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
+	fd = regular_file_open(path, &st, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	rc = read_whole_fd(fd, &data, &len);
 	if (rc < 0)
 		snprintf(err, errlen, "%s: read: %s", path, strerror(errno));

@@ -2,6 +2,7 @@
  * (trace_file.h). The one place that knows which header each file kind must have. */
 #include "trace_file.h"
 #include "frame_decode.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,30 +55,14 @@ static uint32_t min_record_size(uint32_t kind, uint32_t version)
 int fl_trace_file_map(const char *path, struct mapped_file *out, char *err, size_t errlen)
 {
 	struct stat st;
-	/* O_NONBLOCK: opening a FIFO planted in a recording must not wait for a writer (the
-	 * file is refused below as not regular; reads of a regular file ignore the flag) */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = regular_file_open(path, &st, err, errlen);
 
 	out->data = NULL;
 	out->len = 0;
 	out->writable = false;
 	out->note[0] = '\0';
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: open: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
 	if (st.st_size == 0) {
 		close(fd);
 		return 1;
