@@ -93,13 +93,13 @@ static void full_write(struct fl_thread *t, struct fl_full_log *f)
 	spin_lock(&z.lock);
 	size_t n = ZSTD_compressCCtx(z.cctx, z.dst, z.dst_cap, f->buf, f->len, ZSTD_LEVEL);
 	if (ZSTD_isError(n)) {
-		atomic_fetch_add(&rt->side_bytes_dropped, f->len);
+		fl_side_dropped(f->len);
 	} else {
 		size_t written = 0;
 		int err = fl_write_all(rt->allocs_zst_fd, z.dst, n, &written);
 		if (err) {
-			atomic_fetch_add(&rt->side_bytes_dropped, f->len);
-			atomic_store(&rt->side_write_errno, err);
+			fl_side_dropped(f->len);
+			fl_side_write_failed(err);
 		}
 	}
 	spin_unlock(&z.lock);
@@ -135,7 +135,7 @@ static void full_append(struct fl_thread *t, const struct fl_alloc_record *r)
 	if (!f) {
 		f = fl_sys_mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (f == MAP_FAILED) {
-			atomic_fetch_add(&fl_rt.side_bytes_dropped, sizeof(*r));
+			fl_side_dropped(sizeof(*r));
 			return;
 		}
 		t->full = f;
@@ -263,7 +263,7 @@ void fl_alloc_event(uint8_t kind, const void *addr, size_t size, const void *cal
 	if (__builtin_expect(!t, 0))
 		t = fl_thread_self();
 	if (!t) {
-		atomic_fetch_add(&rt->side_bytes_dropped, sizeof(struct fl_alloc_record));
+		fl_side_dropped(sizeof(struct fl_alloc_record));
 		fl_in_runtime_call = 0;
 		return;
 	}

@@ -621,13 +621,13 @@ static void write_snapshot(struct fl_runtime *rt, bool with_deltas)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			atomic_store(&rt->side_write_errno, w < 0 ? errno : EIO);
+			fl_side_write_failed(w < 0 ? errno : EIO);
 			return;
 		}
 		done += (size_t)w;
 	}
 	if (n < sites_file.written && ftruncate(rt->sites_fd, at + (off_t)len) < 0)
-		atomic_store(&rt->side_write_errno, errno);
+		fl_side_write_failed(errno);
 	sites_file.written = n;
 }
 

@@ -61,7 +61,7 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 	close(fd);
 	size_t written;
 	if (fl_write_all(rt->maps_fd, scratch, len, &written) != 0)
-		atomic_fetch_add(&rt->side_bytes_dropped, len - written);
+		fl_side_dropped(len - written);
 }
 
 void fl_maps_snapshot(const char *reason)

@@ -240,6 +240,7 @@ void fl_runtime_shutdown(const char *why)
 	if (strncmp(why, "signal", 6) == 0 || strncmp(why, "far store", 9) == 0 || strcmp(why, "_exit") == 0)
 		atomic_store(&rt->stopping, true);
 	atomic_store(&rt->final_mode, true);
+	fl_streams_write_through(true);
 	fl_handlers_flush(rt);
 	fl_timeline_shutdown(rt); /* a last sample of every counter */
 	fl_threads_flush_all();
@@ -293,8 +294,6 @@ void fl_runtime_fork_child(void)
 	fl_objects_after_fork(rt);
 	fl_streams_after_fork();
 	atomic_store(&rt->faults_failed, false);
-	atomic_store(&rt->side_bytes_dropped, 0);
-	atomic_store(&rt->side_write_errno, 0);
 	atomic_store(&rt->next_alloc_id, 1);
 	atomic_store(&rt->stack_signals_sent, 0);
 	atomic_store(&rt->stack_signals_failed, 0);
@@ -309,6 +308,7 @@ void fl_runtime_fork_child(void)
 	memset(&rt->evict, 0, sizeof(rt->evict));
 	atomic_store(&rt->next_seq, 0);
 	atomic_store(&rt->final_mode, false);
+	fl_streams_write_through(false);
 	atomic_store(&rt->stopping, false);
 	atomic_store(&rt->exhausted_reported, false);
 	atomic_store(&rt->peak_heap_bytes, atomic_load(&rt->heap_bytes));

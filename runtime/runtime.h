@@ -186,8 +186,6 @@ struct fl_runtime {
 	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */
 	int stack_signal;                    /* real-time signal that asks a thread for its stack; 0 = off */
 	int maps_fd;
-	_Atomic uint64_t side_bytes_dropped; /* bytes of side records lost to failed writes */
-	_Atomic int side_write_errno;
 	_Atomic uint32_t next_alloc_id;
 	_Atomic uint64_t stack_signals_sent, stack_signals_failed, contexts_written, late_stacks;
 	_Atomic uint64_t alloc_events;       /* allocation events logged (sampled or full) */

@@ -1,6 +1,5 @@
 /* stream.c: per-thread record streams (see stream.h). */
 #include "stream.h"
-#include "runtime.h"
 #include "diag.h"
 #include "frame_writer.h"
 
@@ -30,6 +29,15 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 /* After a failed write (a full disk) a file may end inside a record: nothing more is written
  * to it, so it stays a cut tail the reader accepts, and the rest is counted as dropped. */
 static _Atomic bool file_failed[FL_SF_COUNT];
+static _Atomic bool write_through;          /* after shutdown: every append written at once */
+static _Atomic uint64_t side_bytes_dropped; /* side records lost to failed writes (stats.json) */
+static _Atomic int side_write_errno;        /* the last failed write's errno; 0 = none */
+
+void fl_streams_write_through(bool on) { atomic_store(&write_through, on); }
+void fl_side_dropped(uint64_t bytes) { atomic_fetch_add(&side_bytes_dropped, bytes); }
+void fl_side_write_failed(int err) { atomic_store(&side_write_errno, err); }
+uint64_t fl_side_bytes_dropped(void) { return atomic_load(&side_bytes_dropped); }
+int fl_side_write_errno(void) { return atomic_load(&side_write_errno); }
 static int file_fd_plus_one[FL_SF_COUNT]; /* 0: no file */
 
 void fl_stream_file_set(enum fl_stream_file file, int fd) { file_fd_plus_one[file] = fd < 0 ? 0 : fd + 1; }
@@ -62,8 +70,8 @@ static void write_out(struct fl_stream *s)
 	int err = atomic_load(&file_failed[s->file]) ? ENOSPC : fl_write_all(fd, s->buf, s->len, &written);
 	if (err) {
 		atomic_store(&file_failed[s->file], true);
-		atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len - written);
-		atomic_store(&fl_rt.side_write_errno, err);
+		fl_side_dropped(s->len - written);
+		fl_side_write_failed(err);
 	}
 	s->len = 0;
 }
@@ -72,6 +80,8 @@ void fl_streams_after_fork(void)
 {
 	for (int i = 0; i < FL_SF_COUNT; i++)
 		atomic_store(&file_failed[i], false);
+	atomic_store(&side_bytes_dropped, 0);
+	atomic_store(&side_write_errno, 0);
 }
 
 __thread int fl_fatal_defer;
@@ -99,7 +109,7 @@ void fl_stream_append(struct fl_stream *s, const void *a, size_t alen, const voi
 			memcpy(s->buf + s->len + alen, b, blen);
 		s->len += (uint32_t)(alen + blen);
 	}
-	if (atomic_load_explicit(&fl_rt.final_mode, memory_order_relaxed))
+	if (atomic_load_explicit(&write_through, memory_order_relaxed))
 		write_out(s);
 	unlock(s);
 	if (--fl_fatal_defer == 0 && fl_fatal_pending)
@@ -119,7 +129,7 @@ bool fl_stream_try_flush(struct fl_stream *s)
 	struct timespec ms = { 0, 1000000 };
 	for (int tries = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire); tries++) {
 		if (tries == 1100) {
-			atomic_fetch_add(&fl_rt.side_bytes_dropped, s->len);
+			fl_side_dropped(s->len);
 			errno = saved;
 			return false;
 		}

@@ -33,7 +33,16 @@ void fl_stream_flush(struct fl_stream *s);
 bool fl_stream_try_flush(struct fl_stream *s); /* at exit: never waits long for the lock */
 void fl_stream_flush_if_free(struct fl_stream *s); /* periodic, from another thread: never waits */
 void fl_stream_discard(struct fl_stream *s);  /* in a forked child: the parent writes its own */
-void fl_streams_after_fork(void);              /* the child's new files have not failed */
+void fl_streams_after_fork(void);              /* the child's new files have not failed, nothing lost */
+/* From shutdown on (runtime.c, with final_mode), every append is written at once. */
+void fl_streams_write_through(bool on);
+
+/* Side records (everything but faults: streams, the full allocation log, sites, maps) lost to
+ * failed writes, counted here for stats.json: BYTES lost; ERR the errno of a failed write. */
+void fl_side_dropped(uint64_t bytes);
+void fl_side_write_failed(int err);
+uint64_t fl_side_bytes_dropped(void);
+int fl_side_write_errno(void);
 
 /* The streams' files: a stream writes to the descriptor of its file kind, which this file owns
  * from fl_stream_file_set on (the trace writer opens the files, the timeline its own). A kind

@@ -390,12 +390,12 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 		write_errno = fl_frames_write_errno();
 	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_WRITTEN, written);
 	fl_buf_json_key_u64(&b, FL_STATS_RECORDS_DROPPED, dropped);
-	int side_errno = atomic_load(&rt->side_write_errno);
+	int side_errno = fl_side_write_errno();
 	if (!write_errno)
 		write_errno = side_errno;
 	fl_buf_json_key_str(&b, FL_STATS_RECORDS_DROPPED_REASON, write_errno ? strerrordesc_np(write_errno) : "");
 	fl_buf_json_key_u64(&b, FL_STATS_SIDE_BYTES_DROPPED,
-			    atomic_load(&rt->side_bytes_dropped) +
+			    fl_side_bytes_dropped() +
 				    fl_frames_dropped(FL_FRAMED_CONTEXTS) * sizeof(struct fl_fault_context) +
 				    fl_frames_dropped(FL_FRAMED_EVICTIONS) * sizeof(struct fl_evict_record));
 	fl_buf_json_key_u64(&b, FL_STATS_CONTEXTS_WRITTEN, atomic_load(&rt->contexts_written));
