@@ -7,7 +7,7 @@
  * to 1 ns so the kernel does not round it up by the default 50 µs) and spins the last 10 µs on
  * the vDSO clock, so short delays are accurate to about a microsecond without burning a whole
  * CPU on long ones. Waiting handlers hold no lock an application thread takes. */
-#include "far_store.h"
+#include "far_latency.h"
 #include "runtime.h"
 
 #include <errno.h>

@@ -15,13 +15,16 @@
  * FAR and not staged, reads, and publishes FAR | STAGED. A fault meanwhile waits for BUSY as for
  * any transition, then takes the staged copy. The staged pool is bounded (`budget`); when full,
  * the oldest staged pages are dropped again (FAR, counted as prefetch_unused), so read-ahead
- * never holds more than a small part of -L. Discard (far backends call fl_far_discard_staged)
- * and fork (the child drops every staged copy) keep the count exact.
+ * never holds more than a small part of -L (the count is fl_far_state.prefetch_staged). Discard
+ * (far backends call fl_far_discard_staged, far_store.c) and fork (the child drops every staged
+ * copy) keep the count exact.
  *
  * Handlers only append to a small queue under a mutex shared with the prefetch thread (no
  * application thread takes it) and write an eventfd when the thread sleeps. The prefetch
  * thread allocates nothing and touches only the mirror. */
+#include "far_prefetch.h"
 #include "far_store.h"
+#include "far_latency.h"
 #include "runtime.h"
 #include "pages.h"
 #include "diag.h"
@@ -45,41 +48,21 @@ struct fl_prefetch {
 	/* staged pages, oldest first (prefetch thread only) */
 	uint32_t *ring_pages, *ring_epochs;
 	size_t cap, head, tail;
-	_Atomic size_t staged;
 	size_t budget;
 	bool started;
 };
 
-size_t fl_prefetch_staged(struct fl_runtime *rt)
-{
-	return rt->farst.pf ? atomic_load(&rt->farst.pf->staged) : 0;
-}
-
 static void count_unused(struct fl_runtime *rt, size_t n)
 {
-	atomic_fetch_sub(&rt->farst.pf->staged, n);
+	atomic_fetch_sub(&rt->farst.prefetch_staged, n);
 	atomic_fetch_add(&rt->farst.stats.prefetch_unused, n);
 	fl_local_sub(rt, n);
-}
-
-void fl_far_discard_staged(struct fl_runtime *rt, size_t first, size_t count)
-{
-	size_t n = 0;
-	if (!rt->farst.pf)
-		return;
-	for (size_t p = first; p < first + count; p++) {
-		uint8_t s = atomic_load_explicit(&rt->state[p], memory_order_relaxed);
-		if ((s & PG_WHERE) == PG_FAR && (s & PG_STAGED))
-			n++; /* locked by the discarding thread; region.c makes it FREE */
-	}
-	if (n)
-		count_unused(rt, n);
 }
 
 void fl_prefetch_hit(struct fl_runtime *rt, size_t page)
 {
 	(void)page;
-	atomic_fetch_sub(&rt->farst.pf->staged, 1);
+	atomic_fetch_sub(&rt->farst.prefetch_staged, 1);
 	atomic_fetch_add_explicit(&rt->farst.stats.prefetch_hits, 1, memory_order_relaxed);
 }
 
@@ -155,9 +138,9 @@ static void read_ahead(struct fl_runtime *rt, struct fl_prefetch *pf, size_t pag
 	 * request (one emulated latency) brings a batch, not the one page the stream moved on */
 	if (!behind && n < (window + 1) / 2)
 		return;
-	while (n && atomic_load(&pf->staged) + n > pf->budget)
+	while (n && atomic_load(&rt->farst.prefetch_staged) + n > pf->budget)
 		if (!recycle_oldest(rt, pf))
-			n = atomic_load(&pf->staged) >= pf->budget ? 0 : pf->budget - atomic_load(&pf->staged);
+			n = atomic_load(&rt->farst.prefetch_staged) >= pf->budget ? 0 : pf->budget - atomic_load(&rt->farst.prefetch_staged);
 	if (n == 0)
 		return;
 	fl_far_delay(rt, n * FL_PAGE_SIZE); /* one far request for the window, before claiming it */
@@ -196,7 +179,7 @@ static void read_ahead(struct fl_runtime *rt, struct fl_prefetch *pf, size_t pag
 	atomic_fetch_add_explicit(&st->read_pages, k, memory_order_relaxed);
 	atomic_fetch_add_explicit(&st->prefetch_requests, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&st->prefetched, k, memory_order_relaxed);
-	atomic_fetch_add(&pf->staged, k);
+	atomic_fetch_add(&rt->farst.prefetch_staged, k);
 	for (size_t i = 0; i < k; i++) {
 		if (pf->tail - pf->head == pf->cap)
 			pf->head++; /* oldest entry forgotten: the page stays staged until used or discarded */
@@ -239,7 +222,7 @@ static int start_thread(struct fl_runtime *rt)
 	pthread_mutex_init(&pf->lock, NULL);
 	pf->qhead = pf->qtail = 0;
 	pf->head = pf->tail = 0;
-	atomic_store(&pf->staged, 0);
+	atomic_store(&rt->farst.prefetch_staged, 0);
 	atomic_store(&pf->sleeping, false);
 	pf->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (pf->wake_fd < 0) {

@@ -29,6 +29,7 @@
  * rings, per-handler stale lists (<= 64 pages each in the mirror), the prefetch staging (counted
  * in -L), and the runtime's and libraries' code. */
 #include "far_store.h"
+#include "far_latency.h"
 #include "runtime.h"
 #include "pages.h"
 #include "diag.h"
@@ -46,24 +47,6 @@
 #include "faultline/record_schema.h"
 
 _Static_assert(FL_MAX_HANDLERS <= 16, "fl_far_state.stale has 16 rows");
-
-static const struct fl_far_store *const backends[] = {
-	&fl_far_mem,
-	&fl_far_file,
-	&fl_far_memcached,
-};
-
-const struct fl_far_store *fl_far_store_find(const char *spec)
-{
-	if (!spec || !*spec)
-		spec = "mem";
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		size_t n = strlen(backends[i]->name);
-		if (strncmp(spec, backends[i]->name, n) == 0 && (spec[n] == '\0' || spec[n] == ':'))
-			return backends[i];
-	}
-	return NULL;
-}
 
 static void copy_env(const char *name, char *dst, size_t cap)
 {
@@ -109,7 +92,7 @@ int fl_far_open(struct fl_runtime *rt)
 	}
 	if (rt->far->open(rt, fs->spec[0] ? fs->spec : "mem") < 0)
 		return -1;
-	return fl_prefetch_start(rt);
+	return 0;
 }
 
 bool fl_far_first_failure(struct fl_runtime *rt)
@@ -270,6 +253,25 @@ int fl_far_gen_get(struct fl_runtime *rt, size_t page, void *dst)
 {
 	char *d = dst;
 	return fl_far_gen_get_many(rt, &page, &d, 1);
+}
+
+/* Staged pages (far_prefetch.c) in a discarded range: locked by the discarding thread, made FREE
+ * by region.c; they stop counting as staged and as local, and count as read ahead unused. */
+void fl_far_discard_staged(struct fl_runtime *rt, size_t first, size_t count)
+{
+	size_t n = 0;
+	if (!rt->farst.pf)
+		return;
+	for (size_t p = first; p < first + count; p++) {
+		uint8_t s = atomic_load_explicit(&rt->state[p], memory_order_relaxed);
+		if ((s & PG_WHERE) == PG_FAR && (s & PG_STAGED))
+			n++;
+	}
+	if (n) {
+		atomic_fetch_sub(&rt->farst.prefetch_staged, n);
+		atomic_fetch_add(&rt->farst.stats.prefetch_unused, n);
+		fl_local_sub(rt, n);
+	}
 }
 
 void fl_far_gen_discard(struct fl_runtime *rt, size_t first, size_t count)
@@ -493,7 +495,6 @@ int fl_far_after_fork(struct fl_runtime *rt)
 	fs->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (rt->far->after_fork(rt) < 0)
 		return -1;
-	fl_prefetch_after_fork(rt);
 	return 0;
 }
 
@@ -522,7 +523,7 @@ void fl_far_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_REQUESTS, atomic_load(&st->prefetch_requests));
 	fl_buf_json_key_u64(b, FL_STATS_PREFETCHED_PAGES, atomic_load(&st->prefetched));
 	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_HITS, atomic_load(&st->prefetch_hits));
-	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_UNUSED, atomic_load(&st->prefetch_unused) + fl_prefetch_staged(rt));
+	fl_buf_json_key_u64(b, FL_STATS_PREFETCH_UNUSED, atomic_load(&st->prefetch_unused) + atomic_load(&rt->farst.prefetch_staged));
 	fl_buf_json_key_u64(b, FL_STATS_FAR_MIRROR_DROPS, atomic_load(&st->mirror_drops));
 	fl_buf_json_key_u64(b, FL_STATS_FAR_GENERATIONS, rt->farst.ngens);
 	fl_buf_json_key_u64(b, FL_STATS_FAR_COMPACTIONS, atomic_load(&st->compactions));

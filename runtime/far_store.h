@@ -1,6 +1,6 @@
 /* far_store.h: where evicted pages live — the interface between the runtime and its far-store
  * backends (far_mem.c, far_file.c, far_memcached.c; a new backend adds a file of its own and
- * one line in far_store.c), and the generic layer every backend shares (far_store.c: versions
+ * one line in far_backends.c), and the generic layer every backend shares (far_store.c: versions
  * of far copies across fork, write-back batches, the emulated latency of far_latency.c and the
  * read-ahead of far_prefetch.c).
  *
@@ -30,11 +30,11 @@
 #ifndef FL_FAR_STORE_H
 #define FL_FAR_STORE_H
 
-#include <limits.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "far_state.h"
 
 struct fl_runtime;
 struct fl_handler;
@@ -71,64 +71,6 @@ struct fl_far_store {
 	const char *(*detail)(struct fl_runtime *rt);
 };
 
-#define FL_FAR_MAX_GENS 32     /* generations one process reads; compacted beyond */
-#define FL_FAR_NO_COPY 0       /* gen_of[page]: no far copy, the page reads as zeros; else gen + 1 */
-#define FL_FAR_STALE_MAX 64    /* mirror pages dropped together, per handler */
-
-/* One generation of far copies: a file (fd), or a key prefix (id) on memcached servers. */
-struct fl_far_gen {
-	int fd;
-	uint64_t id;
-	bool live;                 /* readable by this process */
-	bool frozen;               /* a fork happened after pages were written here: read-only */
-};
-
-/* Counters of far traffic (stats.json). */
-struct fl_far_stats {
-	_Atomic uint64_t reads, read_pages, read_ns;       /* requests, pages, time in the backend */
-	_Atomic uint64_t writes, write_pages, write_ns;    /* write-back batches, pages written */
-	_Atomic uint64_t delay_ns;                         /* emulated latency + bandwidth, total */
-	_Atomic uint64_t prefetch_requests, prefetched, prefetch_hits, prefetch_unused;
-	_Atomic uint64_t mirror_drops;                     /* stale mirror pages dropped */
-	_Atomic uint64_t compactions;
-};
-
-struct fl_prefetch;
-
-/* The far store's part of the runtime context (fl_runtime.farst). */
-struct fl_far_state {
-	char spec[PATH_MAX];              /* FAULTLINE_FAR as given */
-	char keep[PATH_MAX];              /* FAULTLINE_FAR_KEEP: keep files under this name */
-	uint64_t latency_ns;              /* emulated, per far request */
-	uint64_t bandwidth;               /* emulated, bytes per second; 0 = unlimited */
-	unsigned prefetch;                /* read-ahead window in pages; 0 = off */
-	/* generations (non-mem backends) */
-	_Atomic uint8_t *gen_of;          /* per page: generation + 1; FL_FAR_NO_COPY = zeros */
-	struct fl_far_gen gens[FL_FAR_MAX_GENS + 1];  /* + 1: the target of a compaction */
-	unsigned ngens;                   /* live generations */
-	_Atomic unsigned readers;         /* reads in flight (a compaction waits for them) */
-	int pidfd;                        /* this process, for process_madvise */
-	int cur;                          /* generation written to; -1 = to be created */
-	size_t cur_written;               /* pages written into cur */
-	_Atomic uint64_t forks;           /* bumped by the fork prepare handler */
-	uint64_t forks_seen;              /* under the eviction lock */
-	void *backend;                    /* backend state (its own mmap) */
-	/* mirror pages that went stale (fl_far_mirror_stale), per handler, dropped in batches */
-	uint32_t stale[16][FL_FAR_STALE_MAX];
-	unsigned nstale[16];
-	struct fl_prefetch *pf;           /* far_prefetch.c; NULL = off */
-	struct fl_far_stats stats;
-	_Atomic int failing;              /* a fatal far-store error is being reported */
-	_Atomic bool mirror_reads_direct; /* process_vm_readv refused: installs read the mirror itself */
-};
-
-/* The backend named by a FAULTLINE_FAR spec ("mem", "file:PATH", ...), or NULL. */
-const struct fl_far_store *fl_far_store_find(const char *spec);
-
-extern const struct fl_far_store fl_far_mem;
-extern const struct fl_far_store fl_far_file;
-extern const struct fl_far_store fl_far_memcached;
-
 /* The generic put/get/get_many/discard/after_fork of non-mem backends (far_store.c). */
 int fl_far_gen_put(struct fl_runtime *rt, const size_t *pages, const bool *dirty, size_t n);
 int fl_far_gen_get(struct fl_runtime *rt, size_t page, void *dst);
@@ -155,7 +97,8 @@ const void *fl_far_mirror_source(struct fl_handler *h, size_t page);
 /* A resident page became dirty (write-protect fault), on handler h: with the in-memory store its
  * mirror page (its far copy) is now stale. */
 void fl_far_mirror_dirtied(struct fl_handler *h, size_t page);
-/* Every backend's discard() calls this first: staged pages in the range stop counting. */
+/* Every backend's discard() calls this first: staged pages in the range (far_prefetch.c) stop
+ * counting. */
 void fl_far_discard_staged(struct fl_runtime *rt, size_t first, size_t count);
 /* meta.json / stats.json fields (",\n  \"key\": value" each) */
 void fl_far_json_meta(struct fl_runtime *rt, struct fl_buf *b);
@@ -163,16 +106,5 @@ void fl_far_json_stats(struct fl_runtime *rt, struct fl_buf *b);
 /* Called by backends before returning a fatal error: false if another thread already failed
  * (the caller then waits for that thread to stop the program). */
 bool fl_far_first_failure(struct fl_runtime *rt);
-
-/* ---- far_latency.c ---- */
-/* Waits latency + bytes / bandwidth (nothing when neither is set); returns the ns waited. */
-uint64_t fl_far_delay(struct fl_runtime *rt, size_t bytes);
-
-/* ---- far_prefetch.c ---- */
-int fl_prefetch_start(struct fl_runtime *rt);          /* thread + queue, when prefetch > 0 */
-void fl_prefetch_after_fork(struct fl_runtime *rt);    /* child: staged pages dropped, thread restarted */
-void fl_prefetch_after_refault(struct fl_runtime *rt, size_t page);  /* fault path: queue read-ahead */
-void fl_prefetch_hit(struct fl_runtime *rt, size_t page);            /* a STAGED page was faulted in */
-size_t fl_prefetch_staged(struct fl_runtime *rt);                    /* pages staged now */
 
 #endif

@@ -43,6 +43,7 @@
  * content, so its next eviction must move it out again instead of dropping it, and each
  * single-page move pays the TLB shootdown of the mirror's mapping. */
 #include "pages.h"
+#include "far_prefetch.h"
 #include "thread_ctx.h"
 #include "diag.h"
 #include "uffd_compat.h"

@@ -23,6 +23,8 @@
 #include "pages.h"
 #include "diag.h"
 #include "frame_writer.h"
+#include "far_backends.h"
+#include "far_prefetch.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
@@ -175,7 +177,7 @@ int fl_runtime_init(void)
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    fl_far_open(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
+	    fl_far_open(rt) < 0 || fl_prefetch_start(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
 	    fl_objects_setup(rt) < 0 || fl_alloc_log_setup(rt) < 0 ||
 	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
 	    fl_fault_context_setup(rt) < 0 || fl_timeline_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
@@ -274,6 +276,15 @@ static void settle_pages_after_fork(struct fl_runtime *rt)
 	}
 }
 
+/* Child of fork: the far store's copies as of the fork, then the read-ahead restarted on them. */
+static int far_after_fork(struct fl_runtime *rt)
+{
+	if (fl_far_after_fork(rt) < 0)
+		return -1;
+	fl_prefetch_after_fork(rt);
+	return 0;
+}
+
 void fl_runtime_fork_child(void)
 {
 	struct fl_runtime *rt = &fl_rt;
@@ -319,7 +330,7 @@ void fl_runtime_fork_child(void)
 	fl_evict_rebuild_after_fork(rt);
 	fl_rap_online_after_fork(rt);
 	fl_probe_after_fork(rt);
-	if (fl_far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
+	if (far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
 	    fl_handlers_start(rt) < 0 || fl_probe_start(rt) < 0) {
 		fl_log("the runtime could not start in a forked child; it cannot run correctly");
 		syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
