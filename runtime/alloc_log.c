@@ -16,6 +16,7 @@
  * A logged event's stack is its site's (taken once per site). Runs on the allocating thread;
  * never re-entered (an allocation made by a signal handler that interrupted this code is not
  * seen). */
+#include "alloc_log.h"
 #include "live_objects.h"
 #include "diag.h"
 
@@ -24,6 +25,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "zstd_mem.h"
+#include "stream.h"
+#include "thread_ctx.h"
 
 #define FULL_CHUNK_BYTES (64 * 1024)
 #define FULL_EVENT_MAX 48     /* an encoded event is at most 1 + 5 varints of <= 10 bytes */

@@ -1,6 +1,7 @@
 /* env.c: reading the runtime's part of the FAULTLINE_* environment (inc/faultline/env.h):
  * numbers, with one message for a malformed value. */
-#include "runtime.h"
+#include "env.h"
+#include "context.h"
 #include "diag.h"
 
 #include <errno.h>

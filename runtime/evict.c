@@ -43,9 +43,12 @@
  *
  * Everything here runs on handler threads or the evictor under evict_lock, which application
  * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
+#include "evict.h"
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
+#include "evict_log.h"
+#include "far_store.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -8,7 +8,9 @@
  * costs one clock read and one memcpy per 64 records; nothing allocates; a full buffer (8 KiB,
  * 341 records) is written with one write(2) by the evicting thread. Streams of different
  * writers interleave in the file in chunks: readers order the records by time. */
-#include "runtime.h"
+#include "evict_log.h"
+#include "context.h"
+#include "stream.h"
 #include "pages.h"
 
 #include <pthread.h>

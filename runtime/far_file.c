@@ -30,7 +30,7 @@
  * (pread), write-back 2.3-3.6 vs 2.1-2.2 us/page. io_uring stays the default (batches of reads for
  * read-ahead go out at once); FAULTLINE_FAR_IO=psync is the faster choice for write-heavy runs here. */
 #include "far_store.h"
-#include "runtime.h"
+#include "context.h"
 #include "pages.h"
 #include "diag.h"
 

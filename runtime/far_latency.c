@@ -8,7 +8,7 @@
  * the vDSO clock, so short delays are accurate to about a microsecond without burning a whole
  * CPU on long ones. Waiting handlers hold no lock an application thread takes. */
 #include "far_latency.h"
-#include "runtime.h"
+#include "context.h"
 
 #include <errno.h>
 #include <sys/prctl.h>

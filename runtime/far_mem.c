@@ -2,7 +2,7 @@
  * moves no data and refaults copy straight from it (see far_store.h). Discarded pages'
  * mirror pages are dropped by region.c, which keeps "a FREE page has no far copy" true. */
 #include "far_store.h"
-#include "runtime.h"
+#include "context.h"
 
 static int mem_open(struct fl_runtime *rt, const char *spec)
 {

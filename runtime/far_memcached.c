@@ -27,7 +27,7 @@
  * 120-139 us (a round trip is two wake-ups across vCPUs), write-back 15-16 us/page in pipelined
  * batches of 64 (about 1 ms per batch). */
 #include "far_store.h"
-#include "runtime.h"
+#include "context.h"
 #include "diag.h"
 
 #include <arpa/inet.h>

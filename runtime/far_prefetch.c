@@ -25,7 +25,8 @@
 #include "far_prefetch.h"
 #include "far_store.h"
 #include "far_latency.h"
-#include "runtime.h"
+#include "context.h"
+#include "evict.h"
 #include "pages.h"
 #include "diag.h"
 

@@ -30,7 +30,8 @@
  * in -L), and the runtime's and libraries' code. */
 #include "far_store.h"
 #include "far_latency.h"
-#include "runtime.h"
+#include "context.h"
+#include "env.h"
 #include "pages.h"
 #include "diag.h"
 

@@ -42,17 +42,37 @@
  * cost 87 µs CPU per page by move against 44 µs by copy. A page moved in is the only copy of its
  * content, so its next eviction must move it out again instead of dropping it, and each
  * single-page move pays the TLB shootdown of the mirror's mapping. */
+#include "fault.h"
 #include "pages.h"
 #include "far_prefetch.h"
 #include "thread_ctx.h"
 #include "diag.h"
 #include "uffd_compat.h"
+#include "evict.h"
+#include "far_store.h"
+#include "fault_context.h"
+#include "live_objects.h"
+#include "probe.h"
+#include "rap_online.h"
+#include "region.h"
+#include "stacks.h"
+#include "stream.h"
+#include "timeline.h"
+#include "trace_writer.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 static char zero_page[FL_PAGE_SIZE] __attribute__((aligned(FL_PAGE_SIZE)));
+
+/* A fault's service time so far: now minus READ_NS (when its message was read, since start_ns),
+ * saturated to the record's 32 bits. */
+static inline uint32_t fl_fault_service_ns(const struct fl_runtime *rt, uint64_t read_ns)
+{
+	uint64_t d = fl_now_ns() - rt->start_ns - read_ns;
+	return d > UINT32_MAX ? UINT32_MAX : d == 0 ? 1 : (uint32_t)d;
+}
 
 static void wake_page(struct fl_runtime *rt, size_t page)
 {

@@ -19,7 +19,11 @@
  * handler regardless, so a thread that exits before its signal arrives loses only a stack.
  * Never surfacing to the program: SA_RESTART, errno saved, the signal kept unblocked (the shim
  * filters it out of the program's signal masks), the handler never allocates. */
-#include "runtime.h"
+#include "fault_context.h"
+#include "context.h"
+#include "alloc_log.h"
+#include "stacks.h"
+#include "stream.h"
 #include "thread_ctx.h"
 #include "diag.h"
 

@@ -25,7 +25,8 @@
  * member when the --pmu events lack it), so every sample says how much CPU time the thread had
  * used at the fault: the fault record's thread_time_ns, the program's own time axis, at no cost
  * per fault. */
-#include "runtime.h"
+#include "context.h"
+#include "pmu.h"
 #include "thread_ctx.h"
 #include "diag.h"
 #include "faultline/env.h"

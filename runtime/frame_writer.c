@@ -1,6 +1,8 @@
 /* frame_writer.c: the framed, compressed record files and their writer thread (frame_writer.h). */
 #include "frame_writer.h"
-#include "runtime.h"
+#include "internal_thread.h"
+#include "runtime_api.h"
+#include "clock.h"
 #include "diag.h"
 
 #include <faultline/record_codec.h>

@@ -20,6 +20,8 @@
 
 struct fl_runtime;
 
+#define FL_TRACE_CHUNK 2048      /* fault records per handler buffer (64 KiB): the largest block */
+
 enum fl_framed_file { FL_FRAMED_FAULTS = 0, FL_FRAMED_CONTEXTS, FL_FRAMED_EVICTIONS, FL_FRAMED_COUNT };
 
 /* Sets up (once) and starts the writer for the files just opened: descriptors FDS[file], -1 for

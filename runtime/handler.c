@@ -25,7 +25,14 @@
  * scheduler moves the woken thread there 5-10x as often (docs/design.md). Whether more than one
  * handler should read at all is measured while the program runs (readers.c): the handlers beyond
  * rt->readers.reading sleep, in READER_SLEEP_MS naps cut short by the handler signal. */
-#include "runtime.h"
+#include "handler.h"
+#include "context.h"
+#include "fault.h"
+#include "live_objects.h"
+#include "readers.h"
+#include "stream.h"
+#include "thread_ctx.h"
+#include "trace_writer.h"
 #include "diag.h"
 #include "uffd_compat.h"
 
@@ -185,7 +192,7 @@ static void serve_messages(struct fl_handler *h, const struct uffd_msg *msgs, ss
 	if (atomic_load_explicit(&rt->final_mode, memory_order_relaxed)) {
 		fl_trace_flush(h);
 		if (!atomic_load(&rt->stopping))
-			fl_runtime_write_stats(rt);
+			fl_trace_write_stats(rt);
 	}
 	serve_flush_request(h);
 	step_readers(h);

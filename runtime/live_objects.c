@@ -47,6 +47,8 @@
  * line per call this replaces (a clock read, ~80 ns here, and 40 bytes of output per call). */
 #include "live_objects.h"
 #include "diag.h"
+#include "stacks.h"
+#include "thread_ctx.h"
 
 #include <errno.h>
 #include <link.h>

@@ -3,8 +3,15 @@
 #ifndef FL_LIVE_OBJECTS_H
 #define FL_LIVE_OBJECTS_H
 
-#include "runtime.h"
+#include "context.h"
 #include "thread_ctx.h"
+
+/* live_objects.c: live objects -> allocation sites; handler side: fl_objects_resolve */
+int fl_objects_setup(struct fl_runtime *rt);
+void fl_objects_after_fork(struct fl_runtime *rt);
+void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_record *rec);
+void fl_sites_write(struct fl_runtime *rt);
+void fl_sites_write_periodic(struct fl_runtime *rt); /* handler 0, every ~100 ms */
 
 /* Objects below this size live in the shadow words; larger ones (and every mmap) in slots. */
 #define FL_SMALL_OBJECT_LIMIT 16384

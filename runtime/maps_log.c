@@ -2,7 +2,7 @@
  * start, after every dlopen, before exec and at exit. Each snapshot is read whole into a
  * scratch buffer (raw mmap) and appended with one write(2) after its header line
  * "# maps <time_ns> <reason>", so snapshots never interleave. */
-#include "runtime.h"
+#include "context.h"
 #include "thread_ctx.h"
 #include "diag.h"
 

@@ -24,7 +24,8 @@
 #define FL_PAGES_H
 
 #include <sched.h>
-#include "runtime.h"
+#include "context.h"
+#include "diag.h"
 
 #define PG_WHERE    0x03
 #define PG_FREE     0x00

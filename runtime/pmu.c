@@ -7,8 +7,8 @@
  * stderr; meta.json records the events actually used and whether they are hardware or software
  * events (`record` says so once in its summary). Each thread's counters are members of its perf
  * group (fault_sample.c), whose samples carry their values at every fault without a read(2). */
-#include "runtime.h"
-#include "thread_ctx.h"
+#include "pmu.h"
+#include "context.h"
 #include "diag.h"
 
 #include <errno.h>

@@ -54,11 +54,15 @@
  *
  * Runs on its own thread, which takes evict_lock around each round (the mirror must be
  * registered as a move destination once, evict.c); pages are taken with trylock only. */
+#include "probe.h"
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
 #include "faultline/env.h"
 #include "faultline/record_schema.h"
+#include "env.h"
+#include "evict.h"
+#include "far_store.h"
 
 #include <errno.h>
 #include <signal.h>

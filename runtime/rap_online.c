@@ -25,7 +25,8 @@
  * fork: the child's trees start empty (re-initialised in the inherited copy of the memory).
  * Faults served after the last shutdown (later destructors, the exit path) are not in the
  * file; `faultline ranges` states the tree's count next to the trace's. */
-#include "runtime.h"
+#include "rap_online.h"
+#include "context.h"
 #include "diag.h"
 
 #include "faultline/rap.h"

@@ -25,7 +25,8 @@
  * that faults less keeps every handler reading (its time does not go to faults). Handlers not
  * reading sleep (handler.c) and are woken by the handler signal when all read again. The choice
  * is per process (a forked child measures its own). */
-#include "runtime.h"
+#include "readers.h"
+#include "context.h"
 #include "clock.h"
 
 #include <stdint.h>

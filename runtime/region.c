@@ -9,9 +9,11 @@
  *
  * Callers: the shim (jemalloc's extent hooks, the program's mmap family) on application
  * threads. va_lock is never taken by handler threads. */
+#include "region.h"
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
+#include "far_store.h"
 
 #include <errno.h>
 #include <string.h>

@@ -16,7 +16,8 @@
  * The handler keeps libunwind's caches per thread: after warm-up an unwind makes no system
  * call and takes no lock (~70 ns per frame). A PC in no known object (JIT code, a library
  * loaded behind dlopen's back) ends the stack, flagged truncated. */
-#include "runtime.h"
+#include "context.h"
+#include "region.h"
 #include "thread_ctx.h"
 #include "diag.h"
 

@@ -18,7 +18,23 @@
  *    at the instant of the fork are settled from the pages' presence (mincore).
  *    The parent does nothing special at fork: every page operation is atomic with respect to
  *    fork (each takes the mmap lock), so the child's copy is consistent. */
-#include "runtime.h"
+#include "context.h"
+#include "alloc_log.h"
+#include "env.h"
+#include "evict.h"
+#include "far_store.h"
+#include "fault_context.h"
+#include "handler.h"
+#include "live_objects.h"
+#include "pmu.h"
+#include "probe.h"
+#include "rap_online.h"
+#include "region.h"
+#include "runtime_api.h"
+#include "stacks.h"
+#include "stream.h"
+#include "timeline.h"
+#include "trace_writer.h"
 #include "thread_ctx.h"
 #include "pages.h"
 #include "diag.h"
@@ -41,7 +57,6 @@
 
 #include "faultline/env.h"
 
-struct fl_runtime fl_rt;
 _Atomic int fl_rt_state = FL_RT_UNINIT;
 
 static int open_uffd(void)
@@ -209,20 +224,6 @@ static uint64_t check_page_states(struct fl_runtime *rt)
 	return bad;
 }
 
-/* stats.json, written at shutdown and again by handlers that serve faults after it */
-static _Atomic int stats_busy;
-
-void fl_runtime_write_stats(struct fl_runtime *rt)
-{
-	for (int tries = 0; atomic_exchange(&stats_busy, 1); tries++) {
-		if (tries == 1000)
-			return; /* a fatal signal interrupted the writer: it will not finish */
-		sched_yield();
-	}
-	fl_trace_write_stats(rt, rt->exit_reason);
-	atomic_store(&stats_busy, 0);
-}
-
 /* Shutdown, at exit, exec, _exit or a fatal signal: from now on every record is written at
  * once; buffered records are flushed; stats.json is written. When the process is dying of a
  * signal (or the far store failed), the handlers first stop serving faults — the other
@@ -250,7 +251,7 @@ void fl_runtime_shutdown(const char *why)
 	fl_maps_snapshot(strcmp(why, "exec") == 0 ? "exec" : "exit");
 	fl_rap_online_write(rt); /* ranges.rap */
 	fl_frames_drain(); /* every record handed to the frame writer is in its file */
-	fl_runtime_write_stats(rt);
+	fl_trace_write_stats(rt);
 	fl_debug_marks_report(); /* debug build with FAULTLINE_DEBUG_MARKS=1: FL_ASSERT/FL_TESTCASE counts */
 }
 

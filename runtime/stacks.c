@@ -8,7 +8,10 @@
  * it in normal code; in a signal handler it must not (the claimer may be the code it
  * interrupted), so it defines the stack again under a new id: a duplicate definition, never
  * a wrong one. A full table likewise only costs duplicates. */
-#include "runtime.h"
+#include "stacks.h"
+#include "context.h"
+#include "stream.h"
+#include "sys.h"
 #include "diag.h"
 
 #include <errno.h>

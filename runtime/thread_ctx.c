@@ -11,6 +11,8 @@
 #include "thread_ctx.h"
 #include "live_objects.h"
 #include "diag.h"
+#include "alloc_log.h"
+#include "stream.h"
 
 #include <errno.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef FL_THREAD_CTX_H
 #define FL_THREAD_CTX_H
 
-#include "runtime.h"
+#include "context.h"
 #include "stream.h"
 #include "faultline/trace.h"
 
@@ -65,6 +65,16 @@ struct fl_thread {
 	struct fl_stream contexts, fault_stacks;
 	struct fl_sampler sampler;         /* perf group, opened on its first fault context */
 };
+
+/* thread_ctx.c: per-thread state of application threads */
+struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
+int fl_threads_setup(struct fl_runtime *rt);
+void fl_threads_flush_all(void);
+void fl_threads_flush_periodic(void);
+/* Calls visit for every pending site-counter delta of every thread in use (read while they run). */
+void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg);
+void fl_threads_after_fork(void);
+size_t fl_threads_tids(int *tids, size_t max);  /* tid per thread slot (0: free), for timeline.c */
 
 /* fault_sample.c */
 int fl_sample_setup(struct fl_runtime *rt);

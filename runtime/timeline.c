@@ -22,7 +22,13 @@
  * other streams, so a SIGKILL loses at most the last ~100 ms. At shutdown a last sample (reason
  * FL_TL_FINAL) is taken and every stream written. A forked child opens its own file, closes the
  * parent's counters and starts its own sampler. */
-#include "runtime.h"
+#include "timeline.h"
+#include "context.h"
+#include "env.h"
+#include "pmu.h"
+#include "stream.h"
+#include "thread_ctx.h"
+#include "trace_file.h"
 #include "diag.h"
 #include "faultline/record_schema.h"
 

@@ -4,8 +4,16 @@
  * Fault records collect in a per-handler buffer (owned by that handler thread, in runtime
  * memory, never in the region); a full buffer goes to the frame writer (frame_writer.c), which
  * delta-codes, compresses and writes it into the framed `faults` file. A failed write (ENOSPC,
- * EIO) is the only way a record is dropped; it is counted and its errno kept for the summary. Files are created with O_EXCL | O_NOFOLLOW: nothing is clobbered or followed. */
-#include "runtime.h"
+ * EIO) is the only way a record is dropped; it is counted and its errno kept for the summary.
+ * The directory and the files are created by trace_file.c. */
+#include "trace_writer.h"
+#include "context.h"
+#include "evict_log.h"
+#include "far_store.h"
+#include "probe.h"
+#include "stream.h"
+#include "timeline.h"
+#include "trace_file.h"
 #include "pages.h"
 #include "diag.h"
 #include "frame_writer.h"
@@ -14,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,104 +31,30 @@
 #include <time.h>
 #include <unistd.h>
 
-static int create_file(const struct fl_runtime *rt, const char *name, int extra_flags)
-{
-	char path[PATH_MAX];
-	struct fl_buf b = { path, 0, sizeof(path) };
-	fl_buf_str(&b, rt->dir);
-	fl_buf_str(&b, "/");
-	fl_buf_str(&b, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644);
-	if (fd < 0)
-		fl_log_errno(path, errno);
-	return fd;
-}
-
-/* Creates DIR/<pid> (or DIR/<pid>.N when this pid already has one, after an exec). */
-static int make_process_dir(struct fl_runtime *rt, const char *top)
-{
-	for (unsigned n = 0; n < 1000; n++) {
-		struct fl_buf b = { rt->dir, 0, sizeof(rt->dir) };
-		fl_buf_str(&b, top);
-		fl_buf_str(&b, "/");
-		fl_buf_u64(&b, (uint64_t)getpid());
-		if (n) {
-			fl_buf_str(&b, ".");
-			fl_buf_u64(&b, n);
-		}
-		if (mkdir(rt->dir, 0755) == 0)
-			return 0;
-		if (errno != EEXIST) {
-			fl_log_errno(rt->dir, errno);
-			return -1;
-		}
-	}
-	return -1;
-}
-
-/* Creates a binary trace file and writes its header; returns the descriptor or -1. */
-static int open_binary_flags(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size,
-			     int append)
-{
-	struct fl_file_header hdr;
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.magic = FL_TRACE_MAGIC;
-	hdr.version = FL_TRACE_VERSION;
-	hdr.kind = kind;
-	hdr.header_size = sizeof(hdr);
-	hdr.record_size = record_size;
-	hdr.pid = (uint32_t)getpid();
-	hdr.page_size = FL_PAGE_SIZE;
-	hdr.start_ns = rt->start_ns;
-	hdr.region_start = (uint64_t)(uintptr_t)rt->region;
-	hdr.region_size = rt->region_pages * FL_PAGE_SIZE;
-	int fd = create_file(rt, name, O_EXCL | append);
-	if (fd < 0)
-		return -1;
-	int err = fl_write_all(fd, &hdr, sizeof(hdr), NULL);
-	if (err) {
-		fl_log_errno(name, err);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int open_binary(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
-{
-	return open_binary_flags(rt, name, kind, record_size, O_APPEND);
-}
-
-/* A binary file of another writer (timeline.c), opened like the others: created, O_APPEND. */
-int fl_trace_open_file(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size)
-{
-	return open_binary(rt, name, kind, record_size);
-}
-
 int fl_trace_open(struct fl_runtime *rt)
 {
-	if (!rt->top_dir[0] || make_process_dir(rt, rt->top_dir) < 0)
+	if (!rt->top_dir[0] || fl_trace_make_dir(rt, rt->top_dir) < 0)
 		return -1;
 	/* stats.json is written at the very end, when the disk may be full: reserve its space now
 	 * under a hidden name; it becomes stats.json when first written */
-	rt->stats_fd = create_file(rt, ".stats.json", O_EXCL);
+	rt->stats_fd = fl_trace_create_file(rt, ".stats.json", O_EXCL);
 	rt->stats_named = false;
 	if (rt->stats_fd >= 0)
 		fallocate(rt->stats_fd, FALLOC_FL_KEEP_SIZE, 0, 16384);
-	rt->faults_fd = open_binary(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
-	int contexts_fd = open_binary(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
-	int stacks_fd = open_binary(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
+	rt->faults_fd = fl_trace_open_file(rt, FL_FILE_NAME_FAULTS, FL_FILE_FAULTS, sizeof(struct fl_fault_record));
+	int contexts_fd = fl_trace_open_file(rt, FL_FILE_NAME_CONTEXTS, FL_FILE_CONTEXTS, sizeof(struct fl_fault_context));
+	int stacks_fd = fl_trace_open_file(rt, FL_FILE_NAME_STACKS, FL_FILE_STACKS, 0);
 	/* the allocation log: sampled records in allocs, or the full log in allocs.zst (alloc_log.c) */
 	int allocs_fd = rt->alloc_log_full ? -1
-			: open_binary(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
+			: fl_trace_open_file(rt, FL_FILE_NAME_ALLOCS, FL_FILE_ALLOCS, sizeof(struct fl_alloc_record));
 	rt->allocs_zst_fd = !rt->alloc_log_full ? -1
-			    : open_binary(rt, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record));
+			    : fl_trace_open_file(rt, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_ALLOCS_ZSTD, sizeof(struct fl_alloc_record));
 	/* rewritten whole at shutdown with pwrite: not O_APPEND */
-	rt->sites_fd = open_binary_flags(rt, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), 0);
-	rt->maps_fd = create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
+	rt->sites_fd = fl_trace_open_binary(rt, FL_FILE_NAME_SITES, FL_FILE_SITES, sizeof(struct fl_site_record), 0);
+	rt->maps_fd = fl_trace_create_file(rt, FL_FILE_NAME_MAPS, O_EXCL | O_APPEND);
 	/* eviction events (evict_log.c): optional, a recording without them is still whole */
 	fl_stream_init(&rt->evict_log, FL_SF_EVICTIONS);
-	int evictions_fd = open_binary(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record));
+	int evictions_fd = fl_trace_open_file(rt, FL_FILE_NAME_EVICTIONS, FL_FILE_EVICTIONS, sizeof(struct fl_evict_record));
 	/* the streams own these descriptors from now on (stream.c) */
 	fl_stream_file_set(FL_SF_CONTEXTS, contexts_fd);
 	fl_stream_file_set(FL_SF_STACKS, stacks_fd);
@@ -192,7 +127,7 @@ static size_t read_proc(const char *path, char *buf, size_t cap)
 /* Creates a JSON file once, in the process's new directory: never clobbers, never follows. */
 static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_buf *b)
 {
-	int fd = create_file(rt, name, O_EXCL);
+	int fd = fl_trace_create_file(rt, name, O_EXCL);
 	if (fd < 0)
 		return;
 	int err = fl_write_all(fd, b->p, b->len, NULL);
@@ -322,7 +257,7 @@ static void json_cpu_split(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_STATS_EVICTOR_CPU_NS, evictor);
 }
 
-void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
+static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 {
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
@@ -412,4 +347,18 @@ void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_str(&b, FL_STATS_EXIT, exit_reason);
 	fl_buf_str(&b, "\n}\n");
 	write_stats_file(rt, &b);
+}
+
+/* stats.json, written at shutdown and again by handlers that serve faults after it */
+static _Atomic int stats_busy;
+
+void fl_trace_write_stats(struct fl_runtime *rt)
+{
+	for (int tries = 0; atomic_exchange(&stats_busy, 1); tries++) {
+		if (tries == 1000)
+			return; /* a fatal signal interrupted the writer: it will not finish */
+		sched_yield();
+	}
+	write_stats(rt, rt->exit_reason);
+	atomic_store(&stats_busy, 0);
 }

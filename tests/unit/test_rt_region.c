@@ -16,6 +16,8 @@
  * unlock publishes the new state without BUSY. */
 #include "check.h"
 #include "../../runtime/pages.h"
+#include "../../runtime/region.h"
+#include "../../runtime/far_store.h"
 
 #include <stdarg.h>
 #include <string.h>

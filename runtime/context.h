@@ -1,14 +1,18 @@
-/* runtime.h: the far-memory runtime's single context and its internal API.
+/* context.h: the runtime's one context, struct fl_runtime (fl_rt, defined in context.c), and the
+ * types embedded in it. Types only: every subsystem reads the fields it owns from here, and its
+ * functions are declared in its own header (evict.h, fault.h, trace_writer.h, ...). It includes
+ * leaves only (the raw system calls, clock, diagnostics, the stream and far-store state types),
+ * so any file of the runtime may include it without a circle; runtime.c, the lifecycle, is the
+ * one file above every subsystem.
  *
  * The runtime owns one region of virtual memory (the program's heap), registered with
  * userfaultfd. Every page of the region has one state byte (pages.h). Handler threads
  * (handler.c) read fault messages and serve them (fault.c); when local memory is at its
  * limit they evict pages (evict.c) into the far store (far_store.h: the in-process mirror of
- * the region, or a backend behind it). Fault records go through
- * per-handler buffers to the trace files (trace_writer.c). The shim calls the functions
- * declared at the end of this file; it never touches page states itself. */
-#ifndef FL_RUNTIME_H
-#define FL_RUNTIME_H
+ * the region, or a backend behind it). Fault records go through per-handler buffers to the
+ * trace files (trace_writer.c). The shim sees none of this: it calls runtime_api.h. */
+#ifndef FL_CONTEXT_H
+#define FL_CONTEXT_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,16 +24,20 @@
 #include "faultline/evict_sizes.h"
 #include "faultline/trace.h"
 #include "stream.h"
-#include "far_store.h"
+#include "far_state.h"
 #include "sys.h"
 #include "clock.h"
 #include "fatal.h"
 #include "internal_thread.h"
 #include "runtime_api.h"
 
+struct fl_far_store;
+struct fl_rap_online;
+struct fl_timeline;
+struct fl_probe;
+
 #define FL_MAX_HANDLERS 16
 #define FL_MSG_BATCH 64          /* uffd messages read per read(2) */
-#define FL_TRACE_CHUNK 2048      /* fault records per handler buffer (64 KiB) */
 #define FL_MIN_LOCAL_PAGES 256   /* -L below 1 MiB is refused */
 #define FL_MAX_STACK_DEPTH 256   /* --stack-depth is capped here */
 
@@ -224,133 +232,8 @@ struct fl_extent {
 	size_t first, count;
 };
 
-extern struct fl_runtime fl_rt;
+extern struct fl_runtime fl_rt; /* context.c */
 
 #define FL_LATE_STACK_MS 200 /* a stack signal taken later than this had been blocked: no stack */
-
-/* runtime.c */
-void fl_runtime_write_stats(struct fl_runtime *rt);
-/* fl_fatal_stop: fatal.h; fl_now_ns: clock.h (leaves, included above) */
-
-/* env.c */
-uint64_t fl_env_u64(const char *name, uint64_t dflt); /* a FAULTLINE_* number; dflt if unset or malformed */
-
-/* region.c: virtual memory of the region, in bytes (multiples of the page size) */
-int fl_region_setup(struct fl_runtime *rt);
-void fl_region_report_exhausted(size_t request);
-
-/* thread_ctx.c: per-thread state of application threads */
-struct fl_thread;
-struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
-int fl_threads_setup(struct fl_runtime *rt);
-void fl_threads_flush_all(void);
-void fl_threads_flush_periodic(void);
-struct fl_site_delta;
-/* Calls visit for every pending site-counter delta of every thread in use (read while they run). */
-void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg);
-void fl_threads_after_fork(void);
-size_t fl_threads_tids(int *tids, size_t max);  /* tid per thread slot (0: free), for timeline.c */
-
-/* stacks.c */
-int fl_stacks_setup(struct fl_runtime *rt);
-uint32_t fl_stack_intern(struct fl_stream *defs, const uint64_t *frames, unsigned n, uint16_t flags, bool may_wait);
-unsigned fl_stack_capture_here(uint64_t *frames, unsigned max);   /* callers of the runtime/shim */
-void fl_stacks_after_fork(void);
-
-/* fault_context.c: the faulting thread's side of a fault */
-int fl_fault_context_setup(struct fl_runtime *rt);
-bool fl_fault_context_request(struct fl_runtime *rt, uint32_t tid, uint32_t seq);
-
-/* pmu.c */
-struct perf_event_attr;
-int fl_pmu_setup(struct fl_runtime *rt);
-void fl_pmu_attr(const struct fl_runtime *rt, unsigned i, struct perf_event_attr *attr);
-/* The timeline's counters of one thread (any thread of this process), as one group read with
- * read(2): task-clock (leader), page-faults, context-switches, and instructions, cycles when
- * `hardware`. Returns how many were opened into fds (0: none; fds[0] leads). */
-unsigned fl_pmu_open_thread_counters(int tid, bool hardware, int *fds, unsigned max);
-struct perf_event_attr;
-int fl_perf_event_open(int tid, struct perf_event_attr *attr, int group_fd); /* pmu.c: the one opener */
-bool fl_pmu_hardware_present(void);      /* this machine counts instructions and cycles */
-
-int fl_alloc_log_setup(struct fl_runtime *rt);
-struct fl_thread;
-void fl_alloc_log_flush_thread(struct fl_thread *t, bool try_only); /* full log: write its chunk */
-void fl_alloc_log_discard_thread(struct fl_thread *t);  /* fork child: the parent writes its own */
-
-/* live_objects.c: live objects -> allocation sites; handler side: fl_objects_resolve */
-int fl_objects_setup(struct fl_runtime *rt);
-void fl_objects_after_fork(struct fl_runtime *rt);
-void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_record *rec);
-void fl_sites_write(struct fl_runtime *rt);
-void fl_sites_write_periodic(struct fl_runtime *rt); /* handler 0, every ~100 ms */
-
-
-/* fault.c */
-void fl_fault_serve_batch(struct fl_handler *h, const void *msgs, int n);
-
-/* A fault's service time so far: now minus READ_NS (when its message was read, since start_ns),
- * saturated to the record's 32 bits. */
-static inline uint32_t fl_fault_service_ns(const struct fl_runtime *rt, uint64_t read_ns)
-{
-	uint64_t d = fl_now_ns() - rt->start_ns - read_ns;
-	return d > UINT32_MAX ? UINT32_MAX : d == 0 ? 1 : (uint32_t)d;
-}
-
-/* evict.c */
-void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
-void fl_evict_make_room(struct fl_runtime *rt, size_t need);
-void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
-/* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
-void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
-int fl_evict_setup(struct fl_runtime *rt);
-void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
-
-/* evict_log.c: eviction events, to the evictions file (trace.h). Under evict_lock: one call per
- * batch of evicted pages (PAGES, or the run [FIRST, FIRST + N) when PAGES is NULL; OLD their
- * states before eviction, PG_DIRTY telling dirty from clean). No allocation, one clock read. */
-void fl_evict_log(struct fl_runtime *rt, const size_t *pages, size_t first, const uint8_t *old, size_t n,
-		  uint8_t decision);
-void fl_evict_log_flush(struct fl_runtime *rt, bool wait); /* the evictor's stream: handler 0's cadence */
-
-/* handler.c */
-int fl_handlers_start(struct fl_runtime *rt);
-void fl_handlers_flush(struct fl_runtime *rt);
-
-/* readers.c (run by handler 0 only) */
-void fl_readers_init(struct fl_runtime *rt);
-bool fl_readers_step(struct fl_runtime *rt); /* true when the handlers not reading must read again */
-
-/* rap_online.c: RAP trees of the faults, written to ranges.rap at shutdown */
-int fl_rap_online_setup(struct fl_runtime *rt);         /* always 0: the tree is optional */
-void fl_rap_online_after_fork(struct fl_runtime *rt);   /* child: trees start empty */
-void fl_rap_online_add(struct fl_handler *h, uint64_t addr);  /* fault path: no lock, no malloc */
-void fl_rap_online_write(struct fl_runtime *rt);        /* merge the trees, write ranges.rap */
-
-/* timeline.c: counters sampled over time (trace.h "Timeline") */
-int fl_timeline_setup(struct fl_runtime *rt);            /* before fl_trace_open: settings (meta.json) */
-int fl_timeline_start(struct fl_runtime *rt);            /* after the handlers: file and sampler thread */
-void fl_timeline_after_fork(struct fl_runtime *rt);      /* child: its own file, thread and counters */
-void fl_timeline_fault(struct fl_handler *h);            /* fault path: every N-th fault, no syscall */
-void fl_timeline_shutdown(struct fl_runtime *rt);        /* a final sample, everything written */
-void fl_timeline_json_meta(struct fl_runtime *rt, struct fl_buf *b);
-/* probe.c: pages unmapped on trial to see their re-touches (record --mrc, --sample-accesses) */
-int fl_probe_setup(struct fl_runtime *rt);                        /* reads the environment; 0 = ok or off */
-int fl_probe_start(struct fl_runtime *rt);                        /* the prober thread, after the handlers */
-void fl_probe_after_fork(struct fl_runtime *rt);
-bool fl_probe_claim(struct fl_runtime *rt, size_t page);          /* fault path, page locked: armed by the prober? */
-void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind); /* fault path: after a fault */
-void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b);
-void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b);
-bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* evict.c; under evict_lock */
-bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page);   /* evict.c; the page is locked */
-
-/* trace_writer.c */
-int fl_trace_open(struct fl_runtime *rt);
-int fl_trace_open_file(struct fl_runtime *rt, const char *name, uint32_t kind, uint32_t record_size);
-void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec);
-void fl_trace_flush(struct fl_handler *h);
-void fl_trace_write_meta(struct fl_runtime *rt);
-void fl_trace_write_stats(struct fl_runtime *rt, const char *exit_reason);
 
 #endif

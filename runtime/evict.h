@@ -1,0 +1,22 @@
+/* evict.h: eviction (evict.c): the clock and fifo policies, the reserve and the evictor
+ * thread, and what the prober asks of them. */
+#ifndef FL_EVICT_H
+#define FL_EVICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fl_runtime;
+
+void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
+void fl_evict_make_room(struct fl_runtime *rt, size_t need);
+void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
+/* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
+void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
+int fl_evict_setup(struct fl_runtime *rt);
+void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
+bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* under evict_lock */
+bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page);   /* the page is locked */
+
+#endif
