@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include "zstd_mem.h"
 #include "stream.h"
+#include "thread_slot.h"
 #include "thread_ctx.h"
 
 #define FULL_CHUNK_BYTES (64 * 1024)

@@ -24,7 +24,8 @@
 #include "alloc_log.h"
 #include "stacks.h"
 #include "stream.h"
-#include "thread_ctx.h"
+#include "thread_slot.h"
+#include "fault_sample.h"
 #include "diag.h"
 
 #include <errno.h>

@@ -27,7 +27,7 @@
  * per fault. */
 #include "context.h"
 #include "pmu.h"
-#include "thread_ctx.h"
+#include "fault_sample.h"
 #include "diag.h"
 #include "faultline/env.h"
 

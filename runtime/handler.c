@@ -31,7 +31,7 @@
 #include "live_objects.h"
 #include "readers.h"
 #include "stream.h"
-#include "thread_ctx.h"
+#include "thread_slot.h"
 #include "trace_writer.h"
 #include "diag.h"
 #include "uffd_compat.h"

@@ -48,6 +48,7 @@
 #include "live_objects.h"
 #include "diag.h"
 #include "stacks.h"
+#include "thread_slot.h"
 #include "thread_ctx.h"
 
 #include <errno.h>
@@ -175,11 +176,6 @@ void fl_objects_after_fork(struct fl_runtime *rt)
 }
 
 /* ---------------------------------------------------------------- sites */
-
-void fl_site_cache_clear(struct fl_thread *t)
-{
-	memset(t->site_cache, 0, sizeof(t->site_cache));
-}
 
 static uint64_t mix(uint64_t x)
 {

@@ -51,7 +51,6 @@ bool fl_objects_remove(struct fl_thread *t, uint64_t addr, struct fl_object *out
 unsigned fl_objects_unmap(struct fl_thread *t, uint64_t addr, uint64_t len, void (*ended)(const struct fl_object *obj, void *arg),
 			  void *arg);
 
-void fl_site_cache_clear(struct fl_thread *t);
 /* Adds the thread's pending site-counter changes to the sites (its end, shutdown). */
 void fl_site_deltas_publish(struct fl_thread *t);
 

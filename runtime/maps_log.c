@@ -3,7 +3,7 @@
  * scratch buffer (raw mmap) and appended with one write(2) after its header line
  * "# maps <time_ns> <reason>", so snapshots never interleave. */
 #include "context.h"
-#include "thread_ctx.h"
+#include "remote_unwind.h"
 #include "diag.h"
 
 #include <string.h>

@@ -18,7 +18,8 @@
  * loaded behind dlopen's back) ends the stack, flagged truncated. */
 #include "context.h"
 #include "region.h"
-#include "thread_ctx.h"
+#include "remote_unwind.h"
+#include "fault_sample.h"
 #include "diag.h"
 
 #include <asm/perf_regs.h>

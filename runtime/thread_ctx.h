@@ -1,10 +1,20 @@
-/* thread_ctx.h: what the runtime keeps per application thread. */
+/* thread_ctx.h: what the runtime keeps per application thread (struct fl_thread), types only.
+ * A thread's slot holds the state of several subsystems (the sampler's perf group, the
+ * allocation sites' cache, the record streams), so its type is a leaf they all include; the
+ * slots themselves are thread_slot.c's, a thread's end and the fork child's threads threads.c's. */
 #ifndef FL_THREAD_CTX_H
 #define FL_THREAD_CTX_H
 
-#include "context.h"
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "stream.h"
 #include "faultline/trace.h"
+
+struct perf_event_mmap_page;
+struct fl_full_log;
 
 /* A thread's perf group (fault_sample.c): the sampled page-fault leader and the --pmu events. */
 struct fl_sampler {
@@ -66,36 +76,11 @@ struct fl_thread {
 	struct fl_sampler sampler;         /* perf group, opened on its first fault context */
 };
 
-/* thread_ctx.c: per-thread state of application threads */
-struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
-int fl_threads_setup(struct fl_runtime *rt);
-void fl_threads_flush_all(void);
-void fl_threads_flush_periodic(void);
-/* Calls visit for every pending site-counter delta of every thread in use (read while they run). */
-void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, void *arg), void *arg);
-void fl_threads_after_fork(void);
-size_t fl_threads_tids(int *tids, size_t max);  /* tid per thread slot (0: free), for timeline.c */
-
-/* fault_sample.c */
-int fl_sample_setup(struct fl_runtime *rt);
-void fl_sample_thread_start(struct fl_thread *t);
-void fl_sample_thread_stop(struct fl_thread *t);
-void fl_sample_thread_ended(struct fl_thread *t);
-void fl_sample_thread_begins(struct fl_thread *t);
-void fl_sample_after_fork(struct fl_thread *t);
-void fl_sample_registry_after_fork(void);
-unsigned fl_sample_read_counters(struct fl_thread *t, uint64_t *values);
-bool fl_sample_take(uint32_t tid, uint64_t page_addr, struct fl_fault_sample *out);
-void fl_sample_release(struct fl_fault_sample *s);
-uint64_t fl_sample_reg(const struct fl_fault_sample *s, int perf_reg);
-
-/* remote_unwind.c */
-int fl_unwind_setup(struct fl_runtime *rt);
-void fl_unwind_refresh_objects(void);
-void fl_unwind_after_fork(void);
-unsigned fl_unwind_sample(const struct fl_fault_sample *s, uint64_t *frames, unsigned max, uint16_t *flags);
-
-/* This thread's slot (NULL until fl_thread_self gave it one): the allocation path's fast check. */
-extern __thread struct fl_thread *fl_thread_tls;
+/* Forgets the thread's cache of allocation sites (live_objects.c): sites are per process, so a
+ * new owner of the slot, or a fork child, starts with an empty one. */
+static inline void fl_site_cache_clear(struct fl_thread *t)
+{
+	memset(t->site_cache, 0, sizeof(t->site_cache));
+}
 
 #endif

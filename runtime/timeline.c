@@ -27,7 +27,7 @@
 #include "env.h"
 #include "pmu.h"
 #include "stream.h"
-#include "thread_ctx.h"
+#include "thread_slot.h"
 #include "trace_file.h"
 #include "diag.h"
 #include "faultline/record_schema.h"

@@ -1,18 +1,16 @@
-/* thread_ctx.c: per-thread state of application threads — their record streams and PMU
- * counters — kept in a pool allocated once (raw mmap, never in the region).
+/* thread_slot.c: the slots of application threads — their record streams, PMU group and
+ * allocation-site caches (thread_ctx.h) — in a pool allocated once (raw mmap, never in the region).
  *
  * A thread gets its slot on first use, from normal code or from the stack signal's handler
  * (lock-free: a compare-and-swap on in_use), and keeps it in an initial-exec TLS pointer.
- * When the thread exits, a pthread key destructor flushes its streams, closes its counters
- * and frees the slot for reuse, so programs that create and end many threads need only as
- * many slots as they have threads alive at once. At process exit every slot in use is
- * flushed (threads still running, or ended without the destructor: the main thread), without
- * waiting long for a stream whose thread was stopped inside an append (fatal signal). */
-#include "thread_ctx.h"
-#include "live_objects.h"
+ * When the thread exits, a pthread key destructor (threads.c, given at setup) flushes what the
+ * slot holds and frees it for reuse, so programs that create and end many threads need only as
+ * many slots as they have threads alive at once. */
+#include "thread_slot.h"
+#include "fault_sample.h"
+#include "sys.h"
 #include "diag.h"
-#include "alloc_log.h"
-#include "stream.h"
+#include "internal_thread.h"
 
 #include <errno.h>
 #include <string.h>
@@ -25,37 +23,12 @@
 
 static struct fl_thread *pool;
 static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used */
-static pthread_key_t exit_key;
+static pthread_key_t exit_key;            /* its destructor: threads.c's end of a thread */
 static bool exit_key_ok;
 __thread struct fl_thread *fl_thread_tls; /* this thread's slot, once it has one */
 
-/* The thread's perf group outlives the slot: the thread still faults on its way out (its
- * allocator caches are freed after this destructor), and those faults keep their samples and
- * counters. The group is closed when another thread takes the slot, or at process exit. */
-static void release_slot(struct fl_thread *t)
+int fl_thread_slots_setup(void (*on_exit)(void *slot))
 {
-	fl_stream_flush(&t->allocs);
-	fl_alloc_log_flush_thread(t, false);
-	fl_site_deltas_publish(t);
-	fl_stream_flush(&t->alloc_stacks);
-	fl_stream_flush(&t->contexts);
-	fl_stream_flush(&t->fault_stacks);
-	fl_sample_thread_ended(t);
-	atomic_store(&t->in_use, 0);
-}
-
-static void on_thread_exit(void *arg)
-{
-	struct fl_thread *t = arg;
-	if (t && t == fl_thread_tls) {
-		fl_thread_tls = NULL;
-		release_slot(t);
-	}
-}
-
-int fl_threads_setup(struct fl_runtime *rt)
-{
-	(void)rt;
 	pool = fl_sys_mmap(NULL, FL_MAX_THREADS * sizeof(struct fl_thread), PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (pool == MAP_FAILED) {
@@ -64,8 +37,18 @@ int fl_threads_setup(struct fl_runtime *rt)
 	}
 	/* keys below 32 live in the thread descriptor: pthread_setspecific then never allocates,
 	 * which makes it usable from the stack signal's handler */
-	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0 && exit_key < 32;
+	exit_key_ok = pthread_key_create(&exit_key, on_exit) == 0 && exit_key < 32;
 	return 0;
+}
+
+size_t fl_thread_slots_used(void)
+{
+	return atomic_load(&pool_high);
+}
+
+struct fl_thread *fl_thread_slot(size_t i)
+{
+	return &pool[i];
 }
 
 struct fl_thread *fl_thread_self(void)
@@ -113,23 +96,6 @@ struct fl_thread *fl_thread_self(void)
 	return NULL; /* more live threads than slots: their records are counted as dropped */
 }
 
-void fl_threads_flush_all(void)
-{
-	size_t high = atomic_load(&pool_high);
-	for (size_t i = 0; i < high; i++) {
-		struct fl_thread *t = &pool[i];
-		if (!atomic_load(&t->in_use))
-			continue;
-		fl_alloc_log_flush_thread(t, true);
-		fl_site_deltas_publish(t); /* a thread still running may lose a concurrent change */
-		/* definitions before the records that name them */
-		fl_stream_try_flush(&t->alloc_stacks);
-		fl_stream_try_flush(&t->allocs);
-		fl_stream_try_flush(&t->fault_stacks);
-		fl_stream_try_flush(&t->contexts);
-	}
-}
-
 /* Every thread's buffered records, written out by handler 0 every ~100 ms (handler.c): stream
  * by stream, only where the owner is not appending at that moment. */
 void fl_threads_flush_periodic(void)
@@ -168,29 +134,5 @@ void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, v
 			continue;
 		for (unsigned k = 0; k < FL_SITE_CACHE; k++)
 			visit(&t->site_delta[k], arg);
-	}
-}
-
-/* In a forked child only the forking thread exists; what the others had buffered belongs to
- * the parent, which writes it itself. The counters were the parent's threads'. */
-void fl_threads_after_fork(void)
-{
-	size_t high = atomic_load(&pool_high);
-	for (size_t i = 0; i < high; i++) {
-		struct fl_thread *t = &pool[i];
-		if (!atomic_load(&t->in_use))
-			continue;
-		fl_stream_discard(&t->allocs);
-		fl_alloc_log_discard_thread(t);
-		fl_site_cache_clear(t);
-		memset(t->site_delta, 0, sizeof(t->site_delta));
-		fl_stream_discard(&t->alloc_stacks);
-		fl_stream_discard(&t->contexts);
-		fl_stream_discard(&t->fault_stacks);
-		fl_sample_after_fork(t);
-		if (t != fl_thread_tls)
-			atomic_store(&t->in_use, 0);
-		else
-			t->tid = (int)syscall(SYS_gettid);
 	}
 }

@@ -1,0 +1,90 @@
+/* threads.c: the application threads' lifecycle — a thread's end, the flush of every thread at
+ * process exit, and the threads of a fork child — over the slots of thread_slot.c. Each slot
+ * holds state of several subsystems (record streams, the full allocation log's chunk, site
+ * counters, the perf group), so this file, above them all, is the one that ends it.
+ *
+ * When a thread exits, the pthread key destructor flushes its streams, closes its counters and
+ * frees the slot for reuse. At process exit every slot in use is flushed (threads still running,
+ * or ended without the destructor: the main thread), without waiting long for a stream whose
+ * thread was stopped inside an append (fatal signal). */
+#include "threads.h"
+#include "thread_slot.h"
+#include "alloc_log.h"
+#include "fault_sample.h"
+#include "live_objects.h"
+#include "stream.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The thread's perf group outlives the slot: the thread still faults on its way out (its
+ * allocator caches are freed after this destructor), and those faults keep their samples and
+ * counters. The group is closed when another thread takes the slot, or at process exit. */
+static void release_slot(struct fl_thread *t)
+{
+	fl_stream_flush(&t->allocs);
+	fl_alloc_log_flush_thread(t, false);
+	fl_site_deltas_publish(t);
+	fl_stream_flush(&t->alloc_stacks);
+	fl_stream_flush(&t->contexts);
+	fl_stream_flush(&t->fault_stacks);
+	fl_sample_thread_ended(t);
+	atomic_store(&t->in_use, 0);
+}
+
+static void on_thread_exit(void *arg)
+{
+	struct fl_thread *t = arg;
+	if (t && t == fl_thread_tls) {
+		fl_thread_tls = NULL;
+		release_slot(t);
+	}
+}
+
+int fl_threads_setup(struct fl_runtime *rt)
+{
+	(void)rt;
+	return fl_thread_slots_setup(on_thread_exit);
+}
+
+void fl_threads_flush_all(void)
+{
+	size_t high = fl_thread_slots_used();
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = fl_thread_slot(i);
+		if (!atomic_load(&t->in_use))
+			continue;
+		fl_alloc_log_flush_thread(t, true);
+		fl_site_deltas_publish(t); /* a thread still running may lose a concurrent change */
+		/* definitions before the records that name them */
+		fl_stream_try_flush(&t->alloc_stacks);
+		fl_stream_try_flush(&t->allocs);
+		fl_stream_try_flush(&t->fault_stacks);
+		fl_stream_try_flush(&t->contexts);
+	}
+}
+
+/* In a forked child only the forking thread exists; what the others had buffered belongs to
+ * the parent, which writes it itself. The counters were the parent's threads'. */
+void fl_threads_after_fork(void)
+{
+	size_t high = fl_thread_slots_used();
+	for (size_t i = 0; i < high; i++) {
+		struct fl_thread *t = fl_thread_slot(i);
+		if (!atomic_load(&t->in_use))
+			continue;
+		fl_stream_discard(&t->allocs);
+		fl_alloc_log_discard_thread(t);
+		fl_site_cache_clear(t);
+		memset(t->site_delta, 0, sizeof(t->site_delta));
+		fl_stream_discard(&t->alloc_stacks);
+		fl_stream_discard(&t->contexts);
+		fl_stream_discard(&t->fault_stacks);
+		fl_sample_after_fork(t);
+		if (t != fl_thread_tls)
+			atomic_store(&t->in_use, 0);
+		else
+			t->tid = (int)syscall(SYS_gettid);
+	}
+}
