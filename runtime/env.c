@@ -1,7 +1,6 @@
 /* env.c: reading the runtime's part of the FAULTLINE_* environment (inc/faultline/env.h):
  * numbers, with one message for a malformed value. */
 #include "env.h"
-#include "context.h"
 #include "diag.h"
 
 #include <errno.h>

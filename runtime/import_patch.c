@@ -9,7 +9,8 @@
  * runtime rewrites libunwind's GOT entries for sigprocmask to its own wrapper (sys.c), as
  * the dynamic linker would have written them for a lookup that found ours: the GOT page is
  * made writable for the write and read-only again (RELRO). Nothing else in the library moves. */
-#include "context.h"
+#include "runtime_api.h" /* FL_PAGE_SIZE */
+#include "sys.h"
 #include "diag.h"
 
 #include <elf.h>
