@@ -21,7 +21,9 @@ It reports
     (record and render sit on one level; render may read analyze's models, analyze never
     calls render or record; base includes nothing of tools/ but base; inc includes only inc);
   - shim/ <-> runtime/: the shim may include runtime/runtime_api.h only, and runtime/
-    includes nothing of shim/.
+    includes nothing of shim/;
+  - runtime/runtime (runtime.c, the lifecycle) is the top of runtime/: no file of runtime/
+    includes or calls it (docs/design.md, "Layers").
 
 usage: include_graph.py [--root DIR] [--build DIR] [--no-calls] [--dot] [--strict AREA,...] [--show AREA,...]
   --strict: areas (top folders) whose circles and upward arrows are errors (exit 1)
@@ -106,6 +108,10 @@ def build_graph(root):
 LINK_UNITS = (("obj", ("tools", "lib")), ("pic", ("runtime", "shim", "lib")))
 
 
+def has_source(root, node):
+    return any(os.path.exists(os.path.join(root, node + ext)) for ext in (".c", ".cc"))
+
+
 def add_calls(root, build, edges):
     """arrows for global symbols one object uses and another object of its program defines;
     returns how many objects were read"""
@@ -118,7 +124,8 @@ def add_calls(root, build, edges):
                 dirs.sort()
                 for f in sorted(files):
                     node = node_of(os.path.relpath(os.path.join(d, f), top))
-                    if f.endswith(".o") and node in edges:
+                    # an object left from a source since removed or renamed draws no arrows
+                    if f.endswith(".o") and node in edges and has_source(root, node):
                         objects[os.path.join(d, f)] = node
         if not objects:
             continue
@@ -206,6 +213,8 @@ def upward_arrows(edges):
                 bad.append("%s -> %s (tools/ reads recordings, not the runtime): %s" % (a, b, why))
             elif aa == "shim" and ab == "runtime" and b != "runtime/runtime_api" and " includes " in why:
                 bad.append("%s -> %s (shim/ may include runtime/runtime_api.h only): %s" % (a, b, why))
+            elif aa == "runtime" and b == "runtime/runtime":
+                bad.append("%s -> %s (runtime.c is the top: nothing in runtime/ includes or calls it): %s" % (a, b, why))
             elif aa == "runtime" and ab == "shim":
                 bad.append("%s -> %s (runtime/ includes nothing of shim/): %s" % (a, b, why))
             elif aa == "lib" and ab not in ("lib", "inc"):
