@@ -188,7 +188,7 @@ struct fl_runtime {
 	_Atomic size_t heap_bytes, peak_heap_bytes;
 	_Atomic bool exhausted_reported;
 
-	/* stacks, PMU context, allocations (thread_ctx.c, stacks.c, pmu.c, fault_context.c, alloc_log.c) */
+	/* stacks, PMU context, allocations (thread_slot.c, stacks.c, pmu.c, fault_context.c, alloc_log.c) */
 	unsigned stack_depth;                /* frames per stack */
 	unsigned sample;                     /* a stack for one fault in `sample` */
 	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */

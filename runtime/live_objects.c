@@ -548,7 +548,7 @@ void fl_objects_resolve(struct fl_runtime *rt, uint64_t addr, struct fl_fault_re
  * (sites are only added, counters only grow); when it does, the stale tail is cut after.
  *
  * A periodic snapshot adds, to the published counters, the deltas the running threads have not
- * published yet (thread_ctx.c lends them), read without stopping their owners: the counters are
+ * published yet (thread_slot.c lends them), read without stopping their owners: the counters are
  * read first and the deltas second, so a delta published in between is missed for that one
  * snapshot, never counted twice. The shutdown snapshot comes after every delta was published;
  * a periodic one never runs after it (and never at the same time: sites_file.lock). */

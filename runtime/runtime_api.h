@@ -1,5 +1,5 @@
 /* runtime_api.h: what the shim (shim/) may use of the runtime — the one narrow door between
- * them. The shim never includes runtime.h nor reads the runtime's context struct: it asks
+ * them. The shim never includes context.h nor reads the runtime's context struct: it asks
  * through these functions, and the few hot-path facts (the region's bounds, the runtime's state,
  * the per-thread flags) are here as plain variables the runtime sets. */
 #ifndef FL_RUNTIME_API_H

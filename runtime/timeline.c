@@ -45,7 +45,7 @@
 #define TL_FLUSH_NS 100000000ull /* streams written out every 100 ms */
 #define TL_PERF_MAX 5            /* task-clock, page-faults, context-switches, instructions, cycles */
 
-/* The counters of one thread slot (thread_ctx.c), opened by the sampler. */
+/* The counters of one thread slot (thread_slot.c), opened by the sampler. */
 struct tl_thread {
 	int tid;                     /* 0: not tracked */
 	unsigned nfds;

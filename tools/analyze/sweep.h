@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The runtime's smallest -L (runtime/runtime.h FL_MIN_LOCAL_PAGES): smaller sizes are refused. */
+/* The runtime's smallest -L (runtime/context.h FL_MIN_LOCAL_PAGES): smaller sizes are refused. */
 #define SWEEP_MIN_LOCAL_BYTES ((uint64_t)1 << 20)
 
 /* At most this many sizes in one sweep. */
