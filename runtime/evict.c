@@ -661,20 +661,45 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	return got;
 }
 
-/* Fifo: evicts up to `want` pages in fault-in order. */
+/* Puts back at the head of the ring the N entries a round popped and skipped (oldest first in
+ * PAGES/EPOCHS), so they keep their place in line. The round popped at least N entries and pushed
+ * no more than it popped, so the ring has room for them; the ring is only changed under
+ * evict_lock. */
+static void ring_unpop(struct fl_page_ring *r, const uint32_t *pages, const uint32_t *epochs, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		r->head--;
+		r->pages[r->head % r->cap] = pages[i];
+		r->epochs[r->head % r->cap] = epochs[i];
+	}
+}
+
+#define FIFO_MAX_SKIPPED 64 /* busy pages a round passes over and puts back in place */
+
+/* Fifo: evicts up to `want` pages in fault-in order. A page locked by a handler (its install not
+ * finished, or a write-protect fault) is passed over and keeps its place at the head of the line
+ * (up to FIFO_MAX_SKIPPED a round), so it leaves as soon as it is unlocked: moved to the tail, it
+ * stayed resident for a whole extra -L of installs, and a cyclic scan missed its refault. A page
+ * the program made PROT_NONE cannot leave at all: it goes to the tail. */
 static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 {
-	size_t got = 0, examined = 0, budget = ring_count(&rt->fifo), page;
+	size_t got = 0, examined = 0, budget = ring_count(&rt->fifo), page, nskipped = 0;
 	struct run run = { .n = 0, .to_soft = false, .decision = FL_EVICT_FIFO, .batch = NULL };
-	uint32_t epoch;
+	uint32_t epoch, skipped_pages[FIFO_MAX_SKIPPED], skipped_epochs[FIFO_MAX_SKIPPED];
 	uint8_t old;
 
 	while (got < want && examined++ < budget && ring_pop(&rt->fifo, &page, &epoch)) {
 		if (rt->epoch[page] != epoch)
 			continue; /* freed or evicted since: stale entry */
 		FL_TESTCASE(atomic_load(&rt->state[page]) & PG_BUSY);
-		if (!fl_page_trylock(rt, page, &old)) {
-			ring_push_raw(&rt->fifo, page, epoch); /* in transition: keep its place in line */
+		if (!fl_page_trylock(rt, page, &old)) { /* in transition */
+			FL_TESTCASE(nskipped == FIFO_MAX_SKIPPED);
+			if (nskipped < FIFO_MAX_SKIPPED) {
+				skipped_pages[nskipped] = (uint32_t)page;
+				skipped_epochs[nskipped++] = epoch;
+			} else {
+				ring_push_raw(&rt->fifo, page, epoch);
+			}
 			continue;
 		}
 		if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS)) {
@@ -687,6 +712,8 @@ static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 		got++;
 	}
 	run_flush(rt, &run);
+	FL_TESTCASE(nskipped > 0);
+	ring_unpop(&rt->fifo, skipped_pages, skipped_epochs, nskipped);
 	return got;
 }
 
