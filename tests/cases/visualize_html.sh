@@ -9,7 +9,8 @@
 #     (buffer B's addresses after the pause's middle) leaves only phase_two_fill's callsites; a
 #     click on the top allocation site lists its objects' lifetimes; screenshots are taken;
 #   - --no-html writes no report.html;
-#   - a recording made with --mrc has the curve of `faultline mrc` in its page;
+#   - one size of a sweep made with --mrc (faultline sweep -L 4M,8M,16M --mrc) has in its page the
+#     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
 #   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
 #     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB.
 # The browser part is skipped (the rest still runs) when Chromium cannot start: SKIP then, never
@@ -105,17 +106,19 @@ rm -rf "$WORK/nohtml" && mkdir -p "$WORK/nohtml"
 [ -s "$WORK/nohtml/flamegraph.svg" ] || fail "visualize --no-html wrote no flamegraph.svg"
 echo "ok --no-html: no report.html, the other files written"
 
-# ---------------------------------------------------------------- the miss-ratio curve
-name=loops
-expect_record "$name" -L 8 -M 256 --mrc -- "$PLANTED/mrc_loops" 16 2
-mkdir -p "$WORK/viz-mrc"
-"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz-mrc" >/dev/null 2>"$WORK/viz-mrc.err" ||
-	fail "visualize (--mrc recording) exited $?: $(tail -3 "$WORK/viz-mrc.err")"
-"$FAULTLINE" mrc "$WORK/$name" --format csv >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
-page_json "$WORK/viz-mrc/report.html" >"$WORK/page-mrc.json" || fail "no model in the --mrc page"
-"$PY" - "$WORK/page-mrc.json" "$WORK/mrc.csv" <<'EOF' || fail "the page's miss-ratio curve differs from faultline mrc's"
+# ---------------------------------------------------------------- the miss-ratio curve and the sweep
+say "faultline sweep -L 4M,8M,16M --mrc -M 256 -- mrc_loops 16 2"
+"$FAULTLINE" sweep -L 4M,8M,16M -o "$WORK/sweep" -M 256 --mrc -- "$PLANTED/mrc_loops" 16 2 >"$WORK/sweep.out" 2>&1 ||
+	fail "sweep exited $?: $(tail -5 "$WORK/sweep.out")"
+mkdir -p "$WORK/viz-sweep"
+"$FAULTLINE" visualize "$WORK/sweep/L-8M" -o "$WORK/viz-sweep" >/dev/null 2>"$WORK/viz-sweep.err" ||
+	fail "visualize (a sweep's L-8M) exited $?: $(tail -3 "$WORK/viz-sweep.err")"
+"$FAULTLINE" mrc "$WORK/sweep/L-8M" --format csv >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
+page_json "$WORK/viz-sweep/report.html" >"$WORK/page-sweep.json" || fail "no model in the sweep's page"
+"$PY" - "$WORK/page-sweep.json" "$WORK/mrc.csv" "$WORK/sweep/sweep.csv" <<'EOF' || fail "the page's curves differ from faultline mrc's and sweep's"
 import csv, json, sys
-curve = json.load(open(sys.argv[1]))["mrc"]
+d = json.load(open(sys.argv[1]))
+curve = d["mrc"]
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert rows, "faultline mrc printed no row"
 assert len(curve) == len(rows), "page: %d points, mrc: %d rows" % (len(curve), len(rows))
@@ -124,6 +127,12 @@ for p, r in zip(curve, rows):
     for i, k in ((1, "predicted_refaults"), (2, "lower"), (3, "upper")):
         assert abs(p[i] - float(r[k])) <= 1, (p, r)
 print("ok the page's miss-ratio curve is faultline mrc's (%d points)" % len(curve))
+sweep = {int(r["local_bytes"]): int(r["refault"]) for r in csv.DictReader(open(sys.argv[3]))}
+page = {p[0]: p[1] for p in d["sweep"]}
+assert page == sweep, "page's sweep %s, sweep.csv %s" % (page, sweep)
+this = [p[0] for p in d["sweep"] if p[3] == 1]
+assert this == [8 << 20], "the page marks %s as this recording, want 8 MiB" % this
+print("ok the page's sweep curve is sweep.csv's refaults (%d sizes), this recording's -L 8M marked" % len(page))
 EOF
 
 # ---------------------------------------------------------------- size

@@ -1,13 +1,17 @@
 /* html_model.c: the bucketed, bounded model behind report.html (html_model.h): accumulation one
  * fault at a time, then the bounds and the names. */
+#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc_lifetimes.h"
 #include "html_model.h"
 #include "mrc.h"
+#include "sweep.h"
 
 #define SITE_UNALLOCATED (HTML_NONE - 1)  /* the fault hit no recorded object */
 #define SITE_NO_STACK (HTML_NONE - 2)     /* its object's allocation has no stack */
@@ -95,6 +99,7 @@ int html_model_init(struct html_model *m, const struct fl_recording *rec, struct
 		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds)
 {
 	memset(m, 0, sizeof(*m));
+	m->sweep_knee = SIZE_MAX;
 	m->rec = rec;
 	m->callsites = callsites;
 	m->namer = namer;
@@ -340,6 +345,68 @@ void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, do
 	m->hot[m->nhot] = (struct html_hot){ lo, hi, pct, "" };
 	snprintf(m->hot[m->nhot].label, sizeof(m->hot[m->nhot].label), "%s", label ? label : "");
 	m->nhot++;
+}
+
+/* The -L of a sweep size's subdirectory name ("L-8M", "L-1234K", sweep_point_name's forms); 0 for
+ * any other name. */
+static uint64_t sweep_dir_bytes(const char *name)
+{
+	char *end;
+	unsigned long long n;
+
+	if (strncmp(name, "L-", 2) != 0 || name[2] < '0' || name[2] > '9')
+		return 0;
+	n = strtoull(name + 2, &end, 10);
+	if (strcmp(end, "M") == 0)
+		return (uint64_t)n << 20;
+	if (strcmp(end, "K") == 0)
+		return (uint64_t)n << 10;
+	return 0;
+}
+
+int html_model_add_sweep(struct html_model *m)
+{
+	struct sweep_point *points = NULL;
+	char dir_copy[4096], base_copy[4096], path[4096 + 300];
+	const char *parent, *base;
+	size_t n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	/* POSIX dirname and basename may write into their argument: each gets its own copy */
+	snprintf(dir_copy, sizeof(dir_copy), "%s", m->rec->dir);
+	snprintf(base_copy, sizeof(base_copy), "%s", m->rec->dir);
+	parent = dirname(dir_copy);
+	base = basename(base_copy);
+	snprintf(path, sizeof(path), "%s/sweep.csv", parent);
+	if (!sweep_dir_bytes(base) || access(path, F_OK) != 0 || !(d = opendir(parent)))
+		return 0; /* not one size of a sweep */
+	if (!(points = calloc(HTML_MAX_MRC, sizeof(*points)))) {
+		closedir(d);
+		errno = ENOMEM;
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL && n < HTML_MAX_MRC) {
+		char err[256];
+		uint64_t bytes = sweep_dir_bytes(e->d_name);
+		size_t len = strlen(e->d_name);
+		if (!bytes || len >= sizeof(points[n].name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+		if (sweep_point_load(&points[n], path, err, sizeof(err)) < 0)
+			continue; /* a size whose run failed: not on the curve, as not in the sweep's table */
+		points[n].local_bytes = bytes;
+		memcpy(points[n].name, e->d_name, len + 1);
+		n++;
+	}
+	closedir(d);
+	sweep_sort(points, n);
+	m->sweep_knee = sweep_knee(points, n);
+	for (size_t i = 0; i < n; i++)
+		m->sweep[m->nsweep++] = (struct html_sweep_point){ points[i].local_bytes, points[i].faults_total,
+								   points[i].refault, strcmp(points[i].name, base) == 0 };
+	free(points);
+	return 0;
 }
 
 int html_model_add_mrc(struct html_model *m)

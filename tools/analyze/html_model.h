@@ -107,6 +107,12 @@ struct html_mrc_point {
 	double predicted, lower, upper;
 };
 
+/* One size of the sweep the recording belongs to (faultline sweep's DIR/L-<size>), as measured. */
+struct html_sweep_point {
+	uint64_t local_bytes, faults, refaults;
+	bool this_recording;        /* the recording drawn on the page */
+};
+
 /* A table of distinct strings: names[i] (each at most HTML_MAX_NAME bytes). */
 struct html_names {
 	char **names;
@@ -173,6 +179,9 @@ struct html_model {
 	struct html_mrc_point mrc[HTML_MAX_MRC];
 	size_t nmrc;
 	uint64_t mrc_peak_bytes;
+	struct html_sweep_point sweep[HTML_MAX_MRC];
+	size_t nsweep;
+	size_t sweep_knee;          /* index into sweep of the knee (sweep.h), or SIZE_MAX */
 };
 
 /* Prepares an empty model of REC's faults of the kinds in KINDS on CLOCK's axis, naming stacks with
@@ -194,6 +203,11 @@ void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, do
  * record --mrc (else leaves it empty).
  * 0, or -1 (ENOMEM). */
 int html_model_add_mrc(struct html_model *m);
+
+/* Fills the sweep curve when the recording is one size of a `faultline sweep` output (its parent
+ * directory holds sweep.csv and the other sizes' L-<size> recordings; each size's counts from its
+ * stats.json files, as the sweep printed them), else leaves it empty. 0, or -1 (ENOMEM). */
+int html_model_add_sweep(struct html_model *m);
 
 /* Bounds and names everything (see the top of this file). 0, or -1 (ENOMEM). */
 int html_model_finish(struct html_model *m);

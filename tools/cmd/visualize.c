@@ -986,7 +986,7 @@ static int write_html(struct viz *v)
 	for (size_t i = 0; v->timelines && i < v->rec->nprocs; i++)
 		if (v->timelines[i].nrecs && html_model_add_timeline(&v->html, &v->rec->procs[i], &v->timelines[i]) < 0)
 			goto nomem;
-	if (html_model_add_mrc(&v->html) < 0 || html_model_finish(&v->html) < 0)
+	if (html_model_add_mrc(&v->html) < 0 || html_model_add_sweep(&v->html) < 0 || html_model_finish(&v->html) < 0)
 		goto nomem;
 	snprintf(title, sizeof(title), "%s: faultline report of %s", v->o->title ? v->o->title : "page faults", v->rec->dir);
 	ho.title = title;

@@ -120,6 +120,10 @@ static void write_extras(const struct html_model *m, FILE *out)
 	for (size_t i = 0; i < m->nmrc; i++)
 		fprintf(out, "%s[%" PRIu64 ",%.1f,%.1f,%.1f]", i ? "," : "", m->mrc[i].local_bytes, m->mrc[i].predicted,
 			m->mrc[i].lower, m->mrc[i].upper);
+	fputs("],\n\"sweep\":[", out);
+	for (size_t i = 0; i < m->nsweep; i++)
+		fprintf(out, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%d]", i ? "," : "", m->sweep[i].local_bytes,
+			m->sweep[i].refaults, m->sweep[i].faults, m->sweep[i].this_recording, i == m->sweep_knee);
 	fputs("]", out);
 }
 
@@ -188,7 +192,7 @@ size_t html_report_max_bytes(void)
 	size_t tables = (size_t)HTML_MAX_GROUPS * 6 * (5 * 21 + 3); /* index arrays, sites' counts, threads */
 	size_t objects = (size_t)HTML_MAX_OBJECTS_TOTAL * (7 * 21 + 3);
 	size_t series = (size_t)HTML_MAX_SERIES * (HTML_MAX_POINTS * 42 + 200);
-	size_t rest = (size_t)HTML_MAX_HOT * (HTML_MAX_NAME * 6 + 100) + HTML_MAX_MRC * 100 + HTML_MAX_HEADER * 6 + 8192;
+	size_t rest = (size_t)HTML_MAX_HOT * (HTML_MAX_NAME * 6 + 100) + HTML_MAX_MRC * 200 + HTML_MAX_HEADER * 6 + 8192;
 	return sizeof(html_asset_report_css) + sizeof(html_asset_report_body_html) + sizeof(html_asset_report_js) + cells +
 	       groups + stacks + HTML_MAX_NAME_BYTES + tables + objects + series + rest;
 }

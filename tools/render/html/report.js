@@ -337,27 +337,41 @@
     box.innerHTML = '<p class="note">' + objectsShown.length + ' objects of ' + esc(N[D.sites[state.sel.row][0]]) + ' with the most faults, outlined on the heatmap (address x lifetime):</p><table><tr><th>pid</th><th>address</th><th>size</th><th>allocated (s)</th><th>freed (s)</th><th>faults</th></tr>' +
       objectsShown.map((o) => '<tr><td>' + o[1] + '</td><td>0x' + o[2].toString(16) + '</td><td>' + fmt(o[3]) + '</td><td>' + (o[4] / 1e9).toFixed(3) + '</td><td>' + (o[5] < 0 ? 'live at end' : (o[5] / 1e9).toFixed(3)) + '</td><td>' + fmt(o[6]) + '</td></tr>').join('') + '</table>';
   }
-  function renderMrc() {
-    if (!D.mrc.length) { $('mrcsec').style.display = 'none'; return; }
-    // points: [local bytes, predicted, lower, upper]; x on a log scale, the band shaded
-    const svg = $('mrcsvg'), W = 600, H = 260, l = 70, b = 40, top = 12;
-    const xs = D.mrc.map((p) => Math.log2(Math.max(1, p[0])));
-    const x0 = Math.min(...xs), x1 = Math.max(...xs), ym = Math.max(1, ...D.mrc.map((p) => p[3]));
+  // A curve of refaults against local memory (log scale) into the SVG element svg: points
+  // { bytes, y, lo, hi (a band, optional), tip, ring (this recording), square (the knee) }.
+  function plotCurve(svg, pts) {
+    const W = 600, H = 260, l = 70, b = 40, top = 12;
+    const xs = pts.map((p) => Math.log2(Math.max(1, p.bytes)));
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), ym = Math.max(1, ...pts.map((p) => (p.hi !== undefined ? p.hi : p.y)));
     const X = (x) => l + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - l - 20), Y = (y) => H - b - y / ym * (H - b - top);
     const mib = (n) => (n >= 1048576 ? (n / 1048576).toFixed(n % 1048576 ? 1 : 0) + ' MiB' : (n / 1024).toFixed(0) + ' KiB');
-    const band = D.mrc.map((p, i) => X(xs[i]) + ',' + Y(p[3])).concat(D.mrc.map((p, i) => X(xs[i]) + ',' + Y(p[2])).reverse());
-    let h = '<polygon fill="rgba(200,60,0,0.15)" stroke="none" points="' + band.join(' ') + '"/>';
+    let h = '';
+    if (pts[0].hi !== undefined) {
+      const band = pts.map((p, i) => X(xs[i]) + ',' + Y(p.hi)).concat(pts.map((p, i) => X(xs[i]) + ',' + Y(p.lo)).reverse());
+      h += '<polygon fill="rgba(200,60,0,0.15)" stroke="none" points="' + band.join(' ') + '"/>';
+    }
     h += '<line x1="' + l + '" y1="' + Y(0) + '" x2="' + (W - 10) + '" y2="' + Y(0) + '" stroke="#888"/><line x1="' + l + '" y1="' + Y(0) + '" x2="' + l + '" y2="' + top + '" stroke="#888"/>';
     for (let i = 0; i <= 4; i++) h += '<text x="' + (l - 4) + '" y="' + (Y(ym * i / 4) + 4) + '" font-size="10" text-anchor="end">' + fmt(Math.round(ym * i / 4)) + '</text>';
-    h += '<polyline fill="none" stroke="#c30" stroke-width="2" points="' + D.mrc.map((p, i) => X(xs[i]) + ',' + Y(p[1])).join(' ') + '"/>';
-    const every = Math.max(1, Math.ceil(D.mrc.length / 8));
-    D.mrc.forEach((p, i) => {
-      h += '<circle cx="' + X(xs[i]) + '" cy="' + Y(p[1]) + '" r="3" fill="#c30"><title>-L ' + mib(p[0]) + ': ' + fmt(Math.round(p[1])) + ' refaults predicted (' +
-        fmt(Math.round(p[2])) + ' to ' + fmt(Math.round(p[3])) + ')</title></circle>';
-      if (i % every === 0 || i === D.mrc.length - 1) h += '<text x="' + X(xs[i]) + '" y="' + (H - b + 14) + '" font-size="10" text-anchor="middle">' + mib(p[0]) + '</text>';
+    h += '<polyline fill="none" stroke="#c30" stroke-width="2" points="' + pts.map((p, i) => X(xs[i]) + ',' + Y(p.y)).join(' ') + '"/>';
+    const every = Math.max(1, Math.ceil(pts.length / 8));
+    pts.forEach((p, i) => {
+      const x = X(xs[i]), y = Y(p.y);
+      if (p.square) h += '<rect x="' + (x - 6) + '" y="' + (y - 6) + '" width="12" height="12" fill="none" stroke="#06c" stroke-width="2"/>';
+      if (p.ring) h += '<circle cx="' + x + '" cy="' + y + '" r="7" fill="none" stroke="#000" stroke-width="2"/>';
+      h += '<circle class="point" cx="' + x + '" cy="' + y + '" r="3" fill="#c30"><title>-L ' + mib(p.bytes) + ': ' + p.tip + '</title></circle>';
+      if (i % every === 0 || i === pts.length - 1) h += '<text x="' + x + '" y="' + (H - b + 14) + '" font-size="10" text-anchor="middle">' + mib(p.bytes) + '</text>';
     });
     h += '<text x="' + ((l + W) / 2) + '" y="' + (H - 6) + '" font-size="11" text-anchor="middle">local memory (-L, log scale)</text>';
     svg.innerHTML = h;
+  }
+  function renderCurves() {
+    if (!D.mrc.length) $('mrcsec').style.display = 'none';
+    else plotCurve($('mrcsvg'), D.mrc.map((p) => ({ bytes: p[0], y: p[1], lo: p[2], hi: p[3],
+      tip: fmt(Math.round(p[1])) + ' refaults predicted (' + fmt(Math.round(p[2])) + ' to ' + fmt(Math.round(p[3])) + ')' })));
+    // sweep points: [local bytes, refaults, faults, this recording, the knee]
+    if (!D.sweep.length) $('sweepsec').style.display = 'none';
+    else plotCurve($('sweepsvg'), D.sweep.map((p) => ({ bytes: p[0], y: p[1], ring: p[3] === 1, square: p[4] === 1,
+      tip: fmt(p[1]) + ' refaults, ' + fmt(p[2]) + ' faults measured' + (p[3] ? ' (this recording)' : '') + (p[4] ? ' (the knee)' : '') })));
   }
   function renderAll() {
     const b = state.brush;
@@ -366,7 +380,7 @@
     renderTable(); renderObjects(); renderHeatmap(); renderTimeline(); renderFlame();
   }
   renderAll();
-  renderMrc();
+  renderCurves();
   // for tests and the console: the state, and the pixel of an (address, time) on the heatmap canvas
   window.faultline = {
     state: state, data: D,
