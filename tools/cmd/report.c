@@ -406,7 +406,7 @@ int report_run(const struct report_options *o, FILE *out)
 	return rc;
 }
 
-int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, char **text)
+int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bool progress, char **text)
 {
 	static char *argv[] = { "report", NULL };
 	struct report_options o;
@@ -419,7 +419,7 @@ int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, ch
 		return 1;
 	o.pid = pid;
 	o.time_axis = axis;
-	o.progress = false;
+	o.progress = progress;
 	if (!(out = open_memstream(text, &len))) {
 		cli_error("report: open_memstream: %s", strerror(errno));
 		report_options_free(&o);

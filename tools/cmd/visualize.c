@@ -1127,7 +1127,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o, 
 		}
 		v.has_html = true;
 		/* report's own pass, first: its memory is freed before visualize's passes build theirs */
-		if (report_header_text(rec->dir, o->pid, o->time_axis, &v.html_header) != 0)
+		if (report_header_text(rec->dir, o->pid, o->time_axis, !o->verbose, &v.html_header) != 0)
 			goto out;
 	}
 	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
