@@ -2,7 +2,8 @@
 """check_html_report.py: report.html (faultline visualize) in headless Chromium (cdp.py), driven with
 real mouse events:
   1. the page loads with no script exception and no console error; the tables, the flame graph and
-     the heatmap render (rows, frames with a size, painted pixels);
+     the heatmap render (rows, frames with a size, painted pixels); hovering the heatmap names the
+     cell under the pointer;
   2. a click on the top row of the callsite table selects it: the flame graph marks the frames of
      its stacks (its function among them) and no frame of the other phase's function; the heatmap
      grays the other cells;
@@ -99,6 +100,13 @@ def main():
         painted, gray = heatmap_pixels(b)
         check(painted > 1000 and gray < painted / 100, "the heatmap is painted in colour (%d pixels, %d gray)" %
               (painted, gray))
+
+        xy = b.eval("(function () { var c = document.getElementById('heatmap'); c.scrollIntoView({block: 'center'});"
+                    " var r = c.getBoundingClientRect(), p = faultline.plot;"
+                    " return [r.left + (p.left + p.right) / 2, r.top + (p.top + p.bottom) / 2]; })()")
+        b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": xy[0], "y": xy[1]})
+        hover = b.eval("document.getElementById('hover').textContent")
+        check(" faults" in hover and hover.startswith("0x"), "hovering the heatmap names the cell: %r" % hover)
 
         # 2. select the top callsite
         top = names[0] if names else ""

@@ -213,10 +213,12 @@
   function xToCol(x) { return state.t0 + (x - L) / PW * (state.t1 - state.t0); }
   function yToRow(y) { return (T + PH - y) / PH * G.rows; }
   let objectsShown = [];
+  let cellsShown = new Map(); // row * 65536 + col -> [faults, of them selected], as last drawn
   function renderHeatmap() {
     const ctx = hm.getContext('2d'), c = D.cells, sel = selectedGroups();
     ctx.clearRect(0, 0, hm.width, hm.height);
     const per = new Map();
+    cellsShown = per;
     let max = 1;
     for (let i = 0; i < c.length; i += 5) {
       if (!kindOk(c[i + 2])) continue;
@@ -302,7 +304,19 @@
   }
   let drag = null;
   hm.onmousedown = (e) => { const r = hm.getBoundingClientRect(); drag = { x0: e.clientX - r.left, y0: e.clientY - r.top, x1: e.clientX - r.left, y1: e.clientY - r.top }; };
-  hm.onmousemove = (e) => { if (!drag) return; const r = hm.getBoundingClientRect(); drag.x1 = e.clientX - r.left; drag.y1 = e.clientY - r.top; renderHeatmap(); };
+  hm.onmousemove = (e) => {
+    const r = hm.getBoundingClientRect();
+    if (drag) { drag.x1 = e.clientX - r.left; drag.y1 = e.clientY - r.top; renderHeatmap(); return; }
+    // no drag: what is under the pointer, on the line under the heatmap
+    const col = Math.floor(xToCol(e.clientX - r.left)), row = Math.floor(yToRow(e.clientY - r.top));
+    if (row < 0 || row >= G.rows || col < 0 || col >= G.cols) { $('hover').textContent = ''; return; }
+    const lo = G.addr0 + row * G.row_bytes, e2 = cellsShown.get(row * 65536 + col);
+    const hot = D.hot.find((h) => h[0] < lo + G.row_bytes && h[1] > lo);
+    $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + (col * G.col_ns / 1e9).toFixed(3) + '-' +
+      ((col + 1) * G.col_ns / 1e9).toFixed(3) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
+      (hot ? '; hot range ' + hot[2].toFixed(1) + '% of the faults' + (hot[3] ? ', ' + hot[3] : '') : '');
+  };
+  hm.onmouseleave = () => { $('hover').textContent = ''; };
   hm.onmouseup = () => {
     if (!drag) return;
     const d = drag;
