@@ -309,14 +309,14 @@
     if (drag) { drag.x1 = e.clientX - r.left; drag.y1 = e.clientY - r.top; renderHeatmap(); return; }
     // no drag: what is under the pointer, on the line under the heatmap
     const col = Math.floor(xToCol(e.clientX - r.left)), row = Math.floor(yToRow(e.clientY - r.top));
-    if (row < 0 || row >= G.rows || col < 0 || col >= G.cols) { $('hover').textContent = ''; return; }
+    if (row < 0 || row >= G.rows || col < 0 || col >= G.cols) { $('hover').textContent = '\u00a0'; return; }
     const lo = G.addr0 + row * G.row_bytes, e2 = cellsShown.get(row * 65536 + col);
     const hot = D.hot.find((h) => h[0] < lo + G.row_bytes && h[1] > lo);
     $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + (col * G.col_ns / 1e9).toFixed(3) + '-' +
       ((col + 1) * G.col_ns / 1e9).toFixed(3) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
       (hot ? '; hot range ' + hot[2].toFixed(1) + '% of the faults' + (hot[3] ? ', ' + hot[3] : '') : '');
   };
-  hm.onmouseleave = () => { $('hover').textContent = ''; };
+  hm.onmouseleave = () => { $('hover').textContent = '\u00a0'; }; // never empty: the page below must not move
   hm.onmouseup = () => {
     if (!drag) return;
     const d = drag;
