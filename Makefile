@@ -44,6 +44,14 @@ $(PPROF_GEN).o: $(PPROF_GEN).c $(PPROF_GEN).h
 	$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
 $(BUILD)/obj/tools/render/pprof.o: $(PPROF_GEN).h
 
+# report.html's script, style and page body (tools/render/html/*) become byte arrays in a generated
+# header, compiled into the CLI: the page is one self-contained file, and its JS stays a JS file.
+HTML_ASSETS := $(sort $(wildcard tools/render/html/*))
+$(BUILD)/gen/html_assets.h: $(HTML_ASSETS) scripts/embed_assets.sh
+	@mkdir -p $(dir $@)
+	scripts/embed_assets.sh $@ $(HTML_ASSETS)
+$(BUILD)/obj/tools/render/html_report.o: $(BUILD)/gen/html_assets.h
+
 .PHONY: all test test-long demo bench bench-quick clean deps
 all: $(BUILD)/libfaultline.so $(BUILD)/debug/libfaultline.so $(BUILD)/faultline $(PLANTED_BIN) $(UNIT_BIN) $(EXAMPLE_BIN) \
      $(BUILD)/tests/plant_recording

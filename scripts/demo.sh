@@ -20,3 +20,6 @@ for verb in report visualize; do
 done
 echo
 echo "The recording is in $out (one directory per process: meta.json, stats.json, faults)."
+if [ -f "$out/report.html" ]; then
+	echo "Open $out/report.html in a browser: tables, flame graph and heatmap, linked."
+fi

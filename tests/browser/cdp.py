@@ -14,7 +14,8 @@ carries its sessionId.
 
 JavaScript dialogs (prompt/alert) are answered as they open with the text set in
 b.dialog_text, because a page blocked in prompt() answers no other command until then. Exceptions
-thrown by the page are collected in b.errors."""
+thrown by the page are collected in b.errors, console.error and console.assert messages in
+b.console_errors."""
 
 import base64
 import fcntl
@@ -59,6 +60,7 @@ class Browser:
         self.buffer = b""
         self.events = []
         self.errors = []
+        self.console_errors = []
         self.dialog_text = None
         self.dialogs = []
         self.session = None
@@ -176,6 +178,9 @@ class Browser:
             self._send({"id": self._new_id(), "method": "Page.handleJavaScriptDialog",
                         "params": {"accept": self.dialog_text is not None, "promptText": text},
                         "sessionId": message.get("sessionId")})
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            args = params.get("args", [])
+            self.console_errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
         elif method == "Runtime.exceptionThrown":
             details = params.get("exceptionDetails", {})
             exc = details.get("exception", {})

@@ -196,7 +196,8 @@ mkdir -p "$WORK/old/123/sub" "$WORK/old/notes" "$WORK/keep-target"
 touch "$WORK/old/README" "$WORK/old/123/sub/faults" "$WORK/old/notes/a"
 # what `faultline visualize` wrote from the old trace (stale once it is replaced)
 touch "$WORK/old/flamegraph.svg" "$WORK/old/flamegraph-refault.svg" "$WORK/old/faults.folded" \
-	"$WORK/old/faults-alloc.folded" "$WORK/old/ranges.txt" "$WORK/old/heatmap.svg" "$WORK/old/timeline.svg"
+	"$WORK/old/faults-alloc.folded" "$WORK/old/ranges.txt" "$WORK/old/heatmap.svg" "$WORK/old/timeline.svg" \
+	"$WORK/old/report.html"
 touch "$WORK/old/flamegraph-mine.svg"   # a user's own file, not visualize's: kept
 ln -s "$WORK/keep-target" "$WORK/old/456"
 run "$F" record -M 64M -o "$WORK/old" -- true
@@ -205,11 +206,11 @@ expect "non-empty output directory refused" 2 "exists and is not empty"
 	bad "refusal removed files: $(ls -R "$WORK/old")"
 run "$F" record -M 64M -o "$WORK/old" --force -- true
 expect "--force accepted" 0 "removed 1 old process directory"
-[[ $err == *"removed 7 files visualize made from the old trace"* ]] && ok "--force: says it removed visualize's 7 files" ||
+[[ $err == *"removed 8 files visualize made from the old trace"* ]] && ok "--force: says it removed visualize's 8 files" ||
 	bad "--force: no line about visualize's files: $err"
 if [ ! -e "$WORK/old/123" ] && [ -f "$WORK/old/README" ] && [ -f "$WORK/old/notes/a" ] &&
 	[ -L "$WORK/old/456" ] && [ -d "$WORK/keep-target" ] && [ -f "$WORK/old/flamegraph-mine.svg" ] &&
-	[ -z "$(ls "$WORK/old" | grep -v '^flamegraph-mine\.svg$' | grep -E '\.(svg|folded)$|^ranges\.txt$')" ]; then
+	[ -z "$(ls "$WORK/old" | grep -v '^flamegraph-mine\.svg$' | grep -E '\.(svg|folded)$|^ranges\.txt$|^report\.html$')" ]; then
 	ok "--force removed only the pid directory and visualize's files (kept other files, dirs, symlinks)"
 else
 	bad "--force: $(ls -lR "$WORK/old")"

@@ -357,8 +357,10 @@ static int report_prepare(struct report *r, const char *dir, bool stream)
 	return 0;
 }
 
-/* One run on DIR, streamed when STREAM and the recording allows: the exit status, or REPORT_HOLD. */
-static int report_run_once(const struct report_options *o, const char *dir, bool stream, FILE *out)
+/* One run on DIR, streamed when STREAM and the recording allows: the exit status, or REPORT_HOLD.
+ * HEADER_ONLY: only the header lines are printed (report_header_text). */
+static int report_run_once(const struct report_options *o, const char *dir, bool stream, bool header_only,
+			   FILE *out)
 {
 	struct report r;
 	int rc;
@@ -369,7 +371,10 @@ static int report_run_once(const struct report_options *o, const char *dir, bool
 	rc = report_prepare(&r, dir, stream);
 	if (rc == 0) {
 		report_progress_stop(&r.progress);
-		rc = report_print(&r, out);
+		if (header_only)
+			report_print_header(&r, out);
+		else
+			rc = report_print(&r, out);
 		if (o->format != REPORT_FORMAT_TABLE) {
 			for (size_t i = 0; i < r.warnings.count; i++)
 				cli_error("report: warning: %s", r.warnings.lines[i]);
@@ -395,9 +400,45 @@ int report_run(const struct report_options *o, FILE *out)
 	const char *dir = recording_arg_dir("report", o->dir, newest, sizeof(newest));
 	if (!dir)
 		return 1;
-	int rc = report_run_once(o, dir, true, out);
+	int rc = report_run_once(o, dir, true, false, out);
 	if (rc == REPORT_HOLD) /* the stream broke an assumption: the whole run again, on the held recording */
-		rc = report_run_once(o, dir, false, out);
+		rc = report_run_once(o, dir, false, false, out);
+	return rc;
+}
+
+int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bool progress, char **text)
+{
+	static char *argv[] = { "report", NULL };
+	struct report_options o;
+	size_t len = 0;
+	FILE *out;
+	int rc;
+
+	*text = NULL;
+	if (report_parse(1, argv, &o) != 0)
+		return 1;
+	o.pid = pid;
+	o.time_axis = axis;
+	o.progress = progress;
+	if (!(out = open_memstream(text, &len))) {
+		cli_error("report: open_memstream: %s", strerror(errno));
+		report_options_free(&o);
+		return 1;
+	}
+	rc = report_run_once(&o, dir, true, true, out);
+	if (rc == REPORT_HOLD) {
+		rewind(out);
+		rc = report_run_once(&o, dir, false, true, out);
+	}
+	if (fclose(out) != 0 && rc == 0) {
+		cli_error("report: writing the header: %s", strerror(errno));
+		rc = 1;
+	}
+	if (rc != 0) {
+		free(*text);
+		*text = NULL;
+	}
+	report_options_free(&o);
 	return rc;
 }
 

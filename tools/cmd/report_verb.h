@@ -10,6 +10,12 @@
  * recording cannot be read or the output fails). */
 int report_run(const struct report_options *o, FILE *out);
 
+/* The header `report` prints above its table (every "# ..." line) for the recording in DIR, with
+ * report's defaults but PID (0: every process) and AXIS, into *text (malloc'd; free it): one more
+ * run of report over the recording, streamed where it can be, with report's progress line when PROGRESS
+ * (on a terminal). Returns 0, or 1 after printing why not. */
+int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bool progress, char **text);
+
 /* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
  * CLI_EXIT_USAGE after printing the error. */
 int report_parse(int argc, char **argv, struct report_options *o);

@@ -36,11 +36,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_lifetimes.h"
 #include "cli.h"
 #include "temp_file.h"
 #include "fault_time.h"
 #include "flamegraph.h"
 #include "heatmap.h"
+#include "html_model.h"
+#include "html_report.h"
 #include "ranges.h"
 #include "symbolize.h"
 #include "timeline.h"
@@ -49,6 +52,7 @@
 #include "recording_arg.h"
 #include "report_map.h"
 #include "report_progress.h"
+#include "report_verb.h"
 #include "fault_stream.h"
 #include "visualize_frames.h"
 
@@ -75,6 +79,7 @@ struct viz_options {
 	unsigned width;
 	uint64_t max_frames;
 	bool reverse, inverted, keep_runtime, verbose;
+	bool no_html;           /* --no-html: no report.html */
 	enum fl_time_axis time_axis; /* --time: the heatmap's time axis */
 };
 
@@ -103,6 +108,9 @@ struct viz {
 	struct fl_timeline *timelines;      /* per process of rec (unselected ones empty) */
 	size_t ntimelines;                  /* processes with timeline samples */
 	uint64_t heatmap_end_ns;            /* the heatmap's time axis, for timeline.svg (wall time) */
+	struct html_model html;             /* report.html's buckets (unless --no-html) */
+	char *html_header;                  /* report's header lines, for report.html */
+	bool has_html;
 	unsigned heatmap_plot_width;
 	struct report_progress *progress;   /* stopped before anything is printed */
 	unsigned sym_warnings;              /* the symbolizer's (the first 20 printed) */
@@ -149,10 +157,15 @@ static void viz_usage(FILE *out)
 	      "                         not dilated by recording: the CPU time, task-clock, its threads\n"
 	      "                         had used; the heatmap then has no allocation outlines, and faults\n"
 	      "                         without a virtual time are left out and counted in its subtitle)\n"
+	      "      --no-html          do not write report.html (it costs one more pass, as report's)\n"
 	      "  -v, --verbose          frames, sizes and times of each file on stderr\n"
 	      "  -h, --help             this help\n"
 	      "\n"
-	      "Files: flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
+	      "Files: report.html (one self-contained page: report's header, tables of callsites,\n"
+	      "functions, allocation sites, threads and processes, the flame graphs by kind, the heatmap\n"
+	      "over the counter timeline and the miss-ratio curve, linked: select a row, brush a\n"
+	      "rectangle; faults bucketed by address x time x stack, see the page's notes),\n"
+	      "flamegraph.svg, flamegraph-first-touch.svg, flamegraph-refault.svg,\n"
 	      "flamegraph-alloc.svg, heatmap.svg, timeline.svg (counters over time, one strip per\n"
 	      "counter on the heatmap's time axis, when the recording has timelines: record --timeline),\n"
 	      "ranges.txt (faultline ranges --tree), and faults.folded, faults-first-touch.folded,\n"
@@ -221,7 +234,7 @@ static int parse_min_width(const char *text, double *value, bool *percent, char 
 
 /* Parses argv; returns -1 to exit 0 (help shown), 0 to go on, or CLI_EXIT_USAGE. */
 enum { OPT_OUTPUT, OPT_KIND, OPT_PID, OPT_TOP, OPT_TITLE, OPT_MINWIDTH, OPT_MAX_FRAMES, OPT_WIDTH, OPT_REVERSE,
-       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE, OPT_TIME };
+       OPT_INVERTED, OPT_KEEP_RUNTIME, OPT_VERBOSE, OPT_TIME, OPT_NO_HTML };
 
 static int viz_option(void *ctx, int id, const char *value, char *err, size_t errlen)
 {
@@ -235,6 +248,7 @@ static int viz_option(void *ctx, int id, const char *value, char *err, size_t er
 	case OPT_INVERTED: o->inverted = true; return 0;
 	case OPT_KEEP_RUNTIME: o->keep_runtime = true; return 0;
 	case OPT_VERBOSE: o->verbose = true; return 0;
+	case OPT_NO_HTML: o->no_html = true; return 0;
 	case OPT_TIME: return fl_time_axis_parse(value, &o->time_axis, err, errlen);
 	case OPT_KIND:
 		o->kinds_given = true;
@@ -277,6 +291,7 @@ static int viz_parse(int argc, char **argv, struct viz_options *o)
 		{ NULL, "--keep-runtime", CLI_FLAG, OPT_KEEP_RUNTIME },
 		{ "-v", "--verbose", CLI_FLAG, OPT_VERBOSE },
 		{ NULL, "--time", CLI_VALUE, OPT_TIME },
+		{ NULL, "--no-html", CLI_FLAG, OPT_NO_HTML },
 	};
 	struct cli_verb verb = { "visualize", viz_usage, opts, sizeof(opts) / sizeof(opts[0]), viz_option, NULL, &o->dir,
 				 o };
@@ -360,70 +375,6 @@ static int add_counts(struct viz *v, const struct flame_frame *frames, size_t n,
 			return -1;
 	}
 	return sum ? flame_add(v->tree[0], frames, n, sum) : 0;
-}
-
-/* End times of every MALLOC/MMAP record of PROC (process time; UINT64_MAX: live at the end): a
- * FREE of its start address, a MUNMAP covering it from its start, or a new object at the same
- * start ends it. Partial unmaps are ignored (the outline is approximate). */
-struct alloc_event {
-	uint64_t addr, time;
-	size_t index;
-};
-
-static int by_addr_time(const void *a, const void *b)
-{
-	const struct alloc_event *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static uint64_t *alloc_end_times(const struct fl_process *proc)
-{
-	uint64_t *end = malloc((proc->nallocs + 1) * sizeof(*end));
-	struct alloc_event *ev = malloc((proc->nallocs + 1) * sizeof(*ev));
-	size_t open = SIZE_MAX;
-
-	if (!end || !ev) {
-		free(end);
-		free(ev);
-		return NULL;
-	}
-	for (size_t i = 0; i < proc->nallocs; i++) {
-		end[i] = UINT64_MAX;
-		ev[i] = (struct alloc_event){ proc->allocs[i].addr, proc->allocs[i].time_ns, i };
-	}
-	qsort(ev, proc->nallocs, sizeof(*ev), by_addr_time);
-	for (size_t i = 0; i < proc->nallocs; i++) {
-		const struct fl_alloc_record *a = &proc->allocs[ev[i].index];
-		if (i == 0 || ev[i].addr != ev[i - 1].addr)
-			open = SIZE_MAX;
-		switch (a->kind) {
-		case FL_ALLOC_MALLOC:
-		case FL_ALLOC_MMAP:
-			if (open != SIZE_MAX)
-				end[open] = a->time_ns;
-			open = ev[i].index;
-			break;
-		case FL_ALLOC_FREE:
-			if (open != SIZE_MAX)
-				end[open] = a->time_ns;
-			open = SIZE_MAX;
-			break;
-		case FL_ALLOC_MUNMAP:
-			if (open != SIZE_MAX && a->size >= proc->allocs[open].size) {
-				end[open] = a->time_ns;
-				open = SIZE_MAX;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	free(ev);
-	return end;
 }
 
 /* The innermost named frame of an allocation site, for outline tooltips. */
@@ -536,6 +487,8 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 
 		if (++v->faults_counted % PROGRESS_EVERY == 0)
 			report_progress_set(v->progress, v->faults_counted);
+		if (v->has_html && html_model_add_fault(&v->html, proc, f) < 0)
+			goto out;
 		if (kind >= NKINDS || !(v->o->kinds & (1u << kind)))
 			continue;
 		v->faults[kind]++;
@@ -621,7 +574,7 @@ static int viz_process(struct viz *v, const struct fl_process *proc)
 	 * an allocation has no virtual time of its own). */
 	if (proc->nallocs && v->o->time_axis == FL_TIME_WALL) {
 		size_t ntop = 0, max_top = 400;
-		if (!(ends = alloc_end_times(proc)) || !(top = malloc(max_top * sizeof(*top))))
+		if (!(ends = fl_alloc_end_times(proc)) || !(top = malloc(max_top * sizeof(*top))))
 			goto out;
 		for (size_t i = 0; i < proc->nallocs; i++) {
 			size_t j;
@@ -1014,6 +967,54 @@ static int write_heatmap(struct viz *v)
 	return 0;
 }
 
+/* report.html: the model finished with the hot ranges, timelines and miss-ratio curve, under the
+ * report's header. */
+static int write_html(struct viz *v)
+{
+	struct ranges_ref top[HTML_MAX_HOT];
+	struct html_report_options ho = { 0 };
+	char path[4096], tmp[4096], title[512];
+	size_t n = v->has_ranges ? ranges_top(&v->ranges, HTML_MAX_HOT, top) : 0;
+	double t0 = now_s();
+	FILE *f;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ranges_range *g = top[i].range;
+		html_model_add_hot_range(&v->html, g->lo, g->hi, g->pct,
+					 g->nsites ? g->sites[0].name : g->nmaps ? g->maps[0].name : "");
+	}
+	for (size_t i = 0; v->timelines && i < v->rec->nprocs; i++)
+		if (v->timelines[i].nrecs && html_model_add_timeline(&v->html, &v->rec->procs[i], &v->timelines[i]) < 0)
+			goto nomem;
+	if (html_model_add_mrc(&v->html) < 0 || html_model_add_sweep(&v->html) < 0 || html_model_finish(&v->html) < 0)
+		goto nomem;
+	snprintf(title, sizeof(title), "%s: faultline report of %s", v->o->title ? v->o->title : "page faults", v->rec->dir);
+	ho.title = title;
+	ho.header = v->html_header;
+	ho.time_label = fl_time_axis_label(v->o->time_axis);
+	f = open_output(v->o->outdir, "report.html", path, sizeof(path), tmp, sizeof(tmp));
+	if (!f)
+		return -1;
+	if (html_report_write(&v->html, &ho, f) < 0) {
+		cli_error("visualize: %s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		temp_file_release();
+		return -1;
+	}
+	if (close_output(f, tmp, path) < 0)
+		return -1;
+	if (v->o->verbose)
+		cli_error("visualize: %s: %zu cells (%u x %u grid, %u halvings), %zu groups (%zu folded), %zu names, "
+			  "%zu objects, %zu series, %ld bytes (bound %zu), %.3f s", path, v->html.ncells, v->html.rows,
+			  v->html.cols, v->html.coarsened, v->html.ngroups, v->html.merged_groups, v->html.names.n,
+			  v->html.nobjects, v->html.nseries, file_size(path), html_report_max_bytes(), now_s() - t0);
+	return 0;
+nomem:
+	cli_error("visualize: out of memory");
+	return -1;
+}
+
 /* Writes every file. */
 static int viz_write(struct viz *v)
 {
@@ -1055,6 +1056,8 @@ static int viz_write(struct viz *v)
 	    write_heatmap(v) < 0)
 		goto out;
 	if (v->ntimelines && write_timeline(v) < 0)
+		goto out;
+	if (v->has_html && write_html(v) < 0)
 		goto out;
 	rc = 0;
 	goto out;
@@ -1117,6 +1120,16 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o, 
 		goto nomem;
 	for (unsigned k = 0; k < NKINDS; k++)
 		v.tree[k] = flame_new();
+	if (!o->no_html && v.callsites && v.namer) {
+		if (html_model_init(&v.html, rec, v.callsites, v.namer, &v.clock, o->kinds) < 0) {
+			cli_error("visualize: out of memory");
+			goto out;
+		}
+		v.has_html = true;
+		/* report's own pass, first: its memory is freed before visualize's passes build theirs */
+		if (report_header_text(rec->dir, o->pid, o->time_axis, !o->verbose, &v.html_header) != 0)
+			goto out;
+	}
 	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
 	    !v.tree[4])
 		goto nomem;
@@ -1156,6 +1169,9 @@ out:
 		flame_free(v.tree[k]);
 	flame_free(v.alloc_tree);
 	heatmap_free(v.hm);
+	if (v.has_html)
+		html_model_free(&v.html);
+	free(v.html_header);
 	fault_clock_free(&v.clock);
 	for (size_t i = 0; v.timelines && i < rec->nprocs; i++)
 		fl_timeline_free(&v.timelines[i]);

@@ -929,12 +929,12 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 }
 
 /* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c: write_outputs, and
- * ranges.txt, heatmap.svg, timeline.svg): derived from the old trace, so --force removes them with
+ * ranges.txt, heatmap.svg, timeline.svg, report.html): derived from the old trace, so --force removes them with
  * it. Exact names, so a file of the user's own (flamegraph-mine.svg) stays. */
 static bool is_derived_file_name(const char *name)
 {
 	static const char *const kinds[] = { "", "-first-touch", "-refault", "-soft", "-concurrent", "-access", "-alloc" };
-	static const char *const others[] = { "ranges.txt", "heatmap.svg", "timeline.svg" };
+	static const char *const others[] = { "ranges.txt", "heatmap.svg", "timeline.svg", "report.html" };
 	char file[64];
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		snprintf(file, sizeof(file), "faults%s.folded", kinds[i]);

@@ -505,7 +505,7 @@ static void header_selection(const struct report *r, FILE *out)
 		      "(clock events in us)\n", out);
 }
 
-static void print_header(const struct report *r, FILE *out)
+void report_print_header(const struct report *r, FILE *out)
 {
 	fputs("# faultline report of ", out);
 	put_printable(r->rec->dir, out);
@@ -710,7 +710,7 @@ static int print_table(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->nshown && rc == 0; i++)
 		rc |= table_row(r, &t, i, &r->rows[r->ranked[i]]);
 	if (rc == 0) {
-		print_header(r, out);
+		report_print_header(r, out);
 		if (r->nshown)
 			table_print(&t, out);
 		else

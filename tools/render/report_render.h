@@ -14,6 +14,9 @@ void report_ranges_print_table(const struct report *r, FILE *out);
 void report_ranges_print_json(const struct report *r, FILE *out);
 void report_ranges_free(struct report *r);
 
+/* report_output.c: the header lines ("# ...") above the table. */
+void report_print_header(const struct report *r, FILE *out);
+
 /* report_output.c: the report in r->o->format; 0, or 1 when writing failed. */
 int report_print(struct report *r, FILE *out);
 

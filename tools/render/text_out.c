@@ -1,6 +1,7 @@
 /* text_out.c: JSON strings and CSV fields (text_out.h): escaping and UTF-8 validation in one place. */
 #include "text_out.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
@@ -16,7 +17,7 @@ static int utf8_length(const unsigned char *s)
 	return n;
 }
 
-void json_out_string(const char *text, FILE *out)
+static void json_string(const char *text, bool in_html, FILE *out)
 {
 	const unsigned char *s = (const unsigned char *)text;
 
@@ -29,7 +30,7 @@ void json_out_string(const char *text, FILE *out)
 		int n = utf8_length(s);
 		if (*s == '"' || *s == '\\')
 			fprintf(out, "\\%c", *s);
-		else if (*s < 0x20 || *s == 0x7f)
+		else if (*s < 0x20 || *s == 0x7f || (in_html && (*s == '<' || *s == '>' || *s == '&')))
 			fprintf(out, "\\u%04x", *s);
 		else if (n == 0)
 			fputs("\\ufffd", out);
@@ -38,6 +39,16 @@ void json_out_string(const char *text, FILE *out)
 		s += n ? n : 1;
 	}
 	putc('"', out);
+}
+
+void json_out_string(const char *text, FILE *out)
+{
+	json_string(text, false, out);
+}
+
+void json_out_string_html(const char *text, FILE *out)
+{
+	json_string(text, true, out);
 }
 
 void csv_out_field(const char *s, FILE *out)

@@ -9,6 +9,9 @@
  * \u00XX, an invalid UTF-8 byte as \ufffd (so the output is always valid JSON in UTF-8). */
 void json_out_string(const char *text, FILE *out);
 
+/* The same, with '<', '>' and '&' also as \u00XX: safe inside an HTML <script> element. */
+void json_out_string_html(const char *text, FILE *out);
+
 /* Writes TEXT as one CSV field (RFC 4180): quoted, with '"' doubled, when it holds ',', '"', CR or
  * LF, or begins or ends with a space (which readers would strip); as it is otherwise. */
 void csv_out_field(const char *text, FILE *out);

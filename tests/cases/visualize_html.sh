@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# visualize_html: report.html, the one linked page of faultline visualize.
+#   - a real recording (tests/planted/html_phases: phase_one_fill writes buffer A, a pause,
+#     phase_two_fill writes buffer B; --timeline) gives report.html, self-contained (no src= or
+#     href= to anything, no url()), whose header is report's and whose counts are the recording's;
+#   - in headless Chromium (tests/browser/check_html_report.py, real mouse events): no script or
+#     console error; tables, flame graph and heatmap render; a click on the top callsite marks its
+#     frames in the flame graph and grays the rest of the heatmap; a drag over phase 2's rectangle
+#     (buffer B's addresses after the pause's middle) leaves only phase_two_fill's callsites; a
+#     click on the top allocation site lists its objects' lifetimes; screenshots are taken;
+#   - --no-html writes no report.html;
+#   - one size of a sweep made with --mrc (faultline sweep -L 4M,8M,16M --mrc) has in its page the
+#     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
+#   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
+#     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB.
+# The browser part is skipped (the rest still runs) when Chromium cannot start: SKIP then, never
+# a silent pass.
+. "$(dirname "$0")/../lib.sh"
+
+need_faultline
+need_planted html_phases
+need_planted mrc_loops
+BROWSER=$ROOT/tests/browser
+HELPER=$BUILD/tests/plant_recording
+[ -x "$HELPER" ] || fail "$HELPER is not built (make)"
+
+self_contained() { # PAGE: no reference to anything outside the file
+	local page=$1
+	if grep -Eiq '(src|href)=|url\(|@import|https?://' "$page"; then
+		grep -Eio '.{30}((src|href)=|url\(|@import|https?://).{30}' "$page" | head -3 >&2
+		fail "$page refers to something outside itself"
+	fi
+}
+
+page_json() { # PAGE: the model embedded in the page, as JSON on stdout
+	"$PY" - "$1" <<'EOF'
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="fl-data">(.*?)</script>', page, re.S)
+if not m:
+    sys.exit("no fl-data element in " + sys.argv[1])
+print(m.group(1))
+EOF
+}
+
+# ---------------------------------------------------------------- a real two-phase recording
+name=phases
+expect_record "$name" -L 4 -M 256 --timeline 20 -- "$PLANTED/html_phases" 8 400
+read -r _ A B BYTES PAUSE0 PAUSE1 < <(grep -m1 '^phases ' "$WORK/$name.err") ||
+	{ show_err "$name"; fail "html_phases printed no phases line"; }
+OUT=$WORK/viz
+mkdir -p "$OUT"
+"$FAULTLINE" visualize "$WORK/$name" -o "$OUT" -v >"$WORK/viz.out" 2>"$WORK/viz.err" ||
+	fail "visualize exited $?: $(tail -3 "$WORK/viz.err")"
+PAGE=$OUT/report.html
+[ -s "$PAGE" ] || fail "visualize wrote no report.html: $(cat "$WORK/viz.out")"
+grep -qx "$PAGE" "$WORK/viz.out" || fail "visualize did not name $PAGE on stdout"
+self_contained "$PAGE"
+echo "ok report.html written ($(stat -c %s "$PAGE") bytes), self-contained"
+
+"$FAULTLINE" report "$WORK/$name" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "report exited $?"
+page_json "$PAGE" >"$WORK/page.json" || fail "no model in the page"
+"$PY" - "$WORK/page.json" "$WORK/report.txt" <<'EOF' || fail "the page's header or counts differ from report's"
+import json, sys
+d = json.load(open(sys.argv[1]))
+report = open(sys.argv[2]).read().splitlines()
+want = next(l for l in report if l.startswith("# faults:"))
+have = [l for l in d["header"].splitlines() if l.startswith("# faults:")]
+assert have == [want], "header's faults line: %r, report: %r" % (have, want)
+# the cells count every fault of the kinds shown (first-touch .. concurrent) exactly once
+total = int(want.split()[2].replace(",", ""))
+cells = d["cells"]
+counted = sum(cells[i + 4] for i in range(0, len(cells), 5) if 1 <= cells[i + 2] <= 4)
+assert counted + d["bounds"]["untimed"] == total, "cells hold %d faults (+%d untimed), report %d" % (
+    counted, d["bounds"]["untimed"], total)
+names = [d["names"][i] for i in d["callsites"]]
+assert any(n.startswith("phase_one_fill ") for n in names) and any(n.startswith("phase_two_fill ") for n in names), names
+assert d["series"], "no counter timeline in the page of a --timeline recording"
+print("ok the page's header and cells agree with report: %d faults, %d callsites, %d series" % (
+    total, len(names), len(d["series"])))
+EOF
+
+START=$(json_get "$WORK/$name/$(first_proc "$WORK/$name")/meta.json" start_ns)
+T0=$(( (PAUSE0 + PAUSE1) / 2 - START ))
+mkdir -p "$WORK/shots"
+RC=0
+"$PY" "$BROWSER/check_html_report.py" "$PAGE" --rect "$B" "$((B + BYTES))" "$T0" "$((1 << 62))" \
+	--expect phase_two_fill --other phase_one_fill --screenshots "$WORK/shots" >"$WORK/check.out" 2>&1 || RC=$?
+cat "$WORK/check.out"
+BROWSER_SKIPPED=
+if [ "$RC" -eq 77 ]; then
+	BROWSER_SKIPPED=$(grep -m1 '^SKIP' "$WORK/check.out" | cut -c6-)
+elif [ "$RC" -ne 0 ]; then
+	fail "report.html checks in Chromium failed (exit $RC)"
+else
+	for png in "$WORK"/shots/*.png; do
+		[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"
+	done
+	echo "ok screenshots taken ($(ls "$WORK"/shots/*.png | wc -l))"
+fi
+
+rm -rf "$WORK/nohtml" && mkdir -p "$WORK/nohtml"
+"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/nohtml" --no-html >/dev/null 2>"$WORK/nohtml.err" ||
+	fail "visualize --no-html exited $?: $(cat "$WORK/nohtml.err")"
+[ ! -e "$WORK/nohtml/report.html" ] || fail "visualize --no-html wrote report.html"
+[ -s "$WORK/nohtml/flamegraph.svg" ] || fail "visualize --no-html wrote no flamegraph.svg"
+echo "ok --no-html: no report.html, the other files written"
+
+# ---------------------------------------------------------------- the miss-ratio curve and the sweep
+say "faultline sweep -L 4M,8M,16M --mrc -M 256 -- mrc_loops 16 2"
+"$FAULTLINE" sweep -L 4M,8M,16M -o "$WORK/sweep" -M 256 --mrc -- "$PLANTED/mrc_loops" 16 2 >"$WORK/sweep.out" 2>&1 ||
+	fail "sweep exited $?: $(tail -5 "$WORK/sweep.out")"
+mkdir -p "$WORK/viz-sweep"
+"$FAULTLINE" visualize "$WORK/sweep/L-8M" -o "$WORK/viz-sweep" >/dev/null 2>"$WORK/viz-sweep.err" ||
+	fail "visualize (a sweep's L-8M) exited $?: $(tail -3 "$WORK/viz-sweep.err")"
+"$FAULTLINE" mrc "$WORK/sweep/L-8M" --format csv >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
+page_json "$WORK/viz-sweep/report.html" >"$WORK/page-sweep.json" || fail "no model in the sweep's page"
+"$PY" - "$WORK/page-sweep.json" "$WORK/mrc.csv" "$WORK/sweep/sweep.csv" <<'EOF' || fail "the page's curves differ from faultline mrc's and sweep's"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+curve = d["mrc"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert rows, "faultline mrc printed no row"
+assert len(curve) == len(rows), "page: %d points, mrc: %d rows" % (len(curve), len(rows))
+for p, r in zip(curve, rows):
+    assert p[0] == int(r["local_bytes"]), (p, r)
+    for i, k in ((1, "predicted_refaults"), (2, "lower"), (3, "upper")):
+        assert abs(p[i] - float(r[k])) <= 1, (p, r)
+print("ok the page's miss-ratio curve is faultline mrc's (%d points)" % len(curve))
+sweep = {int(r["local_bytes"]): int(r["refault"]) for r in csv.DictReader(open(sys.argv[3]))}
+page = {p[0]: p[1] for p in d["sweep"]}
+assert page == sweep, "page's sweep %s, sweep.csv %s" % (page, sweep)
+this = [p[0] for p in d["sweep"] if p[3] == 1]
+assert this == [8 << 20], "the page marks %s as this recording, want 8 MiB" % this
+print("ok the page's sweep curve is sweep.csv's refaults (%d sizes), this recording's -L 8M marked" % len(page))
+EOF
+
+# ---------------------------------------------------------------- size
+"$HELPER" "$WORK/planted" 1000000 >/dev/null || fail "plant_recording failed"
+mkdir -p "$WORK/viz-big"
+"$FAULTLINE" visualize "$WORK/planted" -o "$WORK/viz-big" -v >/dev/null 2>"$WORK/viz-big.err" ||
+	fail "visualize (1 M faults) exited $?: $(tail -3 "$WORK/viz-big.err")"
+size=$(stat -c %s "$WORK/viz-big/report.html")
+check_le "report.html of 1 M faults (bytes)" "$size" 5000000
+bound=$(sed -n 's/.*report\.html: .*(bound \([0-9]*\)).*/\1/p' "$WORK/viz-big.err")
+is_int "$bound" || fail "visualize -v stated no bound for report.html: $(grep report.html "$WORK/viz-big.err")"
+check_le "report.html's bound for any recording (bytes)" "$bound" 10000000
+check_le "report.html of 1 M faults within its bound" "$size" "$bound"
+
+[ -z "$BROWSER_SKIPPED" ] || skip "the page's checks in Chromium: $BROWSER_SKIPPED (the rest passed)"
