@@ -20,6 +20,7 @@
 
 #include <faultline/record_codec.h>
 #include <faultline/trace.h>
+#include "../unit/trace_header.h"
 
 #define PID 4242
 #define HANDLERS 2
@@ -52,11 +53,11 @@ static FILE *create(const char *dir, const char *name)
 
 static void put_header(FILE *f, uint32_t kind, uint32_t record_size)
 {
-	struct fl_file_header h = {
-		.magic = FL_TRACE_MAGIC, .version = FL_TRACE_VERSION, .kind = kind, .header_size = sizeof(h),
-		.record_size = record_size, .pid = PID, .page_size = (uint32_t)PAGE, .start_ns = START_NS,
-		.region_start = REGION_START, .region_size = REGION_SIZE,
-	};
+	struct fl_file_header h = trace_header(FL_TRACE_VERSION, kind, record_size, PID);
+	h.page_size = (uint32_t)PAGE;
+	h.start_ns = START_NS;
+	h.region_start = REGION_START;
+	h.region_size = REGION_SIZE;
 	if (fwrite(&h, sizeof(h), 1, f) != 1)
 		die("write a header");
 }

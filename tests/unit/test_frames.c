@@ -8,6 +8,7 @@
  *   - encoded records stay small: a run of sequential first touches takes < 8 bytes a fault
  *     compressed. */
 #include "check.h"
+#include "trace_header.h"
 #include "frame_decode.h"
 
 #include <faultline/record_codec.h>
@@ -22,9 +23,7 @@ static size_t file_len;
 
 static void start_file(uint32_t kind)
 {
-	struct fl_file_header h = { .magic = FL_TRACE_MAGIC, .version = FL_TRACE_VERSION, .kind = kind,
-				    .header_size = 64, .record_size = (uint32_t)fl_codec_record_size(kind), .pid = 7,
-				    .page_size = 4096 };
+	struct fl_file_header h = trace_header(FL_TRACE_VERSION, kind, (uint32_t)fl_codec_record_size(kind), 7);
 	memcpy(file, &h, sizeof(h));
 	file_len = sizeof(h);
 }

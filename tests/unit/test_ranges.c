@@ -31,6 +31,7 @@
 #include "trace_reader.h"
 
 #include "check.h"
+#include "trace_header.h"
 
 #define REGION  0x7f0000000000ull
 #define RSIZE   (1ull << 30)
@@ -109,13 +110,7 @@ static void write_file(const char *dir, const char *name, const void *data, size
 
 static void header(struct fl_file_header *h, uint32_t kind, uint32_t record_size)
 {
-	memset(h, 0, sizeof(*h));
-	h->magic = FL_TRACE_MAGIC;
-	h->version = 2; /* fixed-size records (format 3 frames faults) */
-	h->kind = kind;
-	h->header_size = sizeof(*h);
-	h->record_size = record_size;
-	h->pid = PID;
+	*h = trace_header(2 /* fixed-size records (format 3 frames faults) */, kind, record_size, PID);
 	h->page_size = PAGE;
 	h->start_ns = START;
 	h->region_start = REGION;

@@ -36,6 +36,7 @@
 #include "report_map.h"
 
 #include "check.h"
+#include "trace_header.h"
 
 /* ----------------------------------------------------------------- functions the stacks point into */
 
@@ -112,14 +113,8 @@ static void synth_init(struct synth *s, uint32_t pid, uint64_t start_ns)
 	s->pid = pid;
 	s->start_ns = start_ns;
 	for (int f = 0; f < NBIN; f++) {
-		struct fl_file_header h;
-		memset(&h, 0, sizeof(h));
-		h.magic = FL_TRACE_MAGIC;
-		h.version = 2; /* fixed-size records (format 3 frames faults) */
-		h.kind = bin_kinds[f];
-		h.header_size = sizeof(h);
-		h.record_size = bin_sizes[f];
-		h.pid = pid;
+		struct fl_file_header h = trace_header(2 /* fixed-size records (format 3 frames faults) */, bin_kinds[f],
+						       bin_sizes[f], pid);
 		h.page_size = PAGE;
 		h.start_ns = start_ns;
 		h.region_start = REGION;

@@ -6,6 +6,7 @@
  *   - a header that disagrees with the process (region, start_ns, pid), a version before side files
  *     existed, the wrong kind, and a bad record are errors naming the file and the field's offset. */
 #include "check.h"
+#include "trace_header.h"
 #include "evictions.h"
 
 #include <string.h>
@@ -18,10 +19,12 @@ static char path[256];
 
 static struct fl_file_header header(void)
 {
-	return (struct fl_file_header){ .magic = FL_TRACE_MAGIC, .version = 2 /* fixed-size records */, .kind = FL_FILE_EVICTIONS,
-					.header_size = 64, .record_size = sizeof(struct fl_evict_record), .pid = 42,
-					.page_size = 4096, .start_ns = 1000, .region_start = REGION,
-					.region_size = 1 << 20 };
+	struct fl_file_header h = trace_header(2 /* fixed-size records */, FL_FILE_EVICTIONS,
+					       sizeof(struct fl_evict_record), 42);
+	h.start_ns = 1000;
+	h.region_start = REGION;
+	h.region_size = 1 << 20;
+	return h;
 }
 
 /* Writes the header, N records (padded to the header's record_size), then CUT bytes of a partial

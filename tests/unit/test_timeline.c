@@ -7,6 +7,7 @@
  *   - the SVG: one strip per counter present, the far-read strip's total = the last value, a rate
  *     drawn per interval, the axis given by end_ns (as the heatmap's). */
 #include "check.h"
+#include "trace_header.h"
 #include "timeline.h"
 #include "timeline_svg.h"
 
@@ -24,9 +25,9 @@ static void write_file(uint32_t pid, uint64_t magic, uint32_t record_size, const
 	snprintf(path, sizeof(path), "%s/%s", dir, FL_FILE_NAME_TIMELINE);
 	FILE *f = fopen(path, "w");
 	REQUIRE(f != NULL, "fopen %s", path);
-	struct fl_file_header h = { .version = FL_TRACE_VERSION, .kind = FL_FILE_TIMELINE, .header_size = 64,
-				    .record_size = record_size, .pid = pid, .page_size = 4096, .start_ns = 1000 };
-	h.magic = magic;
+	struct fl_file_header h = trace_header(FL_TRACE_VERSION, FL_FILE_TIMELINE, record_size, pid);
+	h.start_ns = 1000;
+	h.magic = magic; /* the test's own: a bad one, or the other byte order */
 	fwrite(&h, sizeof(h), 1, f);
 	char pad[64] = { 0 };
 	for (size_t i = 0; i < n; i++) {

@@ -36,6 +36,7 @@
 #include "trace_reader.h"
 
 #include "check.h"
+#include "trace_header.h"
 
 /* ------------------------------------------------------------------ synthetic files */
 
@@ -126,14 +127,8 @@ static uint32_t context_size(void) { return synth_version == 1 ? FL_CONTEXT_SIZE
 
 static void put_header(struct synth_proc *p, enum file_index f, uint32_t kind, uint32_t record_size)
 {
-	struct fl_file_header h;
-	memset(&h, 0, sizeof(h));
-	h.magic = FL_TRACE_MAGIC;
-	h.version = synth_version;
-	h.kind = kind;
-	h.header_size = (uint32_t)sizeof(h) + synth_header_extra;
-	h.record_size = record_size;
-	h.pid = p->pid;
+	struct fl_file_header h = trace_header(synth_version, kind, record_size, p->pid);
+	h.header_size += synth_header_extra;
 	h.page_size = PAGE;
 	h.start_ns = p->start_ns;
 	h.region_start = REGION;
