@@ -72,14 +72,10 @@
 static int ring_init(struct fl_page_ring *r, size_t cap)
 {
 	r->cap = cap, r->head = r->tail = 0;
-	r->pages = fl_sys_mmap(NULL, cap * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	r->epochs = fl_sys_mmap(NULL, cap * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r->pages == MAP_FAILED || r->epochs == MAP_FAILED) {
-		fl_log_errno("mmap(eviction ring)", errno);
+	r->pages = fl_sys_reserve(cap * sizeof(uint32_t), "mmap(eviction ring)");
+	r->epochs = r->pages ? fl_sys_reserve(cap * sizeof(uint32_t), "mmap(eviction ring)") : NULL;
+	if (!r->pages || !r->epochs)
 		return -1;
-	}
 	return 0;
 }
 

@@ -343,11 +343,9 @@ static int file_open(struct fl_runtime *rt, const char *spec)
 	const char *path = spec + strlen("file");
 	const char *io = getenv(FL_ENV_FAR_IO);
 	struct stat st;
-	struct file_store *fs = fl_sys_mmap(NULL, sizeof(*fs), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fs == MAP_FAILED) {
-		fl_log_errno("mmap(far store file state)", errno);
+	struct file_store *fs = fl_sys_reserve(sizeof(*fs), "mmap(far store file state)");
+	if (!fs)
 		return -1;
-	}
 	rt->farst.backend = fs;
 	if (*path != ':' || !path[1]) {
 		fl_log("far store file: expected file:PATH");

@@ -590,11 +590,9 @@ static int probe(struct mc_server *sv)
 static int mc_open(struct fl_runtime *rt, const char *spec)
 {
 	const char *list = spec + strlen("memcached");
-	struct mc_store *ms = fl_sys_mmap(NULL, sizeof(*ms), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ms == MAP_FAILED) {
-		fl_log_errno("mmap(far store memcached state)", errno);
+	struct mc_store *ms = fl_sys_reserve(sizeof(*ms), "mmap(far store memcached state)");
+	if (!ms)
 		return -1;
-	}
 	rt->farst.backend = ms;
 	for (unsigned t = 0; t < MC_SLOTS; t++)
 		for (unsigned s = 0; s < MC_MAX_SERVERS; s++)

@@ -250,11 +250,9 @@ int fl_prefetch_start(struct fl_runtime *rt)
 		budget = rt->local_limit_pages / 4;
 	size_t cap = 2 * budget;
 	size_t bytes = sizeof(struct fl_prefetch) + 2 * cap * sizeof(uint32_t);
-	struct fl_prefetch *pf = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pf == MAP_FAILED) {
-		fl_log_errno("mmap(prefetch state)", errno);
+	struct fl_prefetch *pf = fl_sys_reserve(bytes, "mmap(prefetch state)");
+	if (!pf)
 		return -1;
-	}
 	memset(pf, 0, sizeof(*pf));
 	pf->ring_pages = (uint32_t *)(pf + 1);
 	pf->ring_epochs = pf->ring_pages + cap;

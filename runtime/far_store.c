@@ -79,12 +79,9 @@ int fl_far_open(struct fl_runtime *rt)
 	fs->cur = -1;
 	fs->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0); /* for process_madvise; -1: one madvise per run */
 	if (!rt->far->mirror_is_far) {
-		fs->gen_of = fl_sys_mmap(NULL, rt->region_pages, PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (fs->gen_of == MAP_FAILED) {
-			fl_log_errno("mmap(far copy generations)", errno);
+		fs->gen_of = fl_sys_reserve(rt->region_pages, "mmap(far copy generations)");
+		if (!fs->gen_of)
 			return -1;
-		}
 		/* no malloc here: glibc keeps the first atfork handlers in static storage */
 		if (pthread_atfork(far_prepare_fork, far_prepare_fork, NULL) != 0) {
 			fl_log("far store: pthread_atfork failed; fork would not be isolated");

@@ -283,12 +283,9 @@ int fl_handlers_start(struct fl_runtime *rt)
 		fl_stream_init(&h->contexts, FL_SF_CONTEXTS);
 		fl_stream_init(&h->stacks, FL_SF_STACKS);
 		if (!h->bounce) {
-			h->bounce = fl_sys_mmap(NULL, FL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (h->bounce == MAP_FAILED) {
-				h->bounce = NULL;
-				fl_log_errno("mmap(handler bounce page)", errno);
+			h->bounce = fl_sys_reserve(FL_PAGE_SIZE, "mmap(handler bounce page)");
+			if (!h->bounce)
 				return -1;
-			}
 		}
 		atomic_store(&h->flush_request, 0);
 		atomic_store(&h->flush_done, 0);

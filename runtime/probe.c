@@ -163,18 +163,13 @@ struct fl_probe {
 	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
 };
 
-static void *reserve(size_t bytes, const char *what)
-{
-	return fl_sys_reserve(bytes, what);
-}
-
 int fl_probe_setup(struct fl_runtime *rt)
 {
 	uint64_t mrc = fl_env_u64(FL_ENV_PROBE_MRC, 0), rate = fl_env_u64(FL_ENV_PROBE_ACCESS, 0);
 	rt->probe = NULL;
 	if (!mrc && !rate)
 		return 0;
-	struct fl_probe *p = reserve(sizeof(*p), "mmap(access prober)");
+	struct fl_probe *p = fl_sys_reserve(sizeof(*p), "mmap(access prober)");
 	if (!p)
 		return -1;
 	p->mrc = mrc != 0;
@@ -197,12 +192,12 @@ int fl_probe_setup(struct fl_runtime *rt)
 	if (p->mrc_gap_pages > (1u << 20)) /* record's own bound; keeps gap x threshold in 64 bits */
 		p->mrc_gap_pages = 1u << 20;
 	p->access_rate = rate;
-	p->flags = reserve(rt->region_pages, "mmap(access prober page flags)");
-	p->armed_epoch = reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
-	p->pending = reserve(PROBE_PENDING * sizeof(*p->pending), "mmap(access prober queue)");
-	p->bucket_count = reserve(PROBE_BUCKETS * sizeof(uint32_t), "mmap(access prober buckets)");
-	p->slots = reserve(PROBE_SLOTS_MAX * sizeof(struct probe_slot), "mmap(access prober slots)");
-	p->threads = reserve(PROBE_THREADS * sizeof(struct probe_thread), "mmap(access prober threads)");
+	p->flags = fl_sys_reserve(rt->region_pages, "mmap(access prober page flags)");
+	p->armed_epoch = fl_sys_reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
+	p->pending = fl_sys_reserve(PROBE_PENDING * sizeof(*p->pending), "mmap(access prober queue)");
+	p->bucket_count = fl_sys_reserve(PROBE_BUCKETS * sizeof(uint32_t), "mmap(access prober buckets)");
+	p->slots = fl_sys_reserve(PROBE_SLOTS_MAX * sizeof(struct probe_slot), "mmap(access prober slots)");
+	p->threads = fl_sys_reserve(PROBE_THREADS * sizeof(struct probe_thread), "mmap(access prober threads)");
 	if (!p->threads || !p->flags || !p->armed_epoch || !p->pending || !p->bucket_count || !p->slots)
 		return -1;
 	p->rng = fl_now_ns() | 1;

@@ -169,11 +169,9 @@ int fl_rap_online_setup(struct fl_runtime *rt)
 	}
 	unsigned ntrees = rt->nhandlers ? rt->nhandlers : 1;
 	size_t bytes = round64(sizeof(struct fl_rap_online)) + ntrees * round64(tree);
-	void *mem = fl_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
-		fl_log_errno("mmap(online RAP trees)", errno);
+	void *mem = fl_sys_reserve(bytes, "mmap(online RAP trees)");
+	if (!mem)
 		return 0;
-	}
 	struct fl_rap_online *o = mem;
 	o->cfg = cfg;
 	o->tree_bytes = round64(tree);

@@ -36,12 +36,9 @@ static _Atomic uint32_t next_id = 1;
 int fl_stacks_setup(struct fl_runtime *rt)
 {
 	(void)rt;
-	table = fl_sys_mmap(NULL, TABLE_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (table == MAP_FAILED) {
-		fl_log_errno("mmap(stack table)", errno);
+	table = fl_sys_reserve(TABLE_SLOTS * sizeof(struct slot), "mmap(stack table)");
+	if (!table)
 		return -1;
-	}
 	/* libunwind's own system calls (its lock brackets, its memory validation) go straight to
 	 * the kernel, never to an interposer of the shim or the program (import_patch.c) */
 	fl_import_redirect("/libunwind", "sigprocmask", (void *)fl_sys_sigprocmask);

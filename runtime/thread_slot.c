@@ -29,12 +29,9 @@ __thread struct fl_thread *fl_thread_tls; /* this thread's slot, once it has one
 
 int fl_thread_slots_setup(void (*on_exit)(void *slot))
 {
-	pool = fl_sys_mmap(NULL, FL_MAX_THREADS * sizeof(struct fl_thread), PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (pool == MAP_FAILED) {
-		fl_log_errno("mmap(thread pool)", errno);
+	pool = fl_sys_reserve(FL_MAX_THREADS * sizeof(struct fl_thread), "mmap(thread pool)");
+	if (!pool)
 		return -1;
-	}
 	/* keys below 32 live in the thread descriptor: pthread_setspecific then never allocates,
 	 * which makes it usable from the stack signal's handler */
 	exit_key_ok = pthread_key_create(&exit_key, on_exit) == 0 && exit_key < 32;

@@ -66,13 +66,9 @@ int fl_trace_open(struct fl_runtime *rt)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
 		if (!h->records) {
-			h->records = fl_sys_mmap(NULL, FL_TRACE_CHUNK * sizeof(struct fl_fault_record),
-						 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (h->records == MAP_FAILED) {
-				h->records = NULL;
-				fl_log_errno("mmap(trace buffer)", errno);
+			h->records = fl_sys_reserve(FL_TRACE_CHUNK * sizeof(struct fl_fault_record), "mmap(trace buffer)");
+			if (!h->records)
 				return -1;
-			}
 		}
 		h->nrecords = 0;
 		fl_stream_init(&h->evictions, FL_SF_EVICTIONS);
