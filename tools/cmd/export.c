@@ -15,9 +15,7 @@
  * thread whose contexts come out of seq order sends the whole export back to the held recording
  * (EXPORT_HOLD), as report does. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,20 +130,12 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 }
 /* ----------------------------------------------------------------- the run */
 
-/* Moves TMP to FILE, without replacing an existing FILE unless FORCE. */
-static int install(const char *tmp, const char *file, bool force, char *err, size_t errlen)
+/* Renames T's temporary file to FILE (T's final name), without replacing an existing FILE unless
+ * FORCE; the temporary file is removed when that fails. */
+static int install(struct temp_file *t, const char *file, bool force, char *err, size_t errlen)
 {
-	if (force) {
-		if (rename(tmp, file) == 0)
-			return 0;
-	} else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, file, RENAME_NOREPLACE) == 0) {
+	if (temp_file_commit(t, force ? TEMP_FILE_REPLACE : TEMP_FILE_NO_REPLACE, err, errlen) == 0)
 		return 0;
-	} else if (errno == EINVAL || errno == ENOSYS) { /* a file system without RENAME_NOREPLACE */
-		if (link(tmp, file) == 0) {
-			unlink(tmp);
-			return 0;
-		}
-	}
 	snprintf(err, errlen, "%s: %s%s", file, strerror(errno), errno == EEXIST ? " (use --force to replace it)" : "");
 	return -1;
 }
@@ -176,22 +166,18 @@ static void name_the_file(struct exporter *x, const char *tmp)
 static int export_pprof(struct exporter *x)
 {
 	struct pprof_stats st;
-	char tmp[PATH_MAX];
-	int rc;
+	struct temp_file t;
+	char suffix[32];
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->pprof, (long)getpid()) >= (int)sizeof(tmp)) {
-		snprintf(x->err, sizeof(x->err), "%s: path too long", x->o->pprof);
+	snprintf(suffix, sizeof(suffix), ".tmp.%ld", (long)getpid());
+	if (temp_file_begin(&t, x->o->pprof, suffix, true, x->err, sizeof(x->err)) < 0)
+		return 1;
+	report_progress_phase(&x->progress, "writing the pprof profile", 0);
+	if (pprof_write(x->rec, x->callsites, t.tmp, &st, x->err, sizeof(x->err)) < 0) {
+		temp_file_discard(&t);
 		return 1;
 	}
-	report_progress_phase(&x->progress, "writing the pprof profile", 0);
-	temp_file_guard(tmp);
-	rc = pprof_write(x->rec, x->callsites, tmp, &st, x->err, sizeof(x->err));
-	if (rc == 0)
-		rc = install(tmp, x->o->pprof, x->o->force, x->err, sizeof(x->err));
-	if (rc != 0)
-		unlink(tmp);
-	temp_file_release();
-	if (rc != 0)
+	if (install(&t, x->o->pprof, x->o->force, x->err, sizeof(x->err)) < 0)
 		return 1;
 	report_progress_stop(&x->progress);
 	cli_error("export: wrote %s: %zu samples of %" PRIu64 " faults, %zu locations, %zu functions, %zu bytes gzipped",
@@ -205,7 +191,8 @@ static int export_pprof(struct exporter *x)
  * the exit status, or EXPORT_HOLD. */
 static int export_recording(struct exporter *x, const char *dir, bool stream)
 {
-	char tmp[PATH_MAX];
+	struct temp_file t;
+	char suffix[32];
 	int rc;
 
 	report_progress_phase(&x->progress, "reading the recording", 0);
@@ -235,26 +222,17 @@ static int export_recording(struct exporter *x, const char *dir, bool stream)
 	}
 	if (!x->o->file)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", x->o->file, (long)getpid()) >= (int)sizeof(tmp)) {
-		snprintf(x->err, sizeof(x->err), "%s: path too long", x->o->file);
+	snprintf(suffix, sizeof(suffix), ".tmp.%ld", (long)getpid());
+	if (temp_file_begin(&t, x->o->file, suffix, true, x->err, sizeof(x->err)) < 0)
 		return 1;
+	rc = sqlite_export_write(x->db, t.tmp);
+	if (rc != 0) {
+		if (rc != SQLITE_EXPORT_HOLD)
+			name_the_file(x, t.tmp);
+		temp_file_discard(&t);
+		return rc == SQLITE_EXPORT_HOLD ? EXPORT_HOLD : 1;
 	}
-	unlink(tmp);
-	temp_file_guard(tmp);
-	rc = sqlite_export_write(x->db, tmp);
-	if (rc == SQLITE_EXPORT_HOLD) {
-		unlink(tmp);
-		temp_file_release();
-		return EXPORT_HOLD;
-	}
-	if (rc != 0)
-		name_the_file(x, tmp);
-	if (rc == 0)
-		rc = install(tmp, x->o->file, x->o->force, x->err, sizeof(x->err));
-	if (rc != 0)
-		unlink(tmp);
-	temp_file_release();
-	return rc ? 1 : 0;
+	return install(&t, x->o->file, x->o->force, x->err, sizeof(x->err)) < 0 ? 1 : 0;
 }
 
 /* Releases what an export attempt holds and makes the exporter ready for another (the options,

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "temp_file.h"
+
 #define MAX_NOTE_BYTES (64 * 1024)   /* a larger PT_NOTE is not one a linker wrote */
 #define MAX_PHDRS 512
 
@@ -139,12 +141,14 @@ static void put_escaped(const char *s, FILE *f)
 
 int binary_ids_write(const char *dir, const struct binary_id *ids, size_t n, char *err, size_t errlen)
 {
-	char path[4096], tmp[4200], hex[2 * BINARY_ID_MAX_BUILD_ID + 1];
+	char path[4096], hex[2 * BINARY_ID_MAX_BUILD_ID + 1];
+	struct temp_file t;
 	snprintf(path, sizeof(path), "%s/%s", dir, BINARY_IDS_FILE);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
+	if (temp_file_begin(&t, path, ".tmp", false, err, errlen) < 0)
+		return -1;
+	FILE *f = fopen(t.tmp, "we");
 	if (!f) {
-		snprintf(err, errlen, "fopen(\"%s\", \"w\"): %s", tmp, strerror(errno));
+		snprintf(err, errlen, "fopen(\"%s\", \"w\"): %s", t.tmp, strerror(errno));
 		return -1;
 	}
 	fputs("# faultline binaries: build-id size mtime_ns archived path\n", f);
@@ -159,16 +163,11 @@ int binary_ids_write(const char *dir, const struct binary_id *ids, size_t n, cha
 	}
 	int failed = ferror(f);
 	if (fclose(f) != 0 || failed) {
-		snprintf(err, errlen, "writing %s: %s", tmp, strerror(failed ? EIO : errno));
-		unlink(tmp);
+		snprintf(err, errlen, "writing %s: %s", t.tmp, strerror(failed ? EIO : errno));
+		temp_file_discard(&t);
 		return -1;
 	}
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "rename(\"%s\", \"%s\"): %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return temp_file_commit(&t, TEMP_FILE_REPLACE, err, errlen);
 }
 
 /* Undoes put_escaped in place. */
