@@ -23,7 +23,6 @@
  * the caller does it again on the held recording, as report does. */
 #include "sqlite_export.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +117,8 @@ static const char EXPORT_INDEXES[] =
 	"CREATE INDEX contexts_tid ON contexts(process_id, tid);\n"
 	"CREATE INDEX evictions_page ON evictions(page);\n"
 	"CREATE INDEX timeline_time ON timeline(process_id, tid, time_ns);\n";
+
+/* One export: the recording, the ids its rows take, and the open database. */
 struct sqlite_export {
 	struct sqlite_export_options o;
 	struct fl_recording *rec;
@@ -887,7 +888,7 @@ static int write_evictions(struct sqlite_export *x)
 	return rc;
 }
 
-/* ----------------------------------------------------------------- the run */
+/* ----------------------------------------------------------------- timelines, and the whole database */
 
 /* The counter timelines (timeline.h): one row per sample, tid 0 = the process; a counter the
  * sample does not hold is NULL. Times in recording time, as everywhere. */
