@@ -1,5 +1,5 @@
-/* test_flamegraph.c: the flame graph tree, its folded output and its SVG (tools/flamegraph.c),
- * and the SVG helpers (tools/svg.c), on synthetic stacks:
+/* test_flamegraph.c: the flame graph tree (tools/analyze/flame_tree.c), its folded output and its
+ * SVG (tools/render/flamegraph.c), and the SVG helpers (tools/render/svg.c), on synthetic stacks:
  *   - folded lines: one per distinct stack, root first, sorted, counts summing to the total;
  *     ';' and control characters in names replaced so every line splits back into its frames;
  *   - SVG: well-formed XML (a small checker here: balanced tags, quoted attributes, known

@@ -1,7 +1,10 @@
 /* test_temp_file.c: tools/base/temp_file.c — a guarded temporary file is removed when SIGINT,
  * SIGTERM or SIGHUP ends the process (export and visualize write through one), and the process
  * still dies of that signal; a released file, and one whose signal the parent ignored, stay. Each
- * case runs in a forked child that creates the file, guards it and raises the signal. */
+ * case runs in a forked child that creates the file, guards it and raises the signal. And the
+ * write-then-rename sequence: a committed file replaces its final name or, without replacing,
+ * leaves an existing one and fails with EEXIST; a failed or discarded one leaves nothing. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,63 @@ static int run_child(const char *path, int sig, enum how how)
 	return status;
 }
 
+/* Writes TEXT to the file PATH; 0 or -1. */
+static int put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* True when PATH holds exactly TEXT. */
+static bool holds(const char *path, const char *text)
+{
+	char buf[64] = "";
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strcmp(buf, text) == 0;
+}
+
+static void test_commit(const char *dir)
+{
+	struct temp_file t;
+	char path[256], err[512];
+
+	snprintf(path, sizeof(path), "%s/final", dir);
+	REQUIRE(temp_file_begin(&t, path, ".tmp", false, err, sizeof(err)) == 0, "begin");
+	CHECK(strstr(t.tmp, "/final.tmp") != NULL, "the temporary name is PATH.tmp (%s)", t.tmp);
+	CHECK(put_file(t.tmp, "one") == 0 && temp_file_commit(&t, TEMP_FILE_NO_REPLACE, err, sizeof(err)) == 0 &&
+		      holds(path, "one") && access(t.tmp, F_OK) != 0,
+	      "commit without replacing a missing file: renamed");
+	REQUIRE(temp_file_begin(&t, path, ".tmp.7", false, err, sizeof(err)) == 0, "begin");
+	errno = 0;
+	CHECK(put_file(t.tmp, "two") == 0 && temp_file_commit(&t, TEMP_FILE_NO_REPLACE, err, sizeof(err)) < 0 &&
+		      errno == EEXIST && holds(path, "one") && access(t.tmp, F_OK) != 0 && strstr(err, "renameat2(") == err,
+	      "commit without replacing an existing file: EEXIST, it stays, the temporary file is removed (%s)", err);
+	REQUIRE(temp_file_begin(&t, path, ".tmp", false, err, sizeof(err)) == 0, "begin");
+	CHECK(put_file(t.tmp, "three") == 0 && temp_file_commit(&t, TEMP_FILE_REPLACE, err, sizeof(err)) == 0 &&
+		      holds(path, "three"),
+	      "commit replacing: the file is replaced");
+	REQUIRE(temp_file_begin(&t, path, ".tmp", false, err, sizeof(err)) == 0, "begin");
+	CHECK(put_file(t.tmp, "four") == 0 && (temp_file_discard(&t), access(t.tmp, F_OK) != 0) && holds(path, "three"),
+	      "discard: the temporary file goes, the final one stays");
+	CHECK(put_file(t.tmp, "stale") == 0 && temp_file_begin(&t, path, ".tmp", false, err, sizeof(err)) == 0 &&
+		      access(t.tmp, F_OK) != 0,
+	      "begin removes a leftover temporary file");
+	char long_path[5000];
+	memset(long_path, 'x', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = '\0';
+	CHECK(temp_file_begin(&t, long_path, ".tmp", false, err, sizeof(err)) < 0,
+	      "begin refuses a path too long");
+	unlink(path);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/fl-test-temp-file-XXXXXX", path[256];
@@ -67,6 +127,7 @@ int main(void)
 	memset(long_path, 'x', sizeof(long_path) - 1);
 	long_path[sizeof(long_path) - 1] = '\0';
 	CHECK(temp_file_guard(long_path) < 0, "a path longer than the guard holds is refused");
+	test_commit(dir);
 	rmdir(dir);
 	return check_summary("test_temp_file");
 }

@@ -1,5 +1,11 @@
-/* temp_file.c: removes the temporary file being written when SIGINT, SIGTERM or SIGHUP ends the
- * process (temp_file.h). The handler only unlinks and re-raises the signal with its default
+/* temp_file.c: files written under a temporary name and renamed when complete, and the removal of
+ * the temporary file being written when SIGINT, SIGTERM or SIGHUP ends the process (temp_file.h).
+ *
+ * The rename. Without replacing, renameat2(RENAME_NOREPLACE) refuses an existing final name
+ * atomically; a file system without that flag gets link(2) and unlink(2), which refuse it too. A
+ * failed rename removes the temporary file, so nothing is left either way.
+ *
+ * The signal handler only unlinks and re-raises the signal with its default
  * action, so the exit status still says which signal it was.
  *
  * The path lives in one of two buffers and the handler reads it through an atomic pointer, so a
@@ -8,9 +14,12 @@
  * handler runs: the first one decides the exit status. */
 #include "temp_file.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,4 +70,63 @@ int temp_file_guard(const char *path)
 void temp_file_release(void)
 {
 	atomic_store(&guarded, NULL);
+}
+
+int temp_file_begin(struct temp_file *t, const char *path, const char *suffix, bool guard, char *err,
+		    size_t errlen)
+{
+	t->guarded = false;
+	if ((size_t)snprintf(t->tmp, sizeof(t->tmp), "%s%s", path, suffix) >= sizeof(t->tmp)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -1;
+	}
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	unlink(t->tmp);
+	if (guard)
+		t->guarded = temp_file_guard(t->tmp) == 0;
+	return 0;
+}
+
+/* Renames TMP to PATH without replacing an existing PATH: 0, or -1 with errno and the failing call. */
+static int rename_no_replace(const char *tmp, const char *path, const char **call)
+{
+	*call = "renameat2";
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS) /* else a file system without RENAME_NOREPLACE */
+		return -1;
+	*call = "link";
+	if (link(tmp, path) < 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+int temp_file_commit(struct temp_file *t, enum temp_file_install how, char *err, size_t errlen)
+{
+	const char *call = "rename";
+	int rc = how == TEMP_FILE_REPLACE ? rename(t->tmp, t->path) : rename_no_replace(t->tmp, t->path, &call);
+
+	if (rc < 0) {
+		int error = errno;
+		snprintf(err, errlen, "%s(\"%s\", \"%s\"): %s", call, t->tmp, t->path, strerror(error));
+		temp_file_discard(t);
+		errno = error;
+		return -1;
+	}
+	if (t->guarded)
+		temp_file_release();
+	t->guarded = false;
+	return 0;
+}
+
+void temp_file_discard(struct temp_file *t)
+{
+	int error = errno;
+
+	unlink(t->tmp);
+	if (t->guarded)
+		temp_file_release();
+	t->guarded = false;
+	errno = error;
 }

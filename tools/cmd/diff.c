@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "diff_render.h"
+#include "flamegraph.h"
 #include "report.h"
 
 static void diff_usage(FILE *out)

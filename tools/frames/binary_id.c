@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "temp_file.h"
+
 #define MAX_NOTE_BYTES (64 * 1024)   /* a larger PT_NOTE is not one a linker wrote */
 #define MAX_PHDRS 512
 
@@ -31,8 +33,7 @@ static bool read_exact(int fd, void *buf, size_t len, uint64_t at)
 	return true;
 }
 
-/* Finds the GNU build-id note in LEN bytes of notes aligned to ALIGN. */
-static bool notes_build_id(const unsigned char *p, size_t len, size_t align, struct binary_id *out)
+size_t binary_id_from_notes(const unsigned char *p, size_t len, size_t align, uint8_t id[BINARY_ID_MAX_BUILD_ID])
 {
 	size_t at = 0;
 	while (len - at >= sizeof(Elf64_Nhdr)) {
@@ -43,16 +44,15 @@ static bool notes_build_id(const unsigned char *p, size_t len, size_t align, str
 		size_t desc_len = ((size_t)note.n_descsz + align - 1) & ~(align - 1);
 		if (note.n_namesz > len || note.n_descsz > len || name_len > len - name_at ||
 		    desc_len > len - name_at - name_len)
-			return false;
+			return 0;
 		if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
 		    note.n_descsz > 0 && note.n_descsz <= BINARY_ID_MAX_BUILD_ID) {
-			memcpy(out->build_id, p + name_at + name_len, note.n_descsz);
-			out->build_id_len = note.n_descsz;
-			return true;
+			memcpy(id, p + name_at + name_len, note.n_descsz);
+			return note.n_descsz;
 		}
 		at = name_at + name_len + desc_len;
 	}
-	return false;
+	return 0;
 }
 
 /* The build-id of the ELF file open on fd, if it has one (64-bit ELF only). */
@@ -73,10 +73,11 @@ static void read_build_id(int fd, uint64_t file_size, struct binary_id *out)
 		unsigned char *notes = malloc(ph[i].p_filesz);
 		if (!notes)
 			return;
-		bool found = read_exact(fd, notes, ph[i].p_filesz, ph[i].p_offset) &&
-			     notes_build_id(notes, ph[i].p_filesz, ph[i].p_align == 8 ? 8 : 4, out);
+		if (read_exact(fd, notes, ph[i].p_filesz, ph[i].p_offset))
+			out->build_id_len = binary_id_from_notes(notes, ph[i].p_filesz, ph[i].p_align == 8 ? 8 : 4,
+								 out->build_id);
 		free(notes);
-		if (found)
+		if (out->build_id_len)
 			return;
 	}
 }
@@ -140,12 +141,14 @@ static void put_escaped(const char *s, FILE *f)
 
 int binary_ids_write(const char *dir, const struct binary_id *ids, size_t n, char *err, size_t errlen)
 {
-	char path[4096], tmp[4200], hex[2 * BINARY_ID_MAX_BUILD_ID + 1];
+	char path[4096], hex[2 * BINARY_ID_MAX_BUILD_ID + 1];
+	struct temp_file t;
 	snprintf(path, sizeof(path), "%s/%s", dir, BINARY_IDS_FILE);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
+	if (temp_file_begin(&t, path, ".tmp", false, err, errlen) < 0)
+		return -1;
+	FILE *f = fopen(t.tmp, "we");
 	if (!f) {
-		snprintf(err, errlen, "fopen(\"%s\", \"w\"): %s", tmp, strerror(errno));
+		snprintf(err, errlen, "fopen(\"%s\", \"w\"): %s", t.tmp, strerror(errno));
 		return -1;
 	}
 	fputs("# faultline binaries: build-id size mtime_ns archived path\n", f);
@@ -160,16 +163,11 @@ int binary_ids_write(const char *dir, const struct binary_id *ids, size_t n, cha
 	}
 	int failed = ferror(f);
 	if (fclose(f) != 0 || failed) {
-		snprintf(err, errlen, "writing %s: %s", tmp, strerror(failed ? EIO : errno));
-		unlink(tmp);
+		snprintf(err, errlen, "writing %s: %s", t.tmp, strerror(failed ? EIO : errno));
+		temp_file_discard(&t);
 		return -1;
 	}
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "rename(\"%s\", \"%s\"): %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return temp_file_commit(&t, TEMP_FILE_REPLACE, err, errlen);
 }
 
 /* Undoes put_escaped in place. */

@@ -35,6 +35,13 @@ struct binary_id {
  * build-id note, has build_id_len 0. */
 int binary_id_read(const char *path, struct binary_id *out, char *err, size_t errlen);
 
+/* The GNU build-id in LEN bytes of ELF notes aligned to ALIGN (4 or 8: a PT_NOTE segment's or an
+ * SHT_NOTE section's contents): the first note named "GNU" of type NT_GNU_BUILD_ID with 1 to
+ * BINARY_ID_MAX_BUILD_ID bytes, copied to ID. Its length, or 0 when there is none or a note runs
+ * past LEN (the ones after it are not read). The one reader of the note: binary_id_read and the
+ * symbolizer (symbolize.c) both use it. */
+size_t binary_id_from_notes(const unsigned char *notes, size_t len, size_t align, uint8_t id[BINARY_ID_MAX_BUILD_ID]);
+
 /* BUILD_ID as lowercase hex into buf (2 * len + 1 bytes). Returns buf. */
 char *binary_id_hex(const uint8_t *id, size_t len, char *buf);
 

@@ -32,13 +32,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "binary_id.h"
+
 #ifndef DMGL_PARAMS
 #define DMGL_PARAMS (1 << 0) /* libiberty's demangle.h, not installed by binutils-dev */
 #define DMGL_ANSI   (1 << 1)
 #endif
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
-#define MAX_BUILD_ID 64
+#define MAX_BUILD_ID BINARY_ID_MAX_BUILD_ID
 #define ARENA_CHUNK (64 * 1024)
 
 /* ---------------------------------------------------------------------------------------------
@@ -177,41 +179,22 @@ static uint64_t align_up(uint64_t x, uint64_t align)
 	return (x + align - 1) & ~(align - 1);
 }
 
-/* Scans the notes in [p, p+len) for NT_GNU_BUILD_ID. */
-static bool notes_find_build_id(struct elf_image *img, const unsigned char *p, uint64_t len, uint64_t align)
-{
-	while (len >= sizeof(Elf64_Nhdr)) {
-		Elf64_Nhdr note;
-		memcpy(&note, p, sizeof note);
-		uint64_t name_size = align_up(note.n_namesz, align), desc_size = align_up(note.n_descsz, align);
-		uint64_t total = sizeof note + name_size + desc_size;
-		if (total > len)
-			return false;
-		const unsigned char *name = p + sizeof note, *desc = name + name_size;
-		if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-		    note.n_descsz > 0 && note.n_descsz <= MAX_BUILD_ID) {
-			memcpy(img->build_id, desc, note.n_descsz);
-			img->build_id_len = note.n_descsz;
-			return true;
-		}
-		p += total;
-		len -= total;
-	}
-	return false;
-}
-
+/* The build-id of the first note section that has one, else of the first PT_NOTE segment
+ * (binary_id_from_notes reads the notes). */
 static void elf_read_build_id(struct elf_image *img)
 {
 	for (size_t i = 1; i < img->shnum; i++) {
 		const Elf64_Shdr *sh = &img->shdrs[i];
 		if (sh->sh_type == SHT_NOTE && in_file(img, sh->sh_offset, sh->sh_size) &&
-		    notes_find_build_id(img, img->base + sh->sh_offset, sh->sh_size, sh->sh_addralign == 8 ? 8 : 4))
+		    (img->build_id_len = binary_id_from_notes(img->base + sh->sh_offset, sh->sh_size,
+							      sh->sh_addralign == 8 ? 8 : 4, img->build_id)) > 0)
 			return;
 	}
 	for (size_t i = 0; i < img->phnum; i++) {
 		const Elf64_Phdr *ph = &img->phdrs[i];
 		if (ph->p_type == PT_NOTE && in_file(img, ph->p_offset, ph->p_filesz) &&
-		    notes_find_build_id(img, img->base + ph->p_offset, ph->p_filesz, ph->p_align == 8 ? 8 : 4))
+		    (img->build_id_len = binary_id_from_notes(img->base + ph->p_offset, ph->p_filesz,
+							      ph->p_align == 8 ? 8 : 4, img->build_id)) > 0)
 			return;
 	}
 }

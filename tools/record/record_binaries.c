@@ -27,6 +27,7 @@
 
 #include "binary_id.h"
 #include "cli.h"
+#include "temp_file.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
 
@@ -98,17 +99,21 @@ static int scan_maps(struct binaries_pass *p, const char *path)
 /* Copies SRC to DST (through DST.tmp, renamed). Returns 0 or -1 with err. */
 static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
 {
-	char tmp[4200], buf[65536];
+	char buf[65536];
+	struct temp_file t;
 	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1;
 	ssize_t r = 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
 	if (in < 0) {
 		snprintf(err, errlen, "open(\"%s\"): %s", src, strerror(errno));
 		return -1;
 	}
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	if (temp_file_begin(&t, dst, ".tmp", false, err, errlen) < 0) {
+		close(in);
+		return -1;
+	}
+	out = open(t.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
 	if (out < 0) {
-		snprintf(err, errlen, "open(\"%s\", O_CREAT): %s", tmp, strerror(errno));
+		snprintf(err, errlen, "open(\"%s\", O_CREAT): %s", t.tmp, strerror(errno));
 		close(in);
 		return -1;
 	}
@@ -130,9 +135,14 @@ static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
 	close(in);
 	if (close(out) != 0 && r == 0)
 		r = -1, error = errno;
-	if (r < 0 || rename(tmp, dst) < 0) {
-		snprintf(err, errlen, "copying %s to %s: %s", src, tmp, strerror(r < 0 ? error : errno));
-		unlink(tmp);
+	if (r < 0) {
+		temp_file_discard(&t);
+	} else if (temp_file_commit(&t, TEMP_FILE_REPLACE, err, errlen) < 0) {
+		r = -1;
+		error = errno;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "copying %s to %s: %s", src, t.tmp, strerror(error));
 		return -1;
 	}
 	return 0;

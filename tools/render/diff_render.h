@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "diff.h"
-#include "flamegraph.h"
+#include "flame_tree.h"
 
 /* What the header names. */
 struct diff_labels {

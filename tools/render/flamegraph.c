@@ -1,11 +1,5 @@
-/* flamegraph.c: the call-stack tree, folded output and the interactive SVG (flamegraph.h).
- *
- * Data structures. Names ("main", "viz_chain.c:42") are interned in a string table: an array of
- * strings plus an open-addressing hash of their indexes. Nodes live in one array (node 0 is the
- * root "all"); each knows its parent, its name id, its first child and next sibling, and its
- * counts. A second open-addressing hash maps (parent, name id) to the child node, so adding a
- * stack of depth d costs d lookups. A third maps (node, file id, line) to a count, so each node
- * can name the file:line that brought it the most counts.
+/* flamegraph.c: a flame tree's folded output and its interactive SVG (flamegraph.h); the tree itself
+ * is analyze/flame_tree.c's.
  *
  * Drawing. With scale = drawable width / total, a node is drawn when its width total * scale is at
  * least the minimum width and its depth fits the canvas; since a child is never wider than its
@@ -24,416 +18,16 @@
 #include "flamegraph_js.h"
 #include "svg.h"
 
-#define NONE UINT32_MAX
-#define ROOT_NAME "all"
-#define UNKNOWN_NAME "[unknown]"
-
-/* ------------------------------------------------------------------ hashing */
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-/* ------------------------------------------------------------------ string table */
-
-struct strtab {
-	char **strs;
-	uint32_t *lens;         /* strlen of each */
-	uint8_t *cls;           /* enum flame_class of each string (used for names only) */
-	uint32_t n, cap;
-	uint32_t *slots;        /* string index + 1; 0 = empty */
-	uint32_t nslots;        /* power of two */
-};
-
-static int strtab_grow_slots(struct strtab *t)
-{
-	uint32_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t s = (uint32_t)hash_bytes(t->strs[i], strlen(t->strs[i])) & (nslots - 1);
-		while (slots[s])
-			s = (s + 1) & (nslots - 1);
-		slots[s] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* The id of TEXT, added (with class CLS) if new; NONE with errno ENOMEM. */
-static uint32_t strtab_intern(struct strtab *t, const char *text, enum flame_class cls)
-{
-	size_t len = strlen(text);
-	uint32_t s;
-
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow_slots(t) < 0)
-		return NONE;
-	s = (uint32_t)hash_bytes(text, len) & (t->nslots - 1);
-	while (t->slots[s]) {
-		if (strcmp(t->strs[t->slots[s] - 1], text) == 0)
-			return t->slots[s] - 1;
-		s = (s + 1) & (t->nslots - 1);
-	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
-		uint8_t *cl;
-		if (!strs)
-			return NONE;
-		t->strs = strs;
-		cl = realloc(t->cls, cap);
-		if (!cl)
-			return NONE;
-		t->cls = cl;
-		{
-			uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
-			if (!lens)
-				return NONE;
-			t->lens = lens;
-		}
-		t->cap = cap;
-	}
-	t->strs[t->n] = strdup(text);
-	if (!t->strs[t->n])
-		return NONE;
-	t->cls[t->n] = (uint8_t)cls;
-	t->lens[t->n] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	t->slots[s] = t->n + 1;
-	return t->n++;
-}
-
-static void strtab_free(struct strtab *t)
-{
-	for (uint32_t i = 0; i < t->n; i++)
-		free(t->strs[i]);
-	free(t->strs);
-	free(t->lens);
-	free(t->cls);
-	free(t->slots);
-}
-
-/* ------------------------------------------------------------------ the tree */
-
-struct node {
-	uint32_t parent, name;      /* NONE for the root */
-	uint32_t first_child, next_sibling;
-	uint32_t loc_file;          /* best location: file id (in locs), or NONE */
-	uint32_t loc_line;          /* and line (0: unknown) */
-	uint32_t depth;             /* root = 0 */
-	uint64_t total, self;
-	uint64_t loc_count;         /* counts the best location brought */
-	uint64_t base_total, base_self; /* a differential graph's baseline (flame_add_base) */
-};
-
-/* (node, file, line) → count, for choosing each node's best location. */
-struct loc_entry {
-	uint32_t node, file, line;  /* node NONE: empty */
-	uint64_t count;
-};
-
-struct flame {
-	struct strtab names, locs;  /* locs: source file names */
-	struct node *nodes;
-	uint32_t nnodes, cap;
-	uint32_t *child_slots;      /* node index; NONE = empty */
-	uint32_t nchild_slots;      /* power of two */
-	struct loc_entry *loc_slots;
-	uint32_t nloc_slots, nlocs;
-	size_t max_depth;
-};
-
-static uint64_t child_key_hash(uint32_t parent, uint32_t name)
-{
-	return mix64((uint64_t)parent << 32 | name);
-}
-
-static int child_grow(struct flame *f)
-{
-	uint32_t n = f->nchild_slots ? f->nchild_slots * 2 : 4096;
-	uint32_t *slots = malloc(n * sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	memset(slots, 0xff, n * sizeof(*slots));
-	for (uint32_t i = 1; i < f->nnodes; i++) {
-		uint32_t s = (uint32_t)child_key_hash(f->nodes[i].parent, f->nodes[i].name) & (n - 1);
-		while (slots[s] != NONE)
-			s = (s + 1) & (n - 1);
-		slots[s] = i;
-	}
-	free(f->child_slots);
-	f->child_slots = slots;
-	f->nchild_slots = n;
-	return 0;
-}
-
-/* The child of PARENT named NAME, created if absent; NONE on ENOMEM. */
-static uint32_t child_get(struct flame *f, uint32_t parent, uint32_t name)
-{
-	uint32_t s, idx;
-	struct node *p;
-
-	if ((f->nnodes + 1) * 2 > f->nchild_slots && child_grow(f) < 0)
-		return NONE;
-	s = (uint32_t)child_key_hash(parent, name) & (f->nchild_slots - 1);
-	while ((idx = f->child_slots[s]) != NONE) {
-		if (f->nodes[idx].parent == parent && f->nodes[idx].name == name)
-			return idx;
-		s = (s + 1) & (f->nchild_slots - 1);
-	}
-	if (f->nnodes == f->cap) {
-		uint32_t cap = f->cap * 2;
-		struct node *nodes = realloc(f->nodes, (size_t)cap * sizeof(*nodes));
-		if (!nodes || cap >= NONE)
-			return NONE;
-		f->nodes = nodes;
-		f->cap = cap;
-	}
-	idx = f->nnodes++;
-	p = &f->nodes[parent];
-	f->nodes[idx] = (struct node){ parent, name, NONE, p->first_child, NONE, 0, p->depth + 1, 0, 0, 0, 0, 0 };
-	p->first_child = idx;
-	f->child_slots[s] = idx;
-	if (f->nodes[idx].depth > f->max_depth)
-		f->max_depth = f->nodes[idx].depth;
-	return idx;
-}
-
-static uint32_t loc_hash(uint32_t node, uint32_t file, uint32_t line)
-{
-	return (uint32_t)mix64(((uint64_t)node << 32 | file) ^ ((uint64_t)line << 17));
-}
-
-static int loc_grow(struct flame *f)
-{
-	uint32_t n = f->nloc_slots ? f->nloc_slots * 2 : 4096;
-	struct loc_entry *slots = malloc(n * sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (uint32_t i = 0; i < n; i++)
-		slots[i].node = NONE;
-	for (uint32_t i = 0; i < f->nloc_slots; i++) {
-		struct loc_entry *e = &f->loc_slots[i];
-		uint32_t s;
-		if (e->node == NONE)
-			continue;
-		s = loc_hash(e->node, e->file, e->line) & (n - 1);
-		while (slots[s].node != NONE)
-			s = (s + 1) & (n - 1);
-		slots[s] = *e;
-	}
-	free(f->loc_slots);
-	f->loc_slots = slots;
-	f->nloc_slots = n;
-	return 0;
-}
-
-/* Adds COUNT to (node, file, line) and makes it the node's best location when it now leads. */
-static int loc_add(struct flame *f, uint32_t node, uint32_t file, uint32_t line, uint64_t count)
-{
-	struct node *n = &f->nodes[node];
-	struct loc_entry *e;
-	uint32_t s;
-
-	if ((f->nlocs + 1) * 2 > f->nloc_slots && loc_grow(f) < 0)
-		return -1;
-	s = loc_hash(node, file, line) & (f->nloc_slots - 1);
-	while ((e = &f->loc_slots[s])->node != NONE && !(e->node == node && e->file == file && e->line == line))
-		s = (s + 1) & (f->nloc_slots - 1);
-	if (e->node == NONE) {
-		*e = (struct loc_entry){ node, file, line, 0 };
-		f->nlocs++;
-	}
-	e->count += count;
-	if (e->count > n->loc_count) {
-		n->loc_count = e->count;
-		n->loc_file = file;
-		n->loc_line = line;
-	}
-	return 0;
-}
-
-struct flame *flame_new(void)
-{
-	struct flame *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return NULL;
-	f->cap = 1024;
-	f->nodes = malloc(f->cap * sizeof(*f->nodes));
-	if (!f->nodes || strtab_intern(&f->names, ROOT_NAME, FLAME_CLASS_PSEUDO) == NONE) {
-		flame_free(f);
-		errno = ENOMEM;
-		return NULL;
-	}
-	f->nodes[0] = (struct node){ NONE, 0, NONE, NONE, NONE, 0, 0, 0, 0, 0, 0, 0 };
-	f->nnodes = 1;
-	return f;
-}
-
-void flame_free(struct flame *f)
-{
-	if (!f)
-		return;
-	strtab_free(&f->names);
-	strtab_free(&f->locs);
-	free(f->nodes);
-	free(f->child_slots);
-	free(f->loc_slots);
-	free(f);
-}
-
 /* Formats a node's best location, "file:line" or "file", into buf; NULL when it has none. */
-static const char *node_loc(const struct flame *f, const struct node *n, char *buf, size_t len)
+static const char *node_loc(const struct flame *f, const struct flame_node *n, char *buf, size_t len)
 {
-	if (n->loc_file == NONE)
+	if (n->loc_file == FLAME_NONE)
 		return NULL;
 	if (n->loc_line)
 		snprintf(buf, len, "%s:%u", f->locs.strs[n->loc_file], n->loc_line);
 	else
 		snprintf(buf, len, "%s", f->locs.strs[n->loc_file]);
 	return buf;
-}
-
-/* Adds COUNT to the stack as flame_add does, to the baseline counts when BASE. */
-static int add_stack(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count, bool base)
-{
-	uint32_t node = 0;
-
-	if (n == 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (count > (UINT64_MAX >> 1) - (base ? f->nodes[0].base_total : f->nodes[0].total)) {
-		errno = EOVERFLOW;
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *name = frames[i].name && *frames[i].name ? frames[i].name : UNKNOWN_NAME;
-		uint32_t id = strtab_intern(&f->names, name, frames[i].cls), file;
-		if (id == NONE || (node = child_get(f, node, id)) == NONE)
-			goto nomem;
-		if (!frames[i].file || !*frames[i].file)
-			continue;
-		file = strtab_intern(&f->locs, frames[i].file, FLAME_CLASS_PSEUDO);
-		if (file == NONE || loc_add(f, node, file, frames[i].line, count) < 0)
-			goto nomem;
-	}
-	if (base) {
-		f->nodes[node].base_self += count;
-		for (uint32_t up = node; up != NONE; up = f->nodes[up].parent)
-			f->nodes[up].base_total += count;
-		return 0;
-	}
-	f->nodes[node].self += count;
-	for (uint32_t up = node; up != NONE; up = f->nodes[up].parent)
-		f->nodes[up].total += count;
-	return 0;
-nomem:
-	errno = ENOMEM;
-	return -1;
-}
-
-int flame_add(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count)
-{
-	return add_stack(f, frames, n, count, false);
-}
-
-int flame_add_base(struct flame *f, const struct flame_frame *frames, size_t n, uint64_t count)
-{
-	return add_stack(f, frames, n, count, true);
-}
-
-uint64_t flame_total(const struct flame *f)
-{
-	return f->nodes[0].total;
-}
-
-size_t flame_node_count(const struct flame *f)
-{
-	return f->nnodes;
-}
-
-size_t flame_depth(const struct flame *f)
-{
-	return f->max_depth;
-}
-
-/* ------------------------------------------------------------------ children in name order */
-
-/* Every node's children sorted by name: kids[first[i] .. first[i+1]) for node i. */
-struct sorted_children {
-	uint32_t *first;            /* nnodes + 1 */
-	uint32_t *kids;             /* nnodes - 1 */
-};
-
-static int by_name(const void *a, const void *b, void *ctx)
-{
-	const struct flame *f = ctx;
-	const struct node *x = &f->nodes[*(const uint32_t *)a];
-	const struct node *y = &f->nodes[*(const uint32_t *)b];
-	return strcmp(f->names.strs[x->name], f->names.strs[y->name]);
-}
-
-static int sort_children(const struct flame *f, struct sorted_children *sc)
-{
-	sc->first = calloc((size_t)f->nnodes + 1, sizeof(uint32_t));
-	sc->kids = malloc(((size_t)f->nnodes + 1) * sizeof(uint32_t));
-	if (!sc->first || !sc->kids) {
-		free(sc->first);
-		free(sc->kids);
-		return -1;
-	}
-	/* Counting sort by parent, then each run by name. */
-	for (uint32_t i = 1; i < f->nnodes; i++)
-		sc->first[f->nodes[i].parent + 1]++;
-	for (uint32_t i = 0; i < f->nnodes; i++)
-		sc->first[i + 1] += sc->first[i];
-	{
-		uint32_t *fill = malloc((size_t)f->nnodes * sizeof(uint32_t));
-		if (!fill) {
-			free(sc->first);
-			free(sc->kids);
-			return -1;
-		}
-		memcpy(fill, sc->first, (size_t)f->nnodes * sizeof(uint32_t));
-		for (uint32_t i = 1; i < f->nnodes; i++)
-			sc->kids[fill[f->nodes[i].parent]++] = i;
-		free(fill);
-	}
-	for (uint32_t i = 0; i < f->nnodes; i++) {
-		uint32_t n = sc->first[i + 1] - sc->first[i];
-		if (n > 1)
-			qsort_r(sc->kids + sc->first[i], n, sizeof(uint32_t), by_name, (void *)f);
-	}
-	return 0;
-}
-
-static void sorted_children_free(struct sorted_children *sc)
-{
-	free(sc->first);
-	free(sc->kids);
 }
 
 /* ------------------------------------------------------------------ folded output */
@@ -465,20 +59,20 @@ size_t flame_write_folded_diff(const struct flame *f, FILE *out)
 
 static size_t write_folded(const struct flame *f, bool diff, FILE *out)
 {
-	struct sorted_children sc;
+	struct flame_sorted_children sc;
 	uint32_t *path, *pos;
 	size_t depth = 0, lines = 0;
 
 	if (f->nnodes <= 1)
 		return 0;
-	if (sort_children(f, &sc) < 0)
+	if (flame_sort_children(f, &sc) < 0)
 		return 0;
 	path = malloc((f->max_depth + 2) * sizeof(*path));
 	pos = malloc((f->max_depth + 2) * sizeof(*pos));
 	if (!path || !pos) {
 		free(path);
 		free(pos);
-		sorted_children_free(&sc);
+		flame_sorted_children_free(&sc);
 		return 0;
 	}
 	/* Depth-first, children in name order: path[1..depth] is the current stack. */
@@ -509,100 +103,15 @@ static size_t write_folded(const struct flame *f, bool diff, FILE *out)
 	}
 	free(path);
 	free(pos);
-	sorted_children_free(&sc);
+	flame_sorted_children_free(&sc);
 	return lines;
-}
-
-/* ------------------------------------------------------------------ derived trees */
-
-/* Adds the stack ending at NODE of F to DST with COUNT, reversed when REVERSE. */
-static int copy_stack(struct flame *dst, const struct flame *f, uint32_t node, uint64_t count, bool reverse,
-		      struct flame_frame *frames)
-{
-	size_t depth = f->nodes[node].depth;
-
-	for (uint32_t up = node; up != 0; up = f->nodes[up].parent) {
-		const struct node *n = &f->nodes[up];
-		size_t at = reverse ? depth - n->depth : n->depth - 1;
-		frames[at] = (struct flame_frame){ f->names.strs[n->name], n->loc_file != NONE ? f->locs.strs[n->loc_file] : NULL,
-						   n->loc_line, (enum flame_class)f->names.cls[n->name] };
-	}
-	return flame_add(dst, frames, depth, count);
-}
-
-static int by_self_desc(const void *a, const void *b, void *ctx)
-{
-	const struct flame *f = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t sx = f->nodes[x].self, sy = f->nodes[y].self;
-	if (sx != sy)
-		return sx > sy ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-struct flame *flame_top_stacks(const struct flame *f, size_t n, const char *other_name)
-{
-	struct flame *dst = flame_new();
-	struct flame_frame *frames = malloc((f->max_depth + 1) * sizeof(*frames));
-	uint32_t *ends = malloc((size_t)f->nnodes * sizeof(*ends));
-	uint32_t nends = 0;
-	uint64_t rest = 0;
-
-	if (!dst || !frames || !ends)
-		goto fail;
-	for (uint32_t i = 1; i < f->nnodes; i++)
-		if (f->nodes[i].self)
-			ends[nends++] = i;
-	qsort_r(ends, nends, sizeof(*ends), by_self_desc, (void *)f);
-	for (uint32_t k = 0; k < nends; k++) {
-		if (k < n) {
-			if (copy_stack(dst, f, ends[k], f->nodes[ends[k]].self, false, frames) < 0)
-				goto fail;
-		} else {
-			rest += f->nodes[ends[k]].self;
-		}
-	}
-	if (rest) {
-		struct flame_frame other = { other_name, NULL, 0, FLAME_CLASS_PSEUDO };
-		if (flame_add(dst, &other, 1, rest) < 0)
-			goto fail;
-	}
-	free(frames);
-	free(ends);
-	return dst;
-fail:
-	flame_free(dst);
-	free(frames);
-	free(ends);
-	errno = ENOMEM;
-	return NULL;
-}
-
-struct flame *flame_reversed(const struct flame *f)
-{
-	struct flame *dst = flame_new();
-	struct flame_frame *frames = malloc((f->max_depth + 1) * sizeof(*frames));
-
-	if (!dst || !frames)
-		goto fail;
-	for (uint32_t i = 1; i < f->nnodes; i++) {
-		if (f->nodes[i].self && copy_stack(dst, f, i, f->nodes[i].self, true, frames) < 0)
-			goto fail;
-	}
-	free(frames);
-	return dst;
-fail:
-	flame_free(dst);
-	free(frames);
-	errno = ENOMEM;
-	return NULL;
 }
 
 /* ------------------------------------------------------------------ colours */
 
 void flame_color(const char *name, enum flame_class cls, char buf[8])
 {
-	uint64_t h = mix64(hash_bytes(name, strlen(name)));
+	uint64_t h = flame_name_hash(name);
 	double v1 = (double)(h & 0xffff) / 65535.0, v2 = (double)((h >> 16) & 0xffff) / 65535.0;
 	double v3 = (double)((h >> 32) & 0xffff) / 65535.0;
 
@@ -639,7 +148,7 @@ void flame_svg_options_init(struct flame_svg_options *o)
 /* Everything the drawing pass needs. */
 struct draw {
 	const struct flame *f;
-	struct sorted_children sc;
+	struct flame_sorted_children sc;
 	FILE *out;
 	double scale;               /* pixels per count */
 	double drawable;            /* width available to frames */
@@ -649,7 +158,7 @@ struct draw {
 	double fs;
 	bool inverted;
 	bool differential;          /* colour by growth over the baseline */
-	uint32_t node;              /* the node draw_frame draws (NONE: a merged frame) */
+	uint32_t node;              /* the node draw_frame draws (FLAME_NONE: a merged frame) */
 	uint64_t max_delta;         /* differential: the largest |total - base_total| of a node */
 	const char *countname;
 	struct flame_svg_stats *st;
@@ -671,15 +180,15 @@ static size_t count_frames(const struct flame *f, double scale, double min_px, u
 	*bytes = FRAME_BYTES;
 	memset(narrow, 0, (size_t)f->nnodes * sizeof(*narrow));
 	for (uint32_t i = 1; i < f->nnodes; i++) {
-		const struct node *n = &f->nodes[i];
-		const struct node *p = &f->nodes[n->parent];
+		const struct flame_node *n = &f->nodes[i];
+		const struct flame_node *p = &f->nodes[n->parent];
 		bool parent_drawn = n->parent == 0 || (p->total * scale >= min_px && p->depth <= max_depth);
 		if (!parent_drawn || n->depth > max_depth)
 			continue;
 		if (n->total * scale >= min_px) {
 			frames++;
 			*bytes += FRAME_BYTES + 2 * (size_t)f->names.lens[n->name] +
-				  (n->loc_file != NONE ? f->locs.lens[n->loc_file] + 8 : 0);
+				  (n->loc_file != FLAME_NONE ? f->locs.lens[n->loc_file] + 8 : 0);
 		} else {
 			narrow[n->parent] += n->total;
 		}
@@ -719,7 +228,7 @@ static void put_percent(FILE *out, uint64_t n, uint64_t total)
 /* A differential frame's colour, as flamegraph.pl colours difffolded.pl's output: red for growth
  * over the baseline, blue for shrinkage, the deeper the larger the change against the largest; white
  * for none. */
-static void diff_color(const struct draw *d, const struct node *n, char buf[8])
+static void diff_color(const struct draw *d, const struct flame_node *n, char buf[8])
 {
 	uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
 	int pale = d->max_delta ? (int)(210.0 * (double)(d->max_delta - delta) / (double)d->max_delta + 0.5) : 210;
@@ -733,7 +242,7 @@ static void diff_color(const struct draw *d, const struct node *n, char buf[8])
 }
 
 /* The tooltip line of a differential frame: "&#10;A 1,234, B 2,345 (+1,111, +90.03%)". */
-static void diff_extra(const struct node *n, char *buf, size_t len)
+static void diff_extra(const struct flame_node *n, char *buf, size_t len)
 {
 	char a[32], b[32], dl[32];
 	uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
@@ -776,7 +285,7 @@ static void draw_frame(struct draw *d, const char *name, enum flame_class cls, u
 	}
 	if (extra)
 		fputs(extra, out);
-	if (d->differential && d->node != NONE)
+	if (d->differential && d->node != FLAME_NONE)
 		diff_color(d, &d->f->nodes[d->node], color);
 	else
 		flame_color(name, cls, color);
@@ -801,7 +310,7 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 {
 	const struct flame *f = d->f;
 	char name[96], wbuf[32], extra[1024];
-	uint32_t top[3] = { NONE, NONE, NONE };
+	uint32_t top[3] = { FLAME_NONE, FLAME_NONE, FLAME_NONE };
 	size_t len = 0;
 
 	for (uint32_t k = d->sc.first[node]; k < d->sc.first[node + 1]; k++) {
@@ -809,7 +318,7 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 		if (f->nodes[c].total * d->scale >= d->min_px)
 			continue;
 		for (int j = 0; j < 3; j++) {
-			if (top[j] == NONE || f->nodes[c].total > f->nodes[top[j]].total) {
+			if (top[j] == FLAME_NONE || f->nodes[c].total > f->nodes[top[j]].total) {
 				memmove(&top[j + 1], &top[j], (size_t)(2 - j) * sizeof(top[0]));
 				top[j] = c;
 				break;
@@ -822,7 +331,7 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 		FILE *mem = fmemopen(extra, sizeof(extra), "w");
 		if (mem) {
 			fputs("&#10;largest:", mem);
-			for (int j = 0; j < 3 && top[j] != NONE; j++) {
+			for (int j = 0; j < 3 && top[j] != FLAME_NONE; j++) {
 				const char *name = f->names.strs[f->nodes[top[j]].name];
 				fputs(j ? ", " : " ", mem);
 				svg_escape(mem, name, strnlen(name, 200)); /* at most 200 bytes, never past its end */
@@ -852,7 +361,7 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 static void draw_subtree(struct draw *d, uint32_t node, double x)
 {
 	const struct flame *f = d->f;
-	const struct node *n = &f->nodes[node];
+	const struct flame_node *n = &f->nodes[node];
 	uint64_t narrow = 0;
 	size_t nnarrow = 0;
 	bool has_kids = d->sc.first[node + 1] > d->sc.first[node];
@@ -867,7 +376,7 @@ static void draw_subtree(struct draw *d, uint32_t node, double x)
 	draw_frame(d, f->names.strs[n->name], node ? (enum flame_class)f->names.cls[n->name] : FLAME_CLASS_PSEUDO,
 		   n->total, n->self, has_kids, node_loc(f, n, d->loc, sizeof(d->loc)), d->differential ? extra : NULL, x,
 		   node == 0 && n->total == 0 ? d->drawable : n->total * d->scale, n->depth);
-	d->node = NONE;
+	d->node = FLAME_NONE;
 	if (n->depth >= d->max_depth) {
 		if (has_kids)
 			d->st->depth_cut = true;
@@ -966,10 +475,10 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_options *opts,
 		d.fh = 64;
 	d.fs = o.font_size > 0 ? o.font_size : 12;
 	d.inverted = o.inverted;
-	d.node = NONE;
+	d.node = FLAME_NONE;
 	d.differential = o.differential;
 	for (uint32_t i = 1; d.differential && i < f->nnodes; i++) {
-		const struct node *n = &f->nodes[i];
+		const struct flame_node *n = &f->nodes[i];
 		uint64_t delta = n->total > n->base_total ? n->total - n->base_total : n->base_total - n->total;
 		if (delta > d.max_delta)
 			d.max_delta = delta;
@@ -992,7 +501,7 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_options *opts,
 	d.max_depth = levels - 1;
 
 	narrow = malloc((size_t)f->nnodes * sizeof(*narrow));
-	if (!narrow || sort_children(f, &d.sc) < 0) {
+	if (!narrow || flame_sort_children(f, &d.sc) < 0) {
 		free(narrow);
 		errno = ENOMEM;
 		return -1;
@@ -1059,6 +568,6 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_options *opts,
 	fputs("</g>\n", out);
 	svg_end(out);
 	d.st->hidden_nodes = f->nnodes - (d.st->frames - d.st->merged);
-	sorted_children_free(&d.sc);
+	flame_sorted_children_free(&d.sc);
 	return 0;
 }

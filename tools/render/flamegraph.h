@@ -1,13 +1,8 @@
-/* flamegraph.h: a flame graph — a tree of call stacks weighted by counts — and its two outputs:
+/* flamegraph.h: a flame graph's two outputs (render stage, flamegraph.c), of the tree of call stacks
+ * weighted by counts that analyze/flame_tree.h builds (included here for the callers that do both):
  * folded stacks (Brendan Gregg's format, one "root;...;leaf COUNT" line per distinct stack, read by
  * flamegraph.pl, inferno and speedscope) and a self-contained interactive SVG in the style of
  * flamegraph.pl, written here in C (no Perl, no script, nothing fetched).
- *
- * The tree. Stacks are added root first; each distinct path of frame names is one node, so a
- * stack shares its prefix with every other stack that starts the same way. A node holds its
- * total (faults in it and below) and self (faults whose stack ends in it). Names are interned;
- * children are found through one hash table keyed by (parent, name). Each node also keeps the
- * source location (file:line) that brought it the most counts, for its tooltip.
  *
  * The SVG. flamegraph.pl's layout (root at the bottom, or at the top with `inverted`: an icicle
  * graph), siblings in name order, width proportional to total. Frames narrower than the minimum
@@ -33,53 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* What kind of code a frame is: chooses its colour family. */
-enum flame_class {
-	FLAME_CLASS_CODE = 0,   /* the traced program's own code: green-teal (flamegraph.pl's "mem") */
-	FLAME_CLASS_LIBRARY,    /* a shared library (libc, libstdc++, jemalloc, ...): blue-violet */
-	FLAME_CLASS_PSEUDO,     /* not a function: "[no stack]", "[unknown]", merged frames: grey */
-};
-
-/* One frame of a stack as added. */
-struct flame_frame {
-	const char *name;       /* function name; copied. NULL or "" is taken as "[unknown]" */
-	const char *file;       /* source file, or NULL; copied */
-	unsigned line;          /* 0 when unknown */
-	enum flame_class cls;   /* of the first frame added with this name */
-};
-
-struct flame;
-
-/* A new empty tree (root "all"), or NULL with errno ENOMEM. */
-struct flame *flame_new(void);
-
-/* Releases the tree (NULL is fine). */
-void flame_free(struct flame *flame);
-
-/* Adds COUNT to the stack FRAMES[0] (root) .. FRAMES[N-1] (leaf). N >= 1 (EINVAL otherwise).
- * Returns 0, or -1 with errno (ENOMEM, EINVAL; EOVERFLOW when a count would pass 2^63). */
-int flame_add(struct flame *flame, const struct flame_frame *frames, size_t n, uint64_t count);
-
-/* A differential graph (difffolded.pl's "stack A B"): adds COUNT to the baseline A of the stack,
- * which flame_add counts as B. The baseline never sizes a frame (widths are B's, as in
- * flamegraph.pl); with flame_svg_options.differential it colours them. Errors as flame_add. */
-int flame_add_base(struct flame *flame, const struct flame_frame *frames, size_t n, uint64_t count);
-
-/* Sum of every count added. */
-uint64_t flame_total(const struct flame *flame);
-
-/* Nodes in the tree, the root included; deepest stack added. */
-size_t flame_node_count(const struct flame *flame);
-size_t flame_depth(const struct flame *flame);
-
-/* A new tree holding the N stacks of F with the largest counts (ties: in tree order) and, when any
- * are left, one stack of the single frame OTHER_NAME with the sum of the rest: the total stays the
- * same. NULL with errno on ENOMEM. */
-struct flame *flame_top_stacks(const struct flame *flame, size_t n, const char *other_name);
-
-/* A new tree of F's stacks read from the leaf (flamegraph.pl --reverse: "who calls the faulting
- * functions"), or NULL with errno on ENOMEM. */
-struct flame *flame_reversed(const struct flame *flame);
+#include "flame_tree.h"
 
 /* Writes one "a;b;c COUNT" line per distinct stack (a node with a self count), sorted by names
  * from the root, so the output is the same for the same input. In names, ';' becomes ':' and
