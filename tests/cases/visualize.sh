@@ -48,7 +48,7 @@ grep -q '^# ranges of ' "$OUT/ranges.txt" && grep -q '^# tree of process ' "$OUT
 grep -A3 '^rank ' "$OUT/ranges.txt" | grep -q 'site .* main viz_chain\.c:' ||
 	fail "ranges.txt: the top range's site is not main's malloc in viz_chain.c: $(grep -A3 '^rank ' "$OUT/ranges.txt")"
 echo "ok ranges.txt: hot ranges and the tree, the array's malloc in main at the top"
-ls "$OUT"/.*.tmp >/dev/null 2>&1 && fail "temporary files left in $OUT"
+[ -z "$(find "$OUT" -maxdepth 1 -name "*.tmp")" ] || fail "temporary files left in $OUT: $(find "$OUT" -maxdepth 1 -name "*.tmp")"
 
 "$FAULTLINE" dump "$REC" >"$WORK/dump.txt" || fail "faultline dump failed"
 

@@ -618,44 +618,49 @@ out:
 
 /* ------------------------------------------------------------------ writing */
 
-/* Opens OUTDIR/NAME.tmp for writing; fills PATH with OUTDIR/NAME. */
-static FILE *open_output(const char *outdir, const char *name, char *path, size_t len, char *tmp, size_t tmplen)
+/* Opens OUTDIR/NAME for writing under its temporary name (temp_file.h: renamed when complete,
+ * removed if visualize is stopped meanwhile). */
+static FILE *open_output(const char *outdir, const char *name, struct temp_file *t)
 {
+	char path[PATH_MAX], err[64];
 	FILE *f;
 
-	if ((size_t)snprintf(path, len, "%s/%s", outdir, name) >= len ||
-	    (size_t)snprintf(tmp, tmplen, "%s/.%s.tmp", outdir, name) >= tmplen) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", outdir, name) >= sizeof(path) ||
+	    temp_file_begin(t, path, ".tmp", true, err, sizeof(err)) < 0) {
 		cli_error("visualize: %s/%s: path too long", outdir, name);
 		return NULL;
 	}
-	temp_file_guard(tmp);
-	f = fopen(tmp, "w");
+	f = fopen(t->tmp, "w");
 	if (!f) {
-		cli_error("visualize: cannot create %s: %s", tmp, strerror(errno));
-		temp_file_release();
+		cli_error("visualize: cannot create %s: %s", t->tmp, strerror(errno));
+		temp_file_discard(t);
 	}
 	return f;
 }
 
-/* Closes F and renames TMP to PATH; prints PATH on stdout. */
-static int close_output(FILE *f, const char *tmp, const char *path)
+/* Abandons a file being written (its writer failed and said why): closed and removed. */
+static void abort_output(FILE *f, struct temp_file *t)
 {
+	fclose(f);
+	temp_file_discard(t);
+}
+
+/* Closes F and renames its temporary file to its name; prints the name on stdout. */
+static int close_output(FILE *f, struct temp_file *t)
+{
+	char err[2 * PATH_MAX + 64];
 	int failed = ferror(f);
 
 	if (fclose(f) != 0 || failed) {
-		cli_error("visualize: writing %s: %s", tmp, strerror(errno ? errno : EIO));
-		unlink(tmp);
-		temp_file_release();
+		cli_error("visualize: writing %s: %s", t->tmp, strerror(errno ? errno : EIO));
+		temp_file_discard(t);
 		return -1;
 	}
-	if (rename(tmp, path) < 0) {
-		cli_error("visualize: rename %s to %s: %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		temp_file_release();
+	if (temp_file_commit(t, TEMP_FILE_REPLACE, err, sizeof(err)) < 0) {
+		cli_error("visualize: %s", err);
 		return -1;
 	}
-	temp_file_release();
-	printf("%s\n", path);
+	printf("%s\n", t->path);
 	return 0;
 }
 
@@ -667,17 +672,17 @@ static long file_size(const char *path)
 
 static int write_folded(const struct viz *v, const struct flame *tree, const char *name)
 {
-	char path[4096], tmp[4096];
-	FILE *f = open_output(v->o->outdir, name, path, sizeof(path), tmp, sizeof(tmp));
+	struct temp_file out;
+	FILE *f = open_output(v->o->outdir, name, &out);
 	size_t lines;
 
 	if (!f)
 		return -1;
 	lines = flame_write_folded(tree, f);
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		return -1;
 	if (v->o->verbose)
-		cli_error("visualize: %s: %zu stacks, %ld bytes", path, lines, file_size(path));
+		cli_error("visualize: %s: %zu stacks, %ld bytes", out.path, lines, file_size(out.path));
 	return 0;
 }
 
@@ -686,7 +691,8 @@ static int write_flamegraph(const struct viz *v, const struct flame *tree, const
 	struct flame_svg_options so;
 	struct flame_svg_stats st;
 	struct flame *reversed = NULL;
-	char path[4096], tmp[4096], title[1024], subtitle[1024], count[32];
+	struct temp_file out;
+	char title[1024], subtitle[1024], count[32];
 	double t0 = now_s();
 	FILE *f;
 	int rc;
@@ -718,7 +724,7 @@ static int write_flamegraph(const struct viz *v, const struct flame *tree, const
 		}
 		tree = reversed;
 	}
-	f = open_output(v->o->outdir, name, path, sizeof(path), tmp, sizeof(tmp));
+	f = open_output(v->o->outdir, name, &out);
 	if (!f) {
 		flame_free(reversed);
 		return -1;
@@ -726,17 +732,16 @@ static int write_flamegraph(const struct viz *v, const struct flame *tree, const
 	rc = flame_write_svg(tree, &so, f, &st);
 	flame_free(reversed);
 	if (rc < 0) {
-		cli_error("visualize: %s: out of memory", path);
-		fclose(f);
-		unlink(tmp);
+		cli_error("visualize: %s: out of memory", out.path);
+		abort_output(f, &out);
 		return -1;
 	}
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		return -1;
 	if (v->o->verbose)
 		cli_error("visualize: %s: %zu frames (%zu merged) of %zu nodes, min width %.2f px, %ux%u px, %ld bytes, %.3f s",
-			  path, st.frames, st.merged, flame_node_count(tree), st.min_width_px, st.width, st.height,
-			  file_size(path), now_s() - t0);
+			  out.path, st.frames, st.merged, flame_node_count(tree), st.min_width_px, st.width, st.height,
+			  file_size(out.path), now_s() - t0);
 	return 0;
 }
 
@@ -760,21 +765,20 @@ static int compute_ranges(struct viz *v)
 
 static int write_ranges(const struct viz *v)
 {
-	char path[4096], tmp[4096];
-	FILE *f = open_output(v->o->outdir, "ranges.txt", path, sizeof(path), tmp, sizeof(tmp));
+	struct temp_file out;
+	FILE *f = open_output(v->o->outdir, "ranges.txt", &out);
 
 	if (!f)
 		return -1;
 	if (ranges_print(&v->ranges, &v->ranges_opts, v->rec->dir, RANGES_TEXT, true, f) < 0 && !ferror(f)) {
-		fclose(f);
-		unlink(tmp);
-		cli_error("visualize: %s: out of memory", path);
+		abort_output(f, &out);
+		cli_error("visualize: %s: out of memory", out.path);
 		return -1;
 	}
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		return -1;
 	if (v->o->verbose)
-		cli_error("visualize: %s: %ld bytes", path, file_size(path));
+		cli_error("visualize: %s: %ld bytes", out.path, file_size(out.path));
 	return 0;
 }
 
@@ -877,7 +881,8 @@ static int write_timeline(const struct viz *v)
 {
 	struct timeline_series *series = calloc(v->rec->nprocs ? v->rec->nprocs : 1, sizeof(*series));
 	char (*labels)[48] = calloc(v->rec->nprocs ? v->rec->nprocs : 1, sizeof(*labels));
-	char path[4096], tmp[4096], subtitle[1024];
+	struct temp_file out;
+	char subtitle[1024];
 	struct timeline_svg_options to = { 0 };
 	struct timeline_svg_stats st;
 	size_t n = 0;
@@ -891,7 +896,7 @@ static int write_timeline(const struct viz *v)
 			n++;
 		else if (v->timelines[i].nrecs)
 			goto nomem;
-	f = open_output(v->o->outdir, "timeline.svg", path, sizeof(path), tmp, sizeof(tmp));
+	f = open_output(v->o->outdir, "timeline.svg", &out);
 	if (!f)
 		goto out;
 	snprintf(subtitle, sizeof(subtitle), "%zu process%s of %s; %s time", n, n == 1 ? "" : "es", v->rec->dir,
@@ -902,14 +907,13 @@ static int write_timeline(const struct viz *v)
 	to.end_ns = (v->o->time_axis == FL_TIME_VIRTUAL) ? 0 : v->heatmap_end_ns; /* the heatmap's axis (wall time) */
 	to.virtual_time = (v->o->time_axis == FL_TIME_VIRTUAL);
 	if (timeline_svg_write(series, n, &to, f, &st) < 0) {
-		fclose(f);
-		unlink(tmp);
+		abort_output(f, &out);
 		goto nomem;
 	}
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		goto out;
 	if (v->o->verbose)
-		cli_error("visualize: %s: %u strips, %zu steps, axis %.3f s", path, st.strips, st.points, st.end_ns / 1e9);
+		cli_error("visualize: %s: %u strips, %zu steps, axis %.3f s", out.path, st.strips, st.points, st.end_ns / 1e9);
 	rc = 0;
 	goto out;
 nomem:
@@ -928,9 +932,10 @@ static int write_heatmap(struct viz *v)
 {
 	struct heatmap_options ho;
 	struct heatmap_stats st;
-	char path[4096], tmp[4096], subtitle[1024], count[32];
+	struct temp_file out;
+	char subtitle[1024], count[32];
 	double t0 = now_s();
-	FILE *f = open_output(v->o->outdir, "heatmap.svg", path, sizeof(path), tmp, sizeof(tmp));
+	FILE *f = open_output(v->o->outdir, "heatmap.svg", &out);
 
 	if (!f)
 		return -1;
@@ -951,19 +956,18 @@ static int write_heatmap(struct viz *v)
 		if (v->read_error[0])
 			cli_error("visualize: %s", v->read_error);
 		else
-			cli_error("visualize: %s: out of memory", path);
-		fclose(f);
-		unlink(tmp);
+			cli_error("visualize: %s: out of memory", out.path);
+		abort_output(f, &out);
 		return -1;
 	}
 	v->heatmap_end_ns = st.ns_per_column * st.columns;
 	v->heatmap_plot_width = ho.plot_width;
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		return -1;
 	if (v->o->verbose)
 		cli_error("visualize: %s: %zu ranges, %u rows x %u columns, %zu cells in %zu rects, %zu allocations, "
-			  "%zu hot-range marks, %ld bytes, %.3f s", path, st.ranges, st.rows, st.columns, st.cells, st.rects,
-			  st.allocs_drawn, st.hot_marks, file_size(path), now_s() - t0);
+			  "%zu hot-range marks, %ld bytes, %.3f s", out.path, st.ranges, st.rows, st.columns, st.cells, st.rects,
+			  st.allocs_drawn, st.hot_marks, file_size(out.path), now_s() - t0);
 	return 0;
 }
 
@@ -973,7 +977,8 @@ static int write_html(struct viz *v)
 {
 	struct ranges_ref top[HTML_MAX_HOT];
 	struct html_report_options ho = { 0 };
-	char path[4096], tmp[4096], title[512];
+	struct temp_file out;
+	char title[512];
 	size_t n = v->has_ranges ? ranges_top(&v->ranges, HTML_MAX_HOT, top) : 0;
 	double t0 = now_s();
 	FILE *f;
@@ -992,23 +997,21 @@ static int write_html(struct viz *v)
 	ho.title = title;
 	ho.header = v->html_header;
 	ho.time_label = fl_time_axis_label(v->o->time_axis);
-	f = open_output(v->o->outdir, "report.html", path, sizeof(path), tmp, sizeof(tmp));
+	f = open_output(v->o->outdir, "report.html", &out);
 	if (!f)
 		return -1;
 	if (html_report_write(&v->html, &ho, f) < 0) {
-		cli_error("visualize: %s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		temp_file_release();
+		cli_error("visualize: %s: %s", out.tmp, strerror(errno));
+		abort_output(f, &out);
 		return -1;
 	}
-	if (close_output(f, tmp, path) < 0)
+	if (close_output(f, &out) < 0)
 		return -1;
 	if (v->o->verbose)
 		cli_error("visualize: %s: %zu cells (%u x %u grid, %u halvings), %zu groups (%zu folded), %zu names, "
-			  "%zu objects, %zu series, %ld bytes (bound %zu), %.3f s", path, v->html.ncells, v->html.rows,
+			  "%zu objects, %zu series, %ld bytes (bound %zu), %.3f s", out.path, v->html.ncells, v->html.rows,
 			  v->html.cols, v->html.coarsened, v->html.ngroups, v->html.merged_groups, v->html.names.n,
-			  v->html.nobjects, v->html.nseries, file_size(path), html_report_max_bytes(), now_s() - t0);
+			  v->html.nobjects, v->html.nseries, file_size(out.path), html_report_max_bytes(), now_s() - t0);
 	return 0;
 nomem:
 	cli_error("visualize: out of memory");
