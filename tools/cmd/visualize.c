@@ -55,6 +55,7 @@
 #include "report_verb.h"
 #include "fault_stream.h"
 #include "visualize_frames.h"
+#include "viz_files.h"
 
 #define NKINDS (FL_FAULT_KIND_MAX + 1) /* enum fl_fault_kind values 1..5; index 0 unused */
 #define KIND_MASK_ALL 0x1e /* "all": the faults (1..4), without access samples */
@@ -766,7 +767,7 @@ static int compute_ranges(struct viz *v)
 static int write_ranges(const struct viz *v)
 {
 	struct temp_file out;
-	FILE *f = open_output(v->o->outdir, "ranges.txt", &out);
+	FILE *f = open_output(v->o->outdir, VIZ_FILE_RANGES, &out);
 
 	if (!f)
 		return -1;
@@ -896,7 +897,7 @@ static int write_timeline(const struct viz *v)
 			n++;
 		else if (v->timelines[i].nrecs)
 			goto nomem;
-	f = open_output(v->o->outdir, "timeline.svg", &out);
+	f = open_output(v->o->outdir, VIZ_FILE_TIMELINE, &out);
 	if (!f)
 		goto out;
 	snprintf(subtitle, sizeof(subtitle), "%zu process%s of %s; %s time", n, n == 1 ? "" : "es", v->rec->dir,
@@ -935,7 +936,7 @@ static int write_heatmap(struct viz *v)
 	struct temp_file out;
 	char subtitle[1024], count[32];
 	double t0 = now_s();
-	FILE *f = open_output(v->o->outdir, "heatmap.svg", &out);
+	FILE *f = open_output(v->o->outdir, VIZ_FILE_HEATMAP, &out);
 
 	if (!f)
 		return -1;
@@ -997,7 +998,7 @@ static int write_html(struct viz *v)
 	ho.title = title;
 	ho.header = v->html_header;
 	ho.time_label = fl_time_axis_label(v->o->time_axis);
-	f = open_output(v->o->outdir, "report.html", &out);
+	f = open_output(v->o->outdir, VIZ_FILE_REPORT, &out);
 	if (!f)
 		return -1;
 	if (html_report_write(&v->html, &ho, f) < 0) {
@@ -1021,14 +1022,6 @@ nomem:
 /* Writes every file. */
 static int viz_write(struct viz *v)
 {
-	static const char *const kind_files[NKINDS][2] = {
-		{ NULL, NULL },
-		{ "faults-first-touch.folded", "flamegraph-first-touch.svg" },
-		{ "faults-refault.folded", "flamegraph-refault.svg" },
-		{ "faults-soft.folded", "flamegraph-soft.svg" },
-		{ "faults-concurrent.folded", "flamegraph-concurrent.svg" },
-		{ "faults-access.folded", "flamegraph-access.svg" },
-	};
 	struct flame *trees[NKINDS] = { NULL }, *alloc = NULL;
 	int rc = -1;
 
@@ -1042,18 +1035,19 @@ static int viz_write(struct viz *v)
 	if (v->o->top && !(alloc = flame_top_stacks(v->alloc_tree, v->o->top, OTHER_STACKS)))
 		goto nomem;
 
-	if (write_folded(v, trees[0], "faults.folded") < 0 || write_flamegraph(v, trees[0], "flamegraph.svg", "") < 0)
+	if (write_folded(v, trees[0], viz_folded_name[VIZ_GRAPH_ALL]) < 0 ||
+	    write_flamegraph(v, trees[0], viz_flamegraph_name[VIZ_GRAPH_ALL], "") < 0)
 		goto out;
 	for (unsigned k = 1; k < NKINDS; k++) {
 		/* first-touch and refault always (when selected); soft and concurrent when present. */
 		if (!(v->o->kinds & (1u << k)) || (k > FL_FAULT_REFAULT && v->faults[k] == 0))
 			continue;
-		if (write_folded(v, trees[k], kind_files[k][0]) < 0 ||
-		    write_flamegraph(v, trees[k], kind_files[k][1], fl_fault_kind_name(k)) < 0)
+		if (write_folded(v, trees[k], viz_folded_name[k]) < 0 ||
+		    write_flamegraph(v, trees[k], viz_flamegraph_name[k], fl_fault_kind_name(k)) < 0)
 			goto out;
 	}
-	if (write_folded(v, alloc, "faults-alloc.folded") < 0 ||
-	    write_flamegraph(v, alloc, "flamegraph-alloc.svg", "faults by allocation site") < 0)
+	if (write_folded(v, alloc, viz_folded_name[VIZ_GRAPH_ALLOC]) < 0 ||
+	    write_flamegraph(v, alloc, viz_flamegraph_name[VIZ_GRAPH_ALLOC], "faults by allocation site") < 0)
 		goto out;
 	if (compute_ranges(v) < 0 || write_ranges(v) < 0 || add_hot_ranges(v) < 0 || load_timelines(v) < 0 ||
 	    write_heatmap(v) < 0)

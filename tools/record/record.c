@@ -45,6 +45,7 @@
 #include "faultline/pmu_events.h"
 #include "faultline/trace.h"
 #include "stats_json.h"
+#include "viz_files.h"
 
 #define RECORD_PAGE_BYTES 4096
 #define RECORD_MAX_SAMPLE 1000000000u
@@ -928,28 +929,6 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 	return rc;
 }
 
-/* Files `faultline visualize` writes into a recording (tools/cmd/visualize.c: write_outputs, and
- * ranges.txt, heatmap.svg, timeline.svg, report.html): derived from the old trace, so --force removes them with
- * it. Exact names, so a file of the user's own (flamegraph-mine.svg) stays. */
-static bool is_derived_file_name(const char *name)
-{
-	static const char *const kinds[] = { "", "-first-touch", "-refault", "-soft", "-concurrent", "-access", "-alloc" };
-	static const char *const others[] = { "ranges.txt", "heatmap.svg", "timeline.svg", "report.html" };
-	char file[64];
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		snprintf(file, sizeof(file), "faults%s.folded", kinds[i]);
-		if (strcmp(name, file) == 0)
-			return true;
-		snprintf(file, sizeof(file), "flamegraph%s.svg", kinds[i]);
-		if (strcmp(name, file) == 0)
-			return true;
-	}
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (strcmp(name, others[i]) == 0)
-			return true;
-	return false;
-}
-
 /* An existing output directory: refuse it when it holds anything, unless force; with force remove
  * only the old per-process directories (all-digit names) and visualize's files in it. */
 static int reuse_output_dir(const char *path, bool force, bool quiet)
@@ -972,7 +951,7 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 		nonempty = 1;
 		if (!force)
 			break;
-		if (is_derived_file_name(entry->d_name) &&
+		if (viz_is_output_name(entry->d_name) &&
 		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
 			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 				derived++;
