@@ -1,5 +1,5 @@
 /* fuzz_record_args.c: libFuzzer harness for `faultline record`'s option parser
- * (record_parse_args in tools/record.c, over cli_option_value/cli_parse_size/cli_parse_uint) and
+ * (record_parse_args in tools/record/record_options.c, over cli_option_value/cli_parse_size/cli_parse_uint) and
  * its LD_PRELOAD composition (record_ld_preload). Nothing is run: the parser only parses.
  *
  * Input: argument strings separated by NUL bytes (at most 64); argv[0] is "record", as for the

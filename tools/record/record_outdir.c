@@ -1,0 +1,247 @@
+/* record_outdir.c: `faultline record`'s output directory: its default name, refusing a non-empty
+ * one unless --force (which removes only old process directories and visualize's files), mkdir -p. */
+#include "record_options.h"
+#include "record_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "faultline/pmu_events.h"
+#include "viz_files.h"
+
+/* ---------------------------------------------------------------------------------------
+ * 3. Output directory
+ * ------------------------------------------------------------------------------------- */
+
+/* Expands %p (pid of record), %h (host name) and %% in an -o pattern. */
+static int expand_output_pattern(const char *pattern, char *out, size_t len)
+{
+	char host[256];
+	size_t used = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		char piece[300];
+
+		if (p[0] == '%' && p[1] == 'p') {
+			snprintf(piece, sizeof(piece), "%ld", (long)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == 'h') {
+			if (gethostname(host, sizeof(host)) < 0)
+				snprintf(host, sizeof(host), "localhost");
+			host[sizeof(host) - 1] = '\0';
+			snprintf(piece, sizeof(piece), "%s", host);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			snprintf(piece, sizeof(piece), "%%");
+			p++;
+		} else {
+			snprintf(piece, sizeof(piece), "%c", *p);
+		}
+		if (used + strlen(piece) >= len)
+			return -1;
+		memcpy(out + used, piece, strlen(piece) + 1);
+		used += strlen(piece);
+	}
+	return used == 0 ? -1 : 0;
+}
+
+int output_dir_name(const struct record_options *o, char *out, size_t len)
+{
+	const char *base = strrchr(o->command[0], '/');
+	int n;
+
+	if (o->output != NULL) {
+		if (expand_output_pattern(o->output, out, len) < 0) {
+			cli_error("--output '%s': name too long", o->output);
+			return -1;
+		}
+		return 0;
+	}
+	base = base != NULL ? base + 1 : o->command[0];
+	n = snprintf(out, len, "faultline-%s-%ld", *base ? base : "cmd", (long)getpid());
+	if (n < 0 || (size_t)n >= len) {
+		cli_error("output directory name for '%s' is too long; give -o", o->command[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* A process directory: "<pid>", or "<pid>.<n>" for a later exec image of the same pid. */
+int is_process_dir_name(const char *name)
+{
+	int digits = 0, dots = 0;
+
+	for (; *name; name++) {
+		if (*name == '.' && digits && !dots)
+			dots = 1, digits = 0;
+		else if (*name >= '0' && *name <= '9')
+			digits++;
+		else
+			return 0;
+	}
+	return digits > 0;
+}
+
+static int is_dot_entry(const char *name)
+{
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* dir/name for messages: a path too long is shown cut short with "...". */
+static const char *path_for_message(char *buf, size_t len, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}
+
+#define RECORD_REMOVE_MAX_DEPTH 16
+
+/* Removes the directory `name` under parent_fd with everything in it, never following
+ * symbolic links (a link is removed, not its target). shown names it in messages. */
+static int remove_tree_at(int parent_fd, const char *name, const char *shown, int depth)
+{
+	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+	struct dirent *entry;
+	DIR *dir;
+
+	if (fd < 0 || depth > RECORD_REMOVE_MAX_DEPTH) {
+		cli_error("cannot remove %s: %s", shown, fd < 0 ? strerror(errno) : "nested too deeply");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	dir = fdopendir(fd);
+	if (dir == NULL) {
+		cli_error("cannot remove %s: fdopendir: %s", shown, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	while (rc == 0 && (entry = readdir(dir)) != NULL) {
+		char child[PATH_MAX];
+		struct stat st;
+
+		if (is_dot_entry(entry->d_name))
+			continue;
+		path_for_message(child, sizeof(child), shown, entry->d_name);
+		if (fstatat(fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			cli_error("cannot remove %s: fstatat: %s", child, strerror(errno));
+			rc = -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = remove_tree_at(fd, entry->d_name, child, depth + 1);
+		} else if (unlinkat(fd, entry->d_name, 0) < 0) {
+			cli_error("cannot remove %s: unlinkat: %s", child, strerror(errno));
+			rc = -1;
+		}
+	}
+	closedir(dir);
+	if (rc == 0 && unlinkat(parent_fd, name, AT_REMOVEDIR) < 0) {
+		cli_error("cannot remove %s: unlinkat: %s", shown, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+/* An existing output directory: refuse it when it holds anything, unless force; with force remove
+ * only the old per-process directories (all-digit names) and visualize's files in it. */
+static int reuse_output_dir(const char *path, bool force, bool quiet)
+{
+	DIR *dir = opendir(path);
+	struct dirent *entry;
+	unsigned removed = 0, derived = 0;
+	int rc = 0, nonempty = 0;
+
+	if (dir == NULL) {
+		cli_error("cannot open output directory %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (entry = readdir(dir)) != NULL) {
+		char shown[PATH_MAX];
+		struct stat st;
+
+		if (is_dot_entry(entry->d_name))
+			continue;
+		nonempty = 1;
+		if (!force)
+			break;
+		if (viz_is_output_name(entry->d_name) &&
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
+				derived++;
+			continue;
+		}
+		if (!is_process_dir_name(entry->d_name) ||
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		path_for_message(shown, sizeof(shown), path, entry->d_name);
+		rc = remove_tree_at(dirfd(dir), entry->d_name, shown, 0);
+		removed += rc == 0;
+	}
+	closedir(dir);
+	if (nonempty && !force) {
+		cli_error("output directory '%s' exists and is not empty; give another with -o, or "
+			  "--force to reuse it (removes its old per-process subdirectories and visualize's files)", path);
+		return -1;
+	}
+	if (removed > 0 && !quiet)
+		cli_error("--force: removed %u old process director%s from %s", removed,
+			  removed == 1 ? "y" : "ies", path);
+	if (derived > 0 && !quiet)
+		cli_error("--force: removed %u file%s visualize made from the old trace", derived, derived == 1 ? "" : "s");
+	return rc;
+}
+
+/* mkdir -p path. */
+static int make_dirs(const char *path)
+{
+	char partial[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(partial)) {
+		cli_error("output directory name too long: %s", path);
+		return -1;
+	}
+	memcpy(partial, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (partial[i] != '/' && partial[i] != '\0')
+			continue;
+		partial[i] = '\0';
+		if (mkdir(partial, 0777) < 0 && errno != EEXIST) {
+			cli_error("cannot create output directory: mkdir %s: %s", partial, strerror(errno));
+			return -1;
+		}
+		partial[i] = path[i];
+	}
+	return 0;
+}
+
+/* Makes the output directory ready and writes its absolute path into absolute. */
+int prepare_output_dir(const char *path, const struct record_options *o, char *absolute)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			cli_error("output path '%s' exists and is not a directory", path);
+			return -1;
+		}
+		if (reuse_output_dir(path, o->force, o->quiet) < 0)
+			return -1;
+	} else if (errno != ENOENT) {
+		cli_error("output directory: stat %s: %s", path, strerror(errno));
+		return -1;
+	} else if (make_dirs(path) < 0) {
+		return -1;
+	}
+	if (realpath(path, absolute) == NULL) {
+		cli_error("output directory: realpath %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
