@@ -12,7 +12,10 @@
 #   - one size of a sweep made with --mrc (faultline sweep -L 4M,8M,16M --mrc) has in its page the
 #     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
 #   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
-#     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB.
+#     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB;
+#   - the counter timeline on the wall axis and with --time virtual: steps that run forward and do
+#     not overlap, rates that integrate to each counter's growth (1%), the first-touch counter
+#     ending at report's first-touch count, and no page-faults step holding 90% of the faults.
 # The browser part is skipped (the rest still runs) when Chromium cannot start: SKIP then, never
 # a silent pass.
 . "$(dirname "$0")/../lib.sh"
@@ -79,6 +82,51 @@ assert d["series"], "no counter timeline in the page of a --timeline recording"
 print("ok the page's header and cells agree with report: %d faults, %d callsites, %d series" % (
     total, len(names), len(d["series"])))
 EOF
+
+# the counter timeline: the model's steps (timeline_steps.h), checked on the wall axis and on the
+# program's own time (--time virtual, whose sample times are task-clock values)
+check_series() { # PAGE.json REPORT.txt AXIS
+	"$PY" - "$@" <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+report = open(sys.argv[2]).read()
+axis = sys.argv[3]
+faults = next(l for l in report.splitlines() if l.startswith("# faults:"))
+first_touch = int(re.search(r"first-touch ([0-9,]*[0-9])", faults).group(1).replace(",", ""))
+by = {s["label"]: s for s in d["series"]}
+assert "page-faults" in by and "first-touch faults" in by, "%s: series %s" % (axis, sorted(by))
+for s in d["series"]:
+    x0, x1, v = s["x0"], s["x1"], s["v"]
+    assert len(x0) == len(x1) == len(v) >= 2, (axis, s["label"], len(x0))
+    for j in range(len(v)):
+        assert x0[j] <= x1[j] and (s["gauge"] or x0[j] < x1[j]), "%s: %s step %d runs back: %d..%d" % (
+            axis, s["label"], j, x0[j], x1[j])
+        assert j == 0 or x1[j - 1] <= x0[j], "%s: %s steps %d, %d overlap" % (axis, s["label"], j - 1, j)
+        assert v[j] >= 0, "%s: %s step %d: %g" % (axis, s["label"], j, v[j])
+    if s["gauge"]:
+        continue
+    # a rate per second of the axis: over the steps it adds up to the counter's growth
+    grown = sum(r * (b - a) for a, b, r in zip(x0, x1, v)) / 1e9
+    want = s["last"] - s["first"]
+    assert abs(grown - want) <= max(2, 0.01 * want), "%s: %s rate integrates to %.1f, the counter grew %d" % (
+        axis, s["label"], grown, want)
+ft = by["first-touch faults"]
+assert ft["last"] == first_touch, "%s: first-touch counter ends at %d, report counts %d" % (axis, ft["last"], first_touch)
+# two fill phases apart: no one step holds most of the faults (one spike instead of the rate)
+pf = by["page-faults"]
+steps = [r * (b - a) / 1e9 for a, b, r in zip(pf["x0"], pf["x1"], pf["v"])]
+share = max(steps) / sum(steps)
+assert share < 0.9, "%s: one page-faults step holds %.0f%% of the faults" % (axis, 100 * share)
+print("ok %s axis: %d series, steps forward, rates integrate to the counters' growth, first-touch %d as report, "
+      "largest page-faults step %.0f%% of them" % (axis, len(d["series"]), first_touch, 100 * share))
+EOF
+}
+check_series "$WORK/page.json" "$WORK/report.txt" wall || fail "the page's counter timeline (wall) is wrong"
+mkdir -p "$WORK/viz-virtual"
+"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz-virtual" --time virtual >/dev/null 2>"$WORK/viz-virtual.err" ||
+	fail "visualize --time virtual exited $?: $(tail -3 "$WORK/viz-virtual.err")"
+page_json "$WORK/viz-virtual/report.html" >"$WORK/page-virtual.json" || fail "no model in the --time virtual page"
+check_series "$WORK/page-virtual.json" "$WORK/report.txt" virtual || fail "the page's counter timeline (virtual) is wrong"
 
 START=$(json_get "$WORK/$name/$(first_proc "$WORK/$name")/meta.json" start_ns)
 T0=$(( (PAUSE0 + PAUSE1) / 2 - START ))

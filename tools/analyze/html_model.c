@@ -12,6 +12,8 @@
 #include "html_model.h"
 #include "mrc.h"
 #include "sweep.h"
+#include "timeline.h"
+#include "timeline_steps.h"
 
 #define SITE_UNALLOCATED (HTML_NONE - 1)  /* the fault hit no recorded object */
 #define SITE_NO_STACK (HTML_NONE - 2)     /* its object's allocation has no stack */
@@ -280,62 +282,89 @@ nomem:
 	return -1;
 }
 
+/* A timeline sample's position on the axis: the fault clock's (wall: since the recording started;
+ * virtual: the process's task-clock), UINT64_MAX when it has none (no task-clock). */
+static uint64_t sample_axis_ns(const struct html_model *m, const struct fl_process *proc,
+			       const struct fl_timeline_record *r)
+{
+	if (m->clock->axis == FL_TIME_VIRTUAL)
+		return (r->valid >> FL_TL_TASK_CLOCK) & 1u ? r->values[FL_TL_TASK_CLOCK] : UINT64_MAX;
+	return proc->offset_ns + r->time_ns;
+}
+
+/* Merges the N steps of counter C in S (contiguous: each starts where the one before ended) into
+ * at most HTML_MAX_POINTS, in runs of equal length. */
+static void merge_steps(struct html_series *s, const struct timeline_step *steps, size_t n)
+{
+	size_t run = (n + HTML_MAX_POINTS - 1) / HTML_MAX_POINTS;
+
+	s->n = 0;
+	for (size_t i = 0; i < n; i += run) {
+		size_t end = i + run < n ? i + run : n;
+		double weighted = 0, top = 0;
+		for (size_t j = i; j < end; j++) {
+			weighted += steps[j].value * (double)(steps[j].x1 - steps[j].x0);
+			if (steps[j].value > top)
+				top = steps[j].value;
+		}
+		s->x0[s->n] = steps[i].x0;
+		s->x1[s->n] = steps[end - 1].x1;
+		if (s->gauge)
+			s->value[s->n] = top;
+		else
+			s->value[s->n] = s->x1[s->n] > s->x0[s->n] ? weighted / (double)(s->x1[s->n] - s->x0[s->n]) : 0;
+		s->n++;
+	}
+}
+
 int html_model_add_timeline(struct html_model *m, const struct fl_process *proc, const struct fl_timeline *tl)
 {
-	size_t n = 0, first = m->nseries;
-	uint64_t any[FL_TL_COUNTERS] = { 0 };
+	struct fl_timeline_record *recs = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*recs));
+	uint64_t *x = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*x));
+	struct timeline_step *steps = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*steps));
+	size_t n = 0;
+	int rc = -1;
 
-	for (size_t i = 0; i < tl->nrecs; i++)
-		if (tl->recs[i].tid == 0) {
-			n++;
-			for (unsigned k = 0; k < FL_TL_COUNTERS; k++)
-				any[k] |= tl->recs[i].values[k];
-		}
-	if (n == 0)
-		return 0;
-	for (unsigned k = 0; k < FL_TL_COUNTERS && m->nseries < HTML_MAX_SERIES; k++) {
-		struct html_series *s, *grown;
-		if (!any[k])
+	if (!recs || !x || !steps)
+		goto out;
+	for (size_t i = 0; i < tl->nrecs; i++) { /* the process's samples, placed on the axis */
+		const struct fl_timeline_record *r = &tl->recs[i];
+		if (r->tid != 0)
 			continue;
-		if (!(grown = realloc(m->series, (m->nseries + 1) * sizeof(*grown)))) {
-			errno = ENOMEM;
-			return -1;
+		recs[n] = *r;
+		x[n++] = sample_axis_ns(m, proc, r);
+	}
+	for (unsigned c = 0; c < FL_TL_COUNTERS; c++) {
+		size_t nsteps = timeline_steps(recs, x, n, c, steps);
+		struct html_series *s, *grown;
+		bool nonzero = false;
+		for (size_t i = 0; i < nsteps && !nonzero; i++)
+			nonzero = steps[i].a || steps[i].b;
+		if (!nonzero)
+			continue; /* a counter that stayed 0 (e.g. soft faults without soft pages) */
+		if (m->nseries == HTML_MAX_SERIES) {
+			m->series_dropped++;
+			continue;
 		}
+		if (!(grown = realloc(m->series, (m->nseries + 1) * sizeof(*grown))))
+			goto out;
 		m->series = grown;
 		s = &m->series[m->nseries++];
 		s->pid = proc->pid;
-		s->counter = k;
-		s->gauge = fl_timeline_counter_is_gauge(k);
-		s->n = 0;
+		s->counter = c;
+		s->gauge = fl_timeline_counter_is_gauge(c);
+		s->first = steps[0].a;
+		s->last = steps[nsteps - 1].b;
+		merge_steps(s, steps, nsteps);
 	}
-	/* every (n / HTML_MAX_POINTS)-th sample, and the last */
-	size_t step = (n + HTML_MAX_POINTS - 2) / (HTML_MAX_POINTS - 1), seen = 0;
-	if (step == 0)
-		step = 1;
-	for (size_t i = 0; i < tl->nrecs; i++) {
-		const struct fl_timeline_record *r = &tl->recs[i];
-		uint64_t t;
-		if (r->tid != 0)
-			continue;
-		seen++;
-		if ((seen - 1) % step != 0 && seen != n)
-			continue;
-		if (m->clock->axis == FL_TIME_VIRTUAL) {
-			if (!(r->valid & (1u << FL_TL_TASK_CLOCK)))
-				continue;
-			t = r->values[FL_TL_TASK_CLOCK];
-		} else {
-			t = proc->offset_ns + r->time_ns;
-		}
-		for (size_t j = first; j < m->nseries; j++) {
-			struct html_series *s = &m->series[j];
-			if (s->n < HTML_MAX_POINTS) {
-				s->t_ns[s->n] = t;
-				s->value[s->n++] = r->values[s->counter];
-			}
-		}
-	}
-	return 0;
+	rc = 0;
+out:
+	free(recs);
+	free(x);
+	free(steps);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
 }
 
 void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, double pct, const char *label)

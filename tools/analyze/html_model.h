@@ -18,7 +18,7 @@
  *   - stacks keep their HTML_MAX_FRAMES outermost frames, names HTML_MAX_NAME bytes, all distinct
  *     names together HTML_MAX_NAME_BYTES (further names become "[name not kept]");
  *   - HTML_MAX_OBJECTS objects per allocation site (HTML_MAX_OBJECTS_TOTAL in all), HTML_MAX_POINTS
- *     samples per counter series, HTML_MAX_SERIES series.
+ *     steps per counter series, HTML_MAX_SERIES series (the first ones).
  * What the buckets lose: a fault's exact address (its row: 1/HTML_ROWS of the faulted span, at
  * least one page) and exact time (its column); faults of the same group, kind and cell are one
  * count; and the order of faults inside a cell. The tables of a brushed rectangle are therefore
@@ -86,14 +86,18 @@ struct html_thread {
 	uint32_t pid, tid;
 };
 
-/* One counter of one process over time (tid 0 samples), on the time axis. */
+/* One counter of one process over time (its tid 0 samples), on the time axis, as the steps of
+ * timeline_steps.h: a cumulative counter's rate per second of the axis, a gauge's level. At most
+ * HTML_MAX_POINTS steps: consecutive steps are merged in equal runs (a rate weighted by the steps'
+ * spans, so the merged steps keep the counter's growth; a gauge's highest level). */
 struct html_series {
 	uint32_t pid;
 	unsigned counter;           /* enum of trace.h FL_TL_* */
 	bool gauge;                 /* a level; else cumulative */
+	uint64_t first, last;       /* the counter at the first and the last step's ends (cumulative) */
 	size_t n;
-	uint64_t t_ns[HTML_MAX_POINTS];
-	uint64_t value[HTML_MAX_POINTS];
+	uint64_t x0[HTML_MAX_POINTS], x1[HTML_MAX_POINTS];
+	double value[HTML_MAX_POINTS];
 };
 
 struct html_hot {
@@ -174,6 +178,7 @@ struct html_model {
 	size_t nobjects;
 	struct html_series *series;
 	size_t nseries;
+	size_t series_dropped;      /* series past HTML_MAX_SERIES, not kept */
 	struct html_hot hot[HTML_MAX_HOT];
 	size_t nhot;
 	struct html_mrc_point mrc[HTML_MAX_MRC];
@@ -193,7 +198,10 @@ int html_model_init(struct html_model *m, const struct fl_recording *rec, struct
  * ignored. 0, or -1 (ENOMEM). */
 int html_model_add_fault(struct html_model *m, const struct fl_process *proc, const struct fl_fault *fault);
 
-/* The counters of PROC's timeline (its tid 0 samples), at most HTML_MAX_POINTS each. 0, or -1. */
+/* The counters of PROC's timeline (its tid 0 samples) that have at least one step and are not
+ * always 0, at most
+ * HTML_MAX_POINTS steps each; series past HTML_MAX_SERIES are counted in series_dropped. 0, or -1
+ * (ENOMEM). */
 int html_model_add_timeline(struct html_model *m, const struct fl_process *proc, const struct fl_timeline *tl);
 
 /* A hot address range [lo, hi) holding PCT % of the faults (at most HTML_MAX_HOT are kept). */

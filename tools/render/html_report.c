@@ -102,15 +102,20 @@ static void write_extras(const struct html_model *m, FILE *out)
 		const struct html_series *s = &m->series[i];
 		fprintf(out, "%s{\"pid\":%u,\"label\":", i ? "," : "", s->pid);
 		json_out_string_html(fl_timeline_counter_label(s->counter), out);
-		fprintf(out, ",\"gauge\":%s,\"t\":[", s->gauge ? "true" : "false");
+		fprintf(out, ",\"gauge\":%s,\"first\":%" PRIu64 ",\"last\":%" PRIu64 ",\"x0\":[", s->gauge ? "true" : "false",
+			s->first, s->last);
 		for (size_t j = 0; j < s->n; j++)
-			put_u64(j ? "," : "", s->t_ns[j], out);
+			put_u64(j ? "," : "", s->x0[j], out);
+		fputs("],\"x1\":[", out);
+		for (size_t j = 0; j < s->n; j++)
+			put_u64(j ? "," : "", s->x1[j], out);
 		fputs("],\"v\":[", out);
 		for (size_t j = 0; j < s->n; j++)
-			put_u64(j ? "," : "", s->value[j], out);
+			fprintf(out, "%s%.6g", j ? "," : "", s->value[j]);
 		fputs("]}", out);
 	}
-	fputs("],\n\"hot\":[", out);
+	fprintf(out, "],\n\"series_dropped\":%zu", m->series_dropped);
+	fputs(",\n\"hot\":[", out);
 	for (size_t i = 0; i < m->nhot; i++) {
 		fprintf(out, "%s[%" PRIu64 ",%" PRIu64 ",%.2f,", i ? "," : "", m->hot[i].lo, m->hot[i].hi, m->hot[i].pct);
 		json_out_string_html(m->hot[i].label, out);
@@ -185,13 +190,13 @@ size_t html_report_max_bytes(void)
 	/* the widest each record can be written: a cell "127,255,5,1999,<20 digits>," (37 bytes
 	 * and a newline per 16); a group six indexes of up to 7 digits; a stack frame 8 bytes; the
 	 * names as html_model.c counts them; an object seven numbers of up to 20 digits; a series
-	 * point two; the header escaped (6 bytes per byte at most) */
+	 * step two of 20 digits and a %.6g value (at most 13 bytes); the header escaped (6 bytes per byte at most) */
 	size_t cells = (size_t)HTML_MAX_CELLS * 38;
 	size_t groups = (size_t)HTML_MAX_GROUPS * (6 * 8 + 3);
 	size_t stacks = (size_t)HTML_MAX_GROUPS * ((HTML_MAX_FRAMES + 2) * 8 + 3);
 	size_t tables = (size_t)HTML_MAX_GROUPS * 6 * (5 * 21 + 3); /* index arrays, sites' counts, threads */
 	size_t objects = (size_t)HTML_MAX_OBJECTS_TOTAL * (7 * 21 + 3);
-	size_t series = (size_t)HTML_MAX_SERIES * (HTML_MAX_POINTS * 42 + 200);
+	size_t series = (size_t)HTML_MAX_SERIES * (HTML_MAX_POINTS * (21 * 2 + 14) + 250);
 	size_t rest = (size_t)HTML_MAX_HOT * (HTML_MAX_NAME * 6 + 100) + HTML_MAX_MRC * 200 + HTML_MAX_HEADER * 6 + 8192;
 	return sizeof(html_asset_report_css) + sizeof(html_asset_report_body_html) + sizeof(html_asset_report_js) + cells +
 	       groups + stacks + HTML_MAX_NAME_BYTES + tables + objects + series + rest;

@@ -277,28 +277,29 @@
       ctx.fillText((col * G.col_ns / 1e9).toFixed(3) + ' s', L + i * PW / 8 - 10, y);
     }
   }
+  // A counter timeline strip per series: the model's steps (timeline_steps.h), a cumulative
+  // counter's rate per second of the axis, a gauge's level; each strip scaled to its own maximum.
+  const compact = (v) => { const u = ['', 'k', 'M', 'G', 'T']; let i = 0; while (Math.abs(v) >= 1000 && i < 4) { v /= 1000; i++; } return (i && Math.abs(v) < 100 ? v.toFixed(1) : Math.round(v)) + u[i]; };
   function renderTimeline() {
     const ctx = tl.getContext('2d'), h = tl.height - 20;
     ctx.clearRect(0, 0, tl.width, tl.height);
-    const series = D.series.filter((s) => s.t.length > 1).slice(0, 6);
-    if (!series.length) { ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
+    ctx.font = '10px sans-serif';
+    const series = D.series.slice(0, 6);
+    if (!series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
     const sh = h / series.length;
     series.forEach((s, i) => {
-      const ys = [];
-      for (let j = 0; j < s.t.length; j++) {
-        if (s.gauge) ys.push(s.v[j]);
-        else ys.push(j ? (s.v[j] - s.v[j - 1]) / Math.max(1, s.t[j] - s.t[j - 1]) : 0);
-      }
-      const max = Math.max(1e-12, ...ys), y0 = (i + 1) * sh;
+      const max = Math.max(1e-12, ...s.v), y0 = (i + 1) * sh;
+      const X = (ns) => L + (ns / G.col_ns - state.t0) / (state.t1 - state.t0) * PW, Y = (v) => y0 - 2 - v / max * (sh - 6);
       ctx.strokeStyle = 'hsl(' + (i * 60) + ',70%,40%)';
       ctx.beginPath();
-      for (let j = 0; j < s.t.length; j++) {
-        const x = L + (s.t[j] / G.col_ns - state.t0) / (state.t1 - state.t0) * PW, y = y0 - 2 - ys[j] / max * (sh - 6);
-        j ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+      for (let j = 0; j < s.v.length; j++) {
+        j ? ctx.lineTo(X(s.x0[j]), Y(s.v[j])) : ctx.moveTo(X(s.x0[j]), Y(s.v[j]));
+        ctx.lineTo(X(s.x1[j]), Y(s.v[j]));
       }
       ctx.stroke();
       ctx.fillStyle = '#000';
-      ctx.fillText((s.gauge ? '' : 'rate: ') + s.label + ' pid ' + s.pid, 2, y0 - sh / 2);
+      ctx.fillText(s.label + (s.gauge ? '' : ' /s') + ' pid ' + s.pid, 2, y0 - sh / 2);
+      ctx.fillText('max ' + compact(max), 2, y0 - sh / 2 + 11);
     });
     axis(ctx, tl.height - 4);
   }
