@@ -3,7 +3,8 @@
 real mouse events:
   1. the page loads with no script exception and no console error; the tables, the flame graph and
      the heatmap render (rows, frames with a size, painted pixels); hovering the heatmap names the
-     cell under the pointer;
+     cell under the pointer; the page says how many counter series it draws of how many, and
+     ticking one more draws it;
   2. a click on the top row of the callsite table selects it: the flame graph marks the frames of
      its stacks (its function among them) and no frame of the other phase's function; the heatmap
      grays the other cells;
@@ -100,6 +101,22 @@ def main():
         painted, gray = heatmap_pixels(b)
         check(painted > 1000 and gray < painted / 100, "the heatmap is painted in colour (%d pixels, %d gray)" %
               (painted, gray))
+
+        # the counter series: the first ones drawn, the others named and a tick away
+        nseries = b.eval("faultline.data.series.length")
+        choice = b.eval("document.getElementById('serieschoice').textContent")
+        drawn = min(nseries, 6)
+        check(choice.startswith("%d of %d counter series drawn" % (drawn, nseries)) and
+              (nseries <= drawn or "%d more series not shown" % (nseries - drawn) in choice),
+              "the page says how many counter series are drawn: %r" % choice[:90])
+        if nseries > drawn:
+            h0 = b.eval("document.getElementById('timeline').height")
+            xy = center_of(b, "#serieschoice input:not(:checked)")
+            b.click(xy[0], xy[1])
+            choice = b.eval("document.getElementById('serieschoice').textContent")
+            h1 = b.eval("document.getElementById('timeline').height")
+            check(choice.startswith("%d of %d" % (drawn + 1, nseries)) and h1 > h0,
+                  "ticking a series draws it (%r, strip canvas %d -> %d px)" % (choice[:40], h0, h1))
 
         xy = b.eval("(function () { var c = document.getElementById('heatmap'); c.scrollIntoView({block: 'center'});"
                     " var r = c.getBoundingClientRect(), p = faultline.plot;"

@@ -281,11 +281,14 @@
   // counter's rate per second of the axis, a gauge's level; each strip scaled to its own maximum.
   const compact = (v) => { const u = ['', 'k', 'M', 'G', 'T']; let i = 0; while (Math.abs(v) >= 1000 && i < 4) { v /= 1000; i++; } return (i && Math.abs(v) < 100 ? v.toFixed(1) : Math.round(v)) + u[i]; };
   function renderTimeline() {
+    const chosen = state.series.filter((x) => x).length, height = Math.max(160, 20 + 40 * chosen);
+    if (tl.height !== height) tl.height = height;
     const ctx = tl.getContext('2d'), h = tl.height - 20;
     ctx.clearRect(0, 0, tl.width, tl.height);
     ctx.font = '10px sans-serif';
-    const series = D.series.slice(0, 6);
-    if (!series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
+    const series = D.series.filter((s, i) => state.series[i]);
+    if (!D.series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
+    if (!series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter chosen (tick some below)', L, 20); return; }
     const sh = h / series.length;
     series.forEach((s, i) => {
       const max = Math.max(1e-12, ...s.v), y0 = (i + 1) * sh;
@@ -298,11 +301,28 @@
       }
       ctx.stroke();
       ctx.fillStyle = '#000';
-      ctx.fillText(s.label + (s.gauge ? '' : ' /s') + ' pid ' + s.pid, 2, y0 - sh / 2);
+      ctx.fillText(s.label + (s.gauge ? '' : ' /s') + (pids > 1 ? ' pid ' + s.pid : ''), 2, y0 - sh / 2);
       ctx.fillText('max ' + compact(max), 2, y0 - sh / 2 + 11);
     });
     axis(ctx, tl.height - 4);
   }
+  // which series are drawn: the first MAX_SHOWN at first; every series the page holds can be ticked
+  const MAX_SHOWN = 6;
+  state.series = D.series.map((s, i) => i < MAX_SHOWN);
+  function renderSeriesChoice() {
+    const box = $('serieschoice');
+    if (!D.series.length && !D.series_dropped) { box.innerHTML = ''; return; }
+    const drawn = state.series.filter((x) => x).length;
+    let h = '<span class="note">' + drawn + ' of ' + D.series.length + ' counter series drawn' +
+      (D.series.length > drawn ? ', ' + (D.series.length - drawn) + ' more series not shown (tick to draw them)' : '') +
+      (D.series_dropped ? '; ' + D.series_dropped + ' more series not kept in this page (at most ' + D.series.length + ')' : '') + ':</span> ';
+    D.series.forEach((s, i) => {
+      h += '<label><input type="checkbox" data-i="' + i + '"' + (state.series[i] ? ' checked' : '') + '>' + esc(s.label) + (pids > 1 ? ' (pid ' + s.pid + ')' : '') + '</label> ';
+    });
+    box.innerHTML = h;
+    box.querySelectorAll('input').forEach((c) => c.onchange = () => { state.series[+c.dataset.i] = c.checked; renderSeriesChoice(); renderTimeline(); });
+  }
+  const pids = new Set(D.series.map((s) => s.pid)).size;
   let drag = null;
   hm.onmousedown = (e) => { const r = hm.getBoundingClientRect(); drag = { x0: e.clientX - r.left, y0: e.clientY - r.top, x1: e.clientX - r.left, y1: e.clientY - r.top }; };
   hm.onmousemove = (e) => {
@@ -394,6 +414,7 @@
       ', ' + (b.c0 * G.col_ns / 1e9).toFixed(3) + '-' + ((b.c1 + 1) * G.col_ns / 1e9).toFixed(3) + ' s' : 'no brush';
     renderTable(); renderObjects(); renderHeatmap(); renderTimeline(); renderFlame();
   }
+  renderSeriesChoice();
   renderAll();
   renderCurves();
   // for tests and the console: the state, and the pixel of an (address, time) on the heatmap canvas
