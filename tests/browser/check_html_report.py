@@ -13,8 +13,12 @@ real mouse events:
      flame graph;
   4. a click on the top allocation site lists its objects with their lifetimes.
 Screenshots of each step go to the directory --screenshots.
+With --empty (the page of an empty selection): the page loads with no script exception and no
+console error, shows its message under the header, and hides the heatmap, the tables and the
+flame graph.
 
 usage: check_html_report.py PAGE --rect LO HI T0 T1 --expect FUNC --other FUNC --screenshots DIR
+       check_html_report.py PAGE --empty --screenshots DIR
 Exit 0 pass, 1 fail, 77 (first line "SKIP reason") when no browser can be started."""
 
 import argparse
@@ -71,14 +75,29 @@ def drag(b, x0, y0, x1, y1):
     b.call("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "clickCount": 1})
 
 
+def check_empty(b):
+    """The page of an empty selection: its message, shown under the header, and no empty view."""
+    shown = b.eval("(function () { var e = document.getElementById('empty'); return e && e.offsetParent !== null"
+                   " && e.previousElementSibling && e.previousElementSibling.id === 'notes' ? e.textContent : null; })()")
+    check(shown is not None and shown.startswith("No fault of the selected kinds"),
+          "the page says the selection is empty, under the header: %r" % shown)
+    hidden = b.eval("['controls', 'heat', 'tables', 'flame'].filter(function (id) {"
+                    " return document.getElementById(id).offsetParent === null; })")
+    check(hidden == ["controls", "heat", "tables", "flame"], "no empty grid, table or flame graph shown (hidden: %s)" % hidden)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
-    ap.add_argument("--rect", nargs=4, type=lambda s: int(s, 0), required=True, metavar=("LO", "HI", "T0", "T1"))
-    ap.add_argument("--expect", required=True)
-    ap.add_argument("--other", required=True)
+    ap.add_argument("--rect", nargs=4, type=lambda s: int(s, 0), metavar=("LO", "HI", "T0", "T1"))
+    ap.add_argument("--expect")
+    ap.add_argument("--other")
+    ap.add_argument("--empty", action="store_true")
     ap.add_argument("--screenshots", required=True)
     a = ap.parse_args()
+    if not a.empty and (not a.rect or not a.expect or not a.other):
+        ap.error("--rect, --expect and --other are required without --empty")
     try:
         browser = cdp.Browser(width=1300, height=1000)
     except cdp.BrowserUnavailable as e:
@@ -90,6 +109,8 @@ def main():
         shot("1-loaded.png")
         check(not b.errors, "no script exception on load (%s)" % "; ".join(b.errors[:3]))
         check(not b.console_errors, "no console error on load (%s)" % "; ".join(b.console_errors[:3]))
+        if a.empty:
+            return check_empty(b)
         names = table_names(b)
         check(len(names) >= 2, "the callsite table has rows (%d)" % len(names))
         frames = flame_frames(b, False)

@@ -9,6 +9,9 @@
 #     (buffer B's addresses after the pause's middle) leaves only phase_two_fill's callsites; a
 #     click on the top allocation site lists its objects' lifetimes; screenshots are taken;
 #   - --no-html writes no report.html;
+#   - an empty selection (--kind access, the recording having no access sample) gives a page that
+#     says "No fault of the selected kinds (access)" in its text, an empty model, and in Chromium
+#     no error, the message under the header and no heatmap, table or flame graph;
 #   - one size of a sweep made with --mrc (faultline sweep -L 4M,8M,16M --mrc) has in its page the
 #     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
 #   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
@@ -145,6 +148,28 @@ else
 		[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"
 	done
 	echo "ok screenshots taken ($(ls "$WORK"/shots/*.png | wc -l))"
+fi
+
+# ---------------------------------------------------------------- an empty selection
+# the recording has no access sample: --kind access selects nothing; the page says so (in its
+# text, not only in its script) and, in the browser, shows no empty grid, table or flame graph
+! grep -q 'id="empty"' "$PAGE" || fail "the page of a non-empty selection says it is empty"
+mkdir -p "$WORK/viz-empty" "$WORK/shots-empty"
+"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz-empty" --kind access >/dev/null 2>"$WORK/viz-empty.err" ||
+	fail "visualize --kind access exited $?: $(tail -3 "$WORK/viz-empty.err")"
+grep -q '<p id="empty" class="empty">No fault of the selected kinds (access): ' "$WORK/viz-empty/report.html" ||
+	fail "the page of an empty selection does not say so: $(grep -o '<p id="empty".\{0,120\}' "$WORK/viz-empty/report.html")"
+page_json "$WORK/viz-empty/report.html" >"$WORK/page-empty.json" || fail "no model in the empty page"
+"$PY" - "$WORK/page-empty.json" <<'EOF' || fail "the empty page's model is not empty"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cells"] == [] and d["groups"] == [] and d["kinds"] == 1 << 5, (len(d["cells"]), len(d["groups"]), d["kinds"])
+EOF
+echo "ok --kind access on a recording without access samples: the page says no fault of the selected kinds"
+if [ -z "$BROWSER_SKIPPED" ]; then
+	"$PY" "$BROWSER/check_html_report.py" "$WORK/viz-empty/report.html" --empty --screenshots "$WORK/shots-empty" \
+		>"$WORK/check-empty.out" 2>&1 || { cat "$WORK/check-empty.out"; fail "the empty page's checks in Chromium failed"; }
+	cat "$WORK/check-empty.out"
 fi
 
 rm -rf "$WORK/nohtml" && mkdir -p "$WORK/nohtml"

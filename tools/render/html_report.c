@@ -146,7 +146,7 @@ static void write_data(const struct html_model *m, const struct html_report_opti
 	}
 	fputs(",\"time_label\":", out);
 	json_out_string_html(o->time_label, out);
-	fprintf(out, ",\"virtual\":%s,\n", m->clock->axis == FL_TIME_VIRTUAL ? "true" : "false");
+	fprintf(out, ",\"virtual\":%s,\"kinds\":%u,\n", m->clock->axis == FL_TIME_VIRTUAL ? "true" : "false", m->kinds);
 	fprintf(out, "\"grid\":{\"addr0\":%" PRIu64 ",\"row_bytes\":%" PRIu64 ",\"rows\":%u,\"col_ns\":%" PRIu64
 		",\"cols\":%u,\"page\":%" PRIu64 "},\n", m->addr0, m->row_bytes, m->rows, m->col_ns, m->cols, m->page_size);
 	fprintf(out, "\"bounds\":{\"rows\":%d,\"cols\":%d,\"groups\":%d,\"cells\":%d,\"frames\":%d,\"objects\":%d,"
@@ -156,6 +156,30 @@ static void write_data(const struct html_model *m, const struct html_report_opti
 	write_cells(m, out);
 	write_extras(m, out);
 	fputs("}", out);
+}
+
+/* The page of an empty selection says so in its text (the script moves it under the header and
+ * hides the empty views):
+ * which kinds were selected, and why none is drawn. */
+static void write_empty(const struct html_model *m, FILE *out)
+{
+	uint64_t taken = 0;
+	bool first = true;
+
+	for (unsigned k = 1; k <= FL_FAULT_KIND_MAX; k++)
+		taken += m->faults[k];
+	fputs("<p id=\"empty\" class=\"empty\">", out);
+	if (taken == 0)
+		fputs("No fault of the selected kinds", out);
+	else
+		fprintf(out, "No fault of the selected kinds has a time on this axis (%" PRIu64 " left out)", m->untimed);
+	fputs(" (", out);
+	for (unsigned k = 1; k <= FL_FAULT_KIND_MAX; k++)
+		if (m->kinds & (1u << k)) {
+			fprintf(out, "%s%s", first ? "" : ", ", fl_fault_kind_name(k));
+			first = false;
+		}
+	fputs("): no heatmap, table or flame graph to draw.</p>\n", out);
 }
 
 int html_report_write(const struct html_model *m, const struct html_report_options *o, FILE *out)
@@ -172,6 +196,8 @@ int html_report_write(const struct html_model *m, const struct html_report_optio
 	fwrite(html_asset_report_css, 1, sizeof(html_asset_report_css), out);
 	fputs("</style>\n</head>\n<body>\n", out);
 	fwrite(html_asset_report_body_html, 1, sizeof(html_asset_report_body_html), out);
+	if (m->ncells == 0)
+		write_empty(m, out);
 	fputs("<script type=\"application/json\" id=\"fl-data\">", out);
 	write_data(m, o, out);
 	fputs("</script>\n<script>\n", out);

@@ -6,13 +6,27 @@
   const D = JSON.parse(document.getElementById('fl-data').textContent);
   const G = D.grid, N = D.names, K = ['', 'first-touch', 'refault', 'soft', 'concurrent', 'access'];
   const ngroups = D.groups.length;
-  const state = { kind: 0, brush: null, sel: null, tab: 0, sortCol: 1, sortDesc: true, zoom: null, t0: 0, t1: Math.max(1, G.cols) };
+  const state = { kind: (D.kinds & 30) || !(D.kinds & 32) ? 0 : 5, brush: null, sel: null, tab: 0, sortCol: 1, sortDesc: true, zoom: null, t0: 0, t1: Math.max(1, G.cols) };
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
   const fmt = (n) => n.toLocaleString('en-US');
   $('title').textContent = D.title;
   $('header').textContent = D.header;
-  $('notes').textContent = 'What the buckets lose: faults are counted per (address row x time column x kind x stack, allocation site, thread); a row is ' +
+  // an empty selection (no fault of the selected kinds, or none with a time on this axis): the
+  // page's message (html_report.c) under the header, and no empty grid, tables or flame graph
+  const EMPTY = !D.cells.length;
+  if (EMPTY) {
+    $('notes').after($('empty'));
+    ['controls', 'heat', 'tables', 'flame'].forEach((id) => { $(id).style.display = 'none'; });
+  }
+  // the kinds the page holds (visualize --kind): the others cannot be chosen; access samples
+  // alone are shown as such
+  [...$('kind').options].forEach((o) => {
+    const k = +o.value;
+    o.disabled = k ? !(D.kinds & (1 << k)) : !(D.kinds & 30);
+  });
+  if (!(D.kinds & 30) && (D.kinds & 32)) $('kind').value = '5';
+  if (D.cells.length) $('notes').textContent = 'What the buckets lose: faults are counted per (address row x time column x kind x stack, allocation site, thread); a row is ' +
     fmt(G.row_bytes) + ' bytes, a column ' + (G.col_ns / 1e6).toFixed(3) + ' ms (' + G.rows + ' x ' + G.cols + ' grid, bounds ' + D.bounds.rows + ' x ' + D.bounds.cols +
     ', at most ' + fmt(D.bounds.cells) + ' cells and ' + fmt(D.bounds.groups) + ' groups). Exact addresses, times and the order inside a cell are lost; a brush selects whole cells. ' +
     (D.bounds.merged_groups ? fmt(D.bounds.merged_groups) + ' groups with the fewest faults are folded into [other stacks]. ' : '') +
@@ -238,6 +252,11 @@
         : 'rgba(' + Math.round(255 * a) + ',' + Math.round(80 * (1 - a)) + ',' + Math.round(200 * (1 - a)) + ',' + (0.25 + 0.75 * a) + ')';
       ctx.fillRect(x, rowY(r), Math.max(1, cw), Math.max(1, rh));
     }
+    if (!per.size) {
+      ctx.fillStyle = '#000'; ctx.font = '14px sans-serif'; ctx.textAlign = 'center';
+      ctx.fillText('no fault of the kind chosen', L + PW / 2, T + PH / 2);
+      ctx.textAlign = 'start';
+    }
     // hot ranges: a bar on the left of the plot
     ctx.font = '10px sans-serif';
     D.hot.forEach((h) => {
@@ -414,8 +433,7 @@
       ', ' + (b.c0 * G.col_ns / 1e9).toFixed(3) + '-' + ((b.c1 + 1) * G.col_ns / 1e9).toFixed(3) + ' s' : 'no brush';
     renderTable(); renderObjects(); renderHeatmap(); renderTimeline(); renderFlame();
   }
-  renderSeriesChoice();
-  renderAll();
+  if (!EMPTY) { renderSeriesChoice(); renderAll(); }
   renderCurves();
   // for tests and the console: the state, and the pixel of an (address, time) on the heatmap canvas
   window.faultline = {
