@@ -16,6 +16,9 @@
 #     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
 #   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
 #     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB;
+#   - --pid on a recording of three processes (far_forks 2 2, --mrc): each page holds report --pid's
+#     faults, report --pid --by alloc's sites' run counts, no image root frame, an axis from the
+#     process's start, and the three pages' miss-ratio curves add up to the recording's;
 #   - the counter timeline on the wall axis and with --time virtual: steps that run forward and do
 #     not overlap, rates that integrate to each counter's growth (1%), the first-touch counter
 #     ending at report's first-touch count, and no page-faults step holding 90% of the faults.
@@ -25,7 +28,7 @@
 
 need_faultline
 need_planted html_phases
-need_planted mrc_loops
+need_planted mrc_loops far_forks
 BROWSER=$ROOT/tests/browser
 HELPER=$BUILD/tests/plant_recording
 [ -x "$HELPER" ] || fail "$HELPER is not built (make)"
@@ -206,6 +209,75 @@ assert page == sweep, "page's sweep %s, sweep.csv %s" % (page, sweep)
 this = [p[0] for p in d["sweep"] if p[3] == 1]
 assert this == [8 << 20], "the page marks %s as this recording, want 8 MiB" % this
 print("ok the page's sweep curve is sweep.csv's refaults (%d sizes), this recording's -L 8M marked" % len(page))
+EOF
+
+# ---------------------------------------------------------------- --pid: one process of several
+# far_forks forks twice: three processes, recorded with --mrc. Each --pid page holds that process
+# only: its faults (report --pid's count), its allocation sites' whole-run counts (report --pid
+# --by alloc's), its miss-ratio curve (the three pages' curves add up to the whole recording's),
+# no image root frame (one image selected), and a time axis from its own start.
+say "faultline record --mrc --timeline -- far_forks 2 2 (two children), visualize --pid of each"
+expect_record forks -L 1 -M 64 --timeline 20 --mrc -- "$PLANTED/far_forks" 2 2
+mkdir -p "$WORK/viz-forks"
+"$FAULTLINE" visualize "$WORK/forks" -o "$WORK/viz-forks" >/dev/null 2>"$WORK/viz-forks.err" ||
+	fail "visualize (far_forks) exited $?: $(tail -3 "$WORK/viz-forks.err")"
+page_json "$WORK/viz-forks/report.html" >"$WORK/forks-all.json" || fail "no model in far_forks's page"
+pids=
+for meta in "$WORK"/forks/*/meta.json; do
+	pid=$(json_get "$meta" pid)
+	pids="$pids $pid"
+	echo "$pid $(json_get "$meta" start_ns)" >>"$WORK/forks-starts.txt"
+	mkdir -p "$WORK/viz-forks-$pid"
+	"$FAULTLINE" visualize "$WORK/forks" --pid "$pid" -o "$WORK/viz-forks-$pid" >/dev/null 2>"$WORK/viz-forks-$pid.err" ||
+		fail "visualize --pid $pid exited $?: $(tail -3 "$WORK/viz-forks-$pid.err")"
+	page_json "$WORK/viz-forks-$pid/report.html" >"$WORK/forks-$pid.json" || fail "no model in the --pid $pid page"
+	"$FAULTLINE" report "$WORK/forks" --pid "$pid" >"$WORK/forks-$pid.txt" 2>&1 || fail "report --pid $pid exited $?"
+	"$FAULTLINE" report "$WORK/forks" --pid "$pid" --by alloc --format csv >"$WORK/forks-$pid.csv" 2>&1 ||
+		fail "report --pid $pid --by alloc exited $?"
+done
+[ "$(echo $pids | wc -w)" -eq 3 ] || fail "far_forks 2 2 recorded $(echo $pids | wc -w) processes, want 3"
+"$PY" - "$WORK" $pids <<'EOF' || fail "a --pid page holds other processes"
+import csv, json, os, re, sys
+work, pids = sys.argv[1], [int(p) for p in sys.argv[2:]]
+starts = dict(tuple(map(int, l.split())) for l in open(os.path.join(work, "forks-starts.txt")))
+first = min(starts.values())
+whole = json.load(open(os.path.join(work, "forks-all.json")))
+roots = {whole["names"][s[0]] for s in whole["stacks"]}
+assert roots == {"far_forks"}, "the whole recording's stacks start with %s, want the image far_forks" % roots
+mrc_sum = [0.0] * len(whole["mrc"])
+assert whole["mrc"], "no miss-ratio curve in the page of a --mrc recording"
+for pid in pids:
+    d = json.load(open(os.path.join(work, "forks-%d.json" % pid)))
+    report = open(os.path.join(work, "forks-%d.txt" % pid)).read()
+    want = int(re.search(r"^# rows: .* ([0-9,]+) faults of pid %d$" % pid, report, re.M).group(1).replace(",", ""))
+    cells = d["cells"]
+    have = sum(cells[i + 4] for i in range(0, len(cells), 5) if 1 <= cells[i + 2] <= 4) + d["bounds"]["untimed"]
+    assert have == want, "pid %d: the page holds %d faults, report --pid %d" % (pid, have, want)
+    assert d["pid"] == pid, (pid, d["pid"])
+    assert d["origin_ns"] == starts[pid] - first, "pid %d: the axis starts %d ns after the recording, the process %d" % (
+        pid, d["origin_ns"], starts[pid] - first)
+    if d["origin_ns"]:
+        earliest = min(cells[i + 1] for i in range(0, len(cells), 5)) * d["grid"]["col_ns"]
+        assert earliest < d["origin_ns"], "pid %d: its first fault at %d ns on the page, the process started at %d" % (
+            pid, earliest, d["origin_ns"])
+    roots = {d["names"][s[0]] for s in d["stacks"]}
+    assert "far_forks" not in roots, "pid %d: one image selected, yet stacks start with its name: %s" % (pid, roots)
+    # allocation sites' whole-run counts: report --pid --by alloc's
+    rows = {}
+    for r in csv.DictReader(open(os.path.join(work, "forks-%d.csv" % pid))):
+        if r["file"] and r["allocated"]:
+            rows["%s %s:%s" % (r["function"], os.path.basename(r["file"]), r["line"])] = [
+                int(r["allocated"]), int(r["alloc_bytes"]), int(r["objects_faulted"]), int(r["site_faults"])]
+    sites = {d["names"][s[0]]: s[1:] for s in d["sites"] if len(s) > 1}
+    assert sites == rows, "pid %d: the page's sites' run counts %s, report --pid --by alloc %s" % (pid, sites, rows)
+    assert [p[0] for p in d["mrc"]] == [p[0] for p in whole["mrc"]], "pid %d: the curve's sizes differ" % pid
+    mrc_sum = [s + p[1] for s, p in zip(mrc_sum, d["mrc"])]
+    print("ok --pid %d: %d faults as report --pid, %d sites' counts as report --by alloc, axis from %.3f s, no image root" % (
+        pid, have, len(sites), d["origin_ns"] / 1e9))
+for s, p in zip(mrc_sum, whole["mrc"]):
+    assert abs(s - p[1]) <= 1, "the three processes' curves add to %.1f at %d bytes, the recording's is %.1f" % (s, p[0], p[1])
+    assert s > 0 or p[1] == 0
+print("ok the three --pid pages' miss-ratio curves add up to the recording's (%d sizes)" % len(mrc_sum))
 EOF
 
 # ---------------------------------------------------------------- size

@@ -132,6 +132,10 @@ struct html_model {
 	struct vf_namer *namer;
 	const struct fault_clock *clock;
 	unsigned kinds;             /* bit (1 << kind) for the kinds taken */
+	uint32_t pid;               /* the one process selected (all its exec images); 0: every process */
+	size_t nselected;           /* process images of rec selected */
+	uint64_t origin_ns;         /* the axis's 0 on the clock's axis: on the wall axis the start of
+	                             * the first process selected (0 without a pid), else 0 */
 
 	/* the grid: row r holds bytes [addr0 + r * row_bytes, + row_bytes), column c nanoseconds
 	 * [c * col_ns, + col_ns) of the axis */
@@ -190,9 +194,12 @@ struct html_model {
 };
 
 /* Prepares an empty model of REC's faults of the kinds in KINDS on CLOCK's axis, naming stacks with
- * CALLSITES and NAMER (all borrowed until html_model_free). 0, or -1 (ENOMEM). */
+ * CALLSITES and NAMER (all borrowed until html_model_free). PID (0: every process) is the process
+ * selected: the caller adds only its faults and timelines; the sites' whole-run counts, the
+ * miss-ratio curve and the stacks' image root frames follow it, and the time axis starts at its
+ * start. 0, or -1 (ENOMEM). */
 int html_model_init(struct html_model *m, const struct fl_recording *rec, struct callsite_table *callsites,
-		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds);
+		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds, uint32_t pid);
 
 /* Counts one fault of PROC (a process of the model's recording); faults of other kinds are
  * ignored. 0, or -1 (ENOMEM). */
@@ -208,13 +215,15 @@ int html_model_add_timeline(struct html_model *m, const struct fl_process *proc,
 void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, double pct, const char *label);
 
 /* Fills the miss-ratio curve (clock policy, as faultline mrc's default) when the recording was made with
- * record --mrc (else leaves it empty).
+ * record --mrc (else leaves it empty): of the selected process only, at the sizes faultline mrc
+ * takes for the whole recording.
  * 0, or -1 (ENOMEM). */
 int html_model_add_mrc(struct html_model *m);
 
 /* Fills the sweep curve when the recording is one size of a `faultline sweep` output (its parent
  * directory holds sweep.csv and the other sizes' L-<size> recordings; each size's counts from its
- * stats.json files, as the sweep printed them), else leaves it empty. 0, or -1 (ENOMEM). */
+ * stats.json files, as the sweep printed them: every process, whatever the pid), else leaves it
+ * empty. 0, or -1 (ENOMEM). */
 int html_model_add_sweep(struct html_model *m);
 
 /* Bounds and names everything (see the top of this file). 0, or -1 (ENOMEM). */

@@ -146,7 +146,8 @@ static void write_data(const struct html_model *m, const struct html_report_opti
 	}
 	fputs(",\"time_label\":", out);
 	json_out_string_html(o->time_label, out);
-	fprintf(out, ",\"virtual\":%s,\"kinds\":%u,\n", m->clock->axis == FL_TIME_VIRTUAL ? "true" : "false", m->kinds);
+	fprintf(out, ",\"virtual\":%s,\"kinds\":%u,\"pid\":%u,\"origin_ns\":%" PRIu64 ",\n",
+		m->clock->axis == FL_TIME_VIRTUAL ? "true" : "false", m->kinds, m->pid, m->origin_ns);
 	fprintf(out, "\"grid\":{\"addr0\":%" PRIu64 ",\"row_bytes\":%" PRIu64 ",\"rows\":%u,\"col_ns\":%" PRIu64
 		",\"cols\":%u,\"page\":%" PRIu64 "},\n", m->addr0, m->row_bytes, m->rows, m->col_ns, m->cols, m->page_size);
 	fprintf(out, "\"bounds\":{\"rows\":%d,\"cols\":%d,\"groups\":%d,\"cells\":%d,\"frames\":%d,\"objects\":%d,"

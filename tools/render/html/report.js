@@ -31,7 +31,8 @@
     ', at most ' + fmt(D.bounds.cells) + ' cells and ' + fmt(D.bounds.groups) + ' groups). Exact addresses, times and the order inside a cell are lost; a brush selects whole cells. ' +
     (D.bounds.merged_groups ? fmt(D.bounds.merged_groups) + ' groups with the fewest faults are folded into [other stacks]. ' : '') +
     (D.bounds.coarsened ? 'The grid was halved ' + D.bounds.coarsened + ' times to fit the cell bound. ' : '') +
-    (D.bounds.untimed ? fmt(D.bounds.untimed) + ' faults without a time on this axis are left out. ' : '') + 'Time axis: ' + D.time_label + '.';
+    (D.bounds.untimed ? fmt(D.bounds.untimed) + ' faults without a time on this axis are left out. ' : '') + 'Time axis: ' +
+    (D.pid && !D.virtual ? 'wall time since pid ' + D.pid + ' started (' + (D.origin_ns / 1e9).toFixed(3) + ' s after the recording started)' : D.time_label) + '.';
 
   // ---------------------------------------------------------------- aggregation
   function inBrush(r, c) {
@@ -419,6 +420,11 @@
     svg.innerHTML = h;
   }
   function renderCurves() {
+    // with --pid: the curve is the process's; the sweep's counts are whole recordings' (say so)
+    if (D.pid) {
+      $('mrcnote').textContent = 'Of pid ' + D.pid + ' only (its sampled pages), at the sizes faultline mrc takes for the whole recording.';
+      $('sweepnote').textContent = 'Every process of each recording: the sweep counts whole recordings, not pid ' + D.pid + ' alone.';
+    }
     if (!D.mrc.length) $('mrcsec').style.display = 'none';
     else plotCurve($('mrcsvg'), D.mrc.map((p) => ({ bytes: p[0], y: p[1], lo: p[2], hi: p[3],
       tip: fmt(Math.round(p[1])) + ' refaults predicted (' + fmt(Math.round(p[2])) + ' to ' + fmt(Math.round(p[3])) + ')' })));
