@@ -4,7 +4,8 @@ real mouse events:
   1. the page loads with no script exception and no console error; the tables, the flame graph and
      the heatmap render (rows, frames with a size, painted pixels); hovering the heatmap names the
      cell under the pointer; the page says how many counter series it draws of how many, and
-     ticking one more draws it;
+     ticking one more draws it; the axis labels fit the canvas; wheel zoom stops at one column
+     (labels still distinct, no cell drawn past the plot) and at the whole axis;
   2. a click on the top row of the callsite table selects it: the flame graph marks the frames of
      its stacks (its function among them) and no frame of the other phase's function; the heatmap
      grays the other cells;
@@ -145,6 +146,41 @@ def main():
         b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": xy[0], "y": xy[1]})
         hover = b.eval("document.getElementById('hover').textContent")
         check(" faults" in hover and hover.startswith("0x"), "hovering the heatmap names the cell: %r" % hover)
+
+        # zoom: the wheel stops at one column and at the whole axis; cells stay inside the plot;
+        # the axis labels fit the canvas, with enough decimals to tell them apart
+        whole = b.eval("[faultline.state.t0, faultline.state.t1]")
+        labels = b.eval("faultline.ticks()")
+        width = b.eval("document.getElementById('heatmap').width")
+        check(len(labels) >= 4 and all(l[1] >= 0 and l[2] <= width for l in labels),
+              "the axis labels fit the canvas (%s)" % ", ".join("%s at %.0f-%.0f" % tuple(l) for l in labels[-2:]))
+        # at the middle of the fullest cell: its neighbours' cells would run past the plot's edges
+        at = b.eval("(function () { var c = document.getElementById('heatmap'), r = c.getBoundingClientRect(),"
+                    " d = faultline.data, g = d.grid, best = 0; for (var i = 0; i < d.cells.length; i += 5)"
+                    " if (d.cells[i + 4] > d.cells[best + 4]) best = i;"
+                    " var q = faultline.pixel(g.addr0 + (d.cells[best] + 0.5) * g.row_bytes, (d.cells[best + 1] + 0.5) * g.col_ns);"
+                    " return [r.left + q.x, r.top + q.y]; })()")
+        for _ in range(40):
+            b.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": at[0], "y": at[1], "deltaX": 0, "deltaY": -100})
+        span = b.eval("faultline.state.t1 - faultline.state.t0")
+        labels = b.eval("faultline.ticks()")
+        texts = [l[0] for l in labels]
+        outside = b.eval("(function () { var c = document.getElementById('heatmap'), p = faultline.plot,"
+                         " d = c.getContext('2d').getImageData(Math.ceil(p.right) + 1, p.top, c.width - Math.ceil(p.right) - 1,"
+                         " p.bottom - p.top).data, n = 0; for (var i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()")
+        check(abs(span - 1) < 1e-9, "zooming in stops at one column (span %.3g columns)" % span)
+        inside = b.eval("(function () { var c = document.getElementById('heatmap'), p = faultline.plot,"
+                        " d = c.getContext('2d').getImageData(p.left + 1, p.top, p.right - p.left - 2, p.bottom - p.top).data,"
+                        " n = 0; for (var i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()")
+        check(inside > 1000 and outside == 0, "zoomed on a cell, it fills the plot (%d pixels) and nothing is drawn right "
+              "of the plot (%d pixels)" % (inside, outside))
+        check(len(texts) >= 2 and len(set(texts)) == len(texts) and all(l[1] >= 0 and l[2] <= width for l in labels),
+              "zoomed, the axis labels are distinct and fit: %s" % texts)
+        shot("1-zoomed.png")
+        for _ in range(40):
+            b.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": at[0], "y": at[1], "deltaX": 0, "deltaY": 100})
+        back = b.eval("[faultline.state.t0, faultline.state.t1]")
+        check(back == [0, whole[1]], "zooming out stops at the whole axis (%s, was %s)" % (back, whole))
 
         # 2. select the top callsite
         top = names[0] if names else ""

@@ -76,6 +76,9 @@ report = open(sys.argv[2]).read().splitlines()
 want = next(l for l in report if l.startswith("# faults:"))
 have = [l for l in d["header"].splitlines() if l.startswith("# faults:")]
 assert have == [want], "header's faults line: %r, report: %r" % (have, want)
+# the rows line describes report's table, not the page's
+assert any(l.startswith("# rows:") for l in report), "report printed no rows line"
+assert not any(l.startswith("# rows:") for l in d["header"].splitlines()), "the page's header keeps report's rows line"
 # the cells count every fault of the kinds shown (first-touch .. concurrent) exactly once
 total = int(want.split()[2].replace(",", ""))
 cells = d["cells"]

@@ -132,18 +132,39 @@ static void write_extras(const struct html_model *m, FILE *out)
 	fputs("]", out);
 }
 
+/* The report's header as the page shows it: without its "# rows:" line (which describes report's
+ * table, not the page's) and cut to HTML_MAX_HEADER bytes (a bound: a command line may be long).
+ * Malloc'd; NULL when out of memory or without a header. */
+static char *page_header(const char *header)
+{
+	size_t len = 0;
+	char *page;
+
+	if (!header || !(page = malloc(HTML_MAX_HEADER + 1)))
+		return NULL;
+	for (const char *line = header; *line && len < HTML_MAX_HEADER;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		if (strncmp(line, "# rows:", 7) != 0) {
+			if (n > HTML_MAX_HEADER - len)
+				n = HTML_MAX_HEADER - len;
+			memcpy(page + len, line, n);
+			len += n;
+		}
+		line += nl ? (size_t)(nl - line) + 1 : strlen(line);
+	}
+	page[len] = '\0';
+	return page;
+}
+
 static void write_data(const struct html_model *m, const struct html_report_options *o, FILE *out)
 {
 	fputs("{\"title\":", out);
 	json_out_string_html(o->title, out);
 	fputs(",\n\"header\":", out);
-	if (o->header && strlen(o->header) > HTML_MAX_HEADER) { /* a bound: a command line may be long */
-		char *cut = strndup(o->header, HTML_MAX_HEADER);
-		json_out_string_html(cut ? cut : "", out);
-		free(cut);
-	} else {
-		json_out_string_html(o->header ? o->header : "", out);
-	}
+	char *header = page_header(o->header);
+	json_out_string_html(header ? header : "", out);
+	free(header);
 	fputs(",\"time_label\":", out);
 	json_out_string_html(o->time_label, out);
 	fprintf(out, ",\"virtual\":%s,\"kinds\":%u,\"pid\":%u,\"origin_ns\":%" PRIu64 ",\n",

@@ -245,6 +245,8 @@
       max = Math.max(max, e[0]);
     }
     const cw = PW / (state.t1 - state.t0), rh = PH / Math.max(1, G.rows);
+    const clip = () => { ctx.save(); ctx.beginPath(); ctx.rect(L, T, PW, PH); ctx.clip(); }; // zoomed: nothing past the plot
+    clip();
     for (const [key, e] of per) {
       const r = Math.floor(key / 65536), col = key % 65536, x = colX(col);
       if (x + cw < L || x > L + PW) continue;
@@ -253,6 +255,7 @@
         : 'rgba(' + Math.round(255 * a) + ',' + Math.round(80 * (1 - a)) + ',' + Math.round(200 * (1 - a)) + ',' + (0.25 + 0.75 * a) + ')';
       ctx.fillRect(x, rowY(r), Math.max(1, cw), Math.max(1, rh));
     }
+    ctx.restore();
     if (!per.size) {
       ctx.fillStyle = '#000'; ctx.font = '14px sans-serif'; ctx.textAlign = 'center';
       ctx.fillText('no fault of the kind chosen', L + PW / 2, T + PH / 2);
@@ -269,6 +272,7 @@
       ctx.strokeRect(L, y0, PW, Math.max(1, y1 - y0));
     });
     // objects of the selected allocation site: their lifetimes
+    clip();
     ctx.strokeStyle = '#000';
     objectsShown.forEach((o) => {
       const x0 = L + (o[4] / G.col_ns - state.t0) / (state.t1 - state.t0) * PW;
@@ -283,19 +287,49 @@
       ctx.strokeRect(colX(b.c0), rowY(b.r1), colX(b.c1 + 1) - colX(b.c0), rowY(b.r0 - 1) - rowY(b.r1));
       ctx.lineWidth = 1;
     }
+    ctx.restore();
     if (drag) { ctx.strokeStyle = '#06c'; ctx.strokeRect(drag.x0, drag.y0, drag.x1 - drag.x0, drag.y1 - drag.y0); }
     ctx.fillStyle = '#000';
     ctx.fillText('0x' + G.addr0.toString(16), 2, T + PH);
     ctx.fillText('0x' + (G.addr0 + G.rows * G.row_bytes).toString(16), 2, T + 10);
     axis(ctx, hm.height - B + 12);
   }
+  // The time axis under a plot: ticks at a round step (about 8 in the visible span), each label
+  // with as many decimals as the step needs, centred on its tick but kept inside the canvas.
+  function niceStep(span, target) {
+    const raw = span / target, mag = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+  }
+  const decimalsFor = (stepS) => Math.min(9, Math.max(0, -Math.floor(Math.log10(stepS) + 1e-9)));
+  const secs = (ns, stepNs) => (ns / 1e9).toFixed(decimalsFor(Math.max(1e-9, stepNs / 1e9)));
+  let ticksShown = []; // the heatmap's axis labels as last drawn: [text, left, right] (for tests)
   function axis(ctx, y) {
+    const drawn = [];
+    const s0 = state.t0 * G.col_ns / 1e9, s1 = state.t1 * G.col_ns / 1e9, W = ctx.canvas.width;
     ctx.fillStyle = '#000';
+    ctx.strokeStyle = '#444';
     ctx.font = '10px sans-serif';
-    for (let i = 0; i <= 8; i++) {
-      const col = state.t0 + i * (state.t1 - state.t0) / 8;
-      ctx.fillText((col * G.col_ns / 1e9).toFixed(3) + ' s', L + i * PW / 8 - 10, y);
+    ctx.textAlign = 'center';
+    if (s1 > s0) {
+      const step = niceStep(s1 - s0, 8), d = decimalsFor(step);
+      for (let k = Math.ceil(s0 / step - 1e-9); k * step <= s1 + step * 1e-9; k++) {
+        const x = L + (k * step - s0) / (s1 - s0) * PW, text = (k * step).toFixed(d) + ' s';
+        const half = ctx.measureText(text).width / 2;
+        ctx.beginPath(); ctx.moveTo(x, y - 13); ctx.lineTo(x, y - 9); ctx.stroke();
+        const at = Math.min(Math.max(x, half + 1), W - half - 1);
+        ctx.fillText(text, at, y);
+        drawn.push([text, at - half, at + half]);
+      }
     }
+    ctx.textAlign = 'start';
+    if (ctx.canvas === hm) ticksShown = drawn;
+  }
+  // The visible span: at least one column (the grid's resolution), at most the whole axis, inside it.
+  function clampView() {
+    const cols = Math.max(1, G.cols);
+    const span = Math.min(cols, Math.max(Math.min(1, cols), state.t1 - state.t0));
+    const t0 = Math.min(Math.max(0, state.t0), cols - span);
+    state.t0 = t0; state.t1 = t0 + span;
   }
   // A counter timeline strip per series: the model's steps (timeline_steps.h), a cumulative
   // counter's rate per second of the axis, a gauge's level; each strip scaled to its own maximum.
@@ -310,6 +344,7 @@
     if (!D.series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
     if (!series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter chosen (tick some below)', L, 20); return; }
     const sh = h / series.length;
+    ctx.save(); ctx.beginPath(); ctx.rect(L, 0, PW, h); ctx.clip(); // zoomed: no line past the plot
     series.forEach((s, i) => {
       const max = Math.max(1e-12, ...s.v), y0 = (i + 1) * sh;
       const X = (ns) => L + (ns / G.col_ns - state.t0) / (state.t1 - state.t0) * PW, Y = (v) => y0 - 2 - v / max * (sh - 6);
@@ -320,9 +355,13 @@
         ctx.lineTo(X(s.x1[j]), Y(s.v[j]));
       }
       ctx.stroke();
+    });
+    ctx.restore();
+    series.forEach((s, i) => {
+      const y0 = (i + 1) * sh;
       ctx.fillStyle = '#000';
       ctx.fillText(s.label + (s.gauge ? '' : ' /s') + (pids > 1 ? ' pid ' + s.pid : ''), 2, y0 - sh / 2);
-      ctx.fillText('max ' + compact(max), 2, y0 - sh / 2 + 11);
+      ctx.fillText('max ' + compact(Math.max(1e-12, ...s.v)), 2, y0 - sh / 2 + 11);
     });
     axis(ctx, tl.height - 4);
   }
@@ -353,8 +392,8 @@
     if (row < 0 || row >= G.rows || col < 0 || col >= G.cols) { $('hover').textContent = '\u00a0'; return; }
     const lo = G.addr0 + row * G.row_bytes, e2 = cellsShown.get(row * 65536 + col);
     const hot = D.hot.find((h) => h[0] < lo + G.row_bytes && h[1] > lo);
-    $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + (col * G.col_ns / 1e9).toFixed(3) + '-' +
-      ((col + 1) * G.col_ns / 1e9).toFixed(3) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
+    $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + secs(col * G.col_ns, G.col_ns) + '-' +
+      secs((col + 1) * G.col_ns, G.col_ns) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
       (hot ? '; hot range ' + hot[2].toFixed(1) + '% of the faults' + (hot[3] ? ', ' + hot[3] : '') : '');
   };
   hm.onmouseleave = () => { $('hover').textContent = '\u00a0'; }; // never empty: the page below must not move
@@ -378,6 +417,7 @@
       const r = hm.getBoundingClientRect(), at = xToCol(e.clientX - r.left), f = e.deltaY > 0 ? 1.25 : 0.8;
       state.t0 = at - (at - state.t0) * f; state.t1 = at + (state.t1 - at) * f;
     }
+    clampView();
     renderHeatmap(); renderTimeline();
   };
   $('clearbrush').onclick = () => { state.brush = null; renderAll(); };
@@ -390,7 +430,7 @@
     if (!state.sel || !TABLES[state.sel.tab].site) { box.innerHTML = ''; return; }
     objectsShown = D.objects.filter((o) => o[0] === state.sel.row);
     box.innerHTML = '<p class="note">' + objectsShown.length + ' objects of ' + esc(N[D.sites[state.sel.row][0]]) + ' with the most faults, outlined on the heatmap (address x lifetime):</p><table><tr><th>pid</th><th>address</th><th>size</th><th>allocated (s)</th><th>freed (s)</th><th>faults</th></tr>' +
-      objectsShown.map((o) => '<tr><td>' + o[1] + '</td><td>0x' + o[2].toString(16) + '</td><td>' + fmt(o[3]) + '</td><td>' + (o[4] / 1e9).toFixed(3) + '</td><td>' + (o[5] < 0 ? 'live at end' : (o[5] / 1e9).toFixed(3)) + '</td><td>' + fmt(o[6]) + '</td></tr>').join('') + '</table>';
+      objectsShown.map((o) => '<tr><td>' + o[1] + '</td><td>0x' + o[2].toString(16) + '</td><td>' + fmt(o[3]) + '</td><td>' + secs(o[4], G.col_ns) + '</td><td>' + (o[5] < 0 ? 'live at end' : secs(o[5], G.col_ns)) + '</td><td>' + fmt(o[6]) + '</td></tr>').join('') + '</table>';
   }
   // A curve of refaults against local memory (log scale) into the SVG element svg: points
   // { bytes, y, lo, hi (a band, optional), tip, ring (this recording), square (the knee) }.
@@ -436,7 +476,7 @@
   function renderAll() {
     const b = state.brush;
     $('brushinfo').textContent = b ? 'brush: addresses 0x' + (G.addr0 + b.r0 * G.row_bytes).toString(16) + '-0x' + (G.addr0 + (b.r1 + 1) * G.row_bytes).toString(16) +
-      ', ' + (b.c0 * G.col_ns / 1e9).toFixed(3) + '-' + ((b.c1 + 1) * G.col_ns / 1e9).toFixed(3) + ' s' : 'no brush';
+      ', ' + secs(b.c0 * G.col_ns, G.col_ns) + '-' + secs((b.c1 + 1) * G.col_ns, G.col_ns) + ' s' : 'no brush';
     renderTable(); renderObjects(); renderHeatmap(); renderTimeline(); renderFlame();
   }
   if (!EMPTY) { renderSeriesChoice(); renderAll(); }
@@ -446,5 +486,6 @@
     state: state, data: D,
     pixel: (addr, ns) => ({ x: colX(ns / G.col_ns), y: T + PH - (addr - G.addr0) / G.row_bytes * PH / Math.max(1, G.rows) }),
     plot: { left: L, right: L + PW, top: T, bottom: T + PH },
+    ticks: () => ticksShown,
   };
 })();
