@@ -3,7 +3,9 @@
 real mouse events:
   1. the page loads with no script exception and no console error; the tables, the flame graph and
      the heatmap render (rows, frames with a size, painted pixels); hovering the heatmap names the
-     cell under the pointer;
+     cell under the pointer; the page says how many counter series it draws of how many, and
+     ticking one more draws it; the axis labels fit the canvas; wheel zoom stops at one column
+     (labels still distinct, no cell drawn past the plot) and at the whole axis;
   2. a click on the top row of the callsite table selects it: the flame graph marks the frames of
      its stacks (its function among them) and no frame of the other phase's function; the heatmap
      grays the other cells;
@@ -12,8 +14,12 @@ real mouse events:
      flame graph;
   4. a click on the top allocation site lists its objects with their lifetimes.
 Screenshots of each step go to the directory --screenshots.
+With --empty (the page of an empty selection): the page loads with no script exception and no
+console error, shows its message under the header, and hides the heatmap, the tables and the
+flame graph.
 
 usage: check_html_report.py PAGE --rect LO HI T0 T1 --expect FUNC --other FUNC --screenshots DIR
+       check_html_report.py PAGE --empty --screenshots DIR
 Exit 0 pass, 1 fail, 77 (first line "SKIP reason") when no browser can be started."""
 
 import argparse
@@ -70,14 +76,29 @@ def drag(b, x0, y0, x1, y1):
     b.call("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "clickCount": 1})
 
 
+def check_empty(b):
+    """The page of an empty selection: its message, shown under the header, and no empty view."""
+    shown = b.eval("(function () { var e = document.getElementById('empty'); return e && e.offsetParent !== null"
+                   " && e.previousElementSibling && e.previousElementSibling.id === 'notes' ? e.textContent : null; })()")
+    check(shown is not None and shown.startswith("No fault of the selected kinds"),
+          "the page says the selection is empty, under the header: %r" % shown)
+    hidden = b.eval("['controls', 'heat', 'tables', 'flame'].filter(function (id) {"
+                    " return document.getElementById(id).offsetParent === null; })")
+    check(hidden == ["controls", "heat", "tables", "flame"], "no empty grid, table or flame graph shown (hidden: %s)" % hidden)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
-    ap.add_argument("--rect", nargs=4, type=lambda s: int(s, 0), required=True, metavar=("LO", "HI", "T0", "T1"))
-    ap.add_argument("--expect", required=True)
-    ap.add_argument("--other", required=True)
+    ap.add_argument("--rect", nargs=4, type=lambda s: int(s, 0), metavar=("LO", "HI", "T0", "T1"))
+    ap.add_argument("--expect")
+    ap.add_argument("--other")
+    ap.add_argument("--empty", action="store_true")
     ap.add_argument("--screenshots", required=True)
     a = ap.parse_args()
+    if not a.empty and (not a.rect or not a.expect or not a.other):
+        ap.error("--rect, --expect and --other are required without --empty")
     try:
         browser = cdp.Browser(width=1300, height=1000)
     except cdp.BrowserUnavailable as e:
@@ -89,6 +110,8 @@ def main():
         shot("1-loaded.png")
         check(not b.errors, "no script exception on load (%s)" % "; ".join(b.errors[:3]))
         check(not b.console_errors, "no console error on load (%s)" % "; ".join(b.console_errors[:3]))
+        if a.empty:
+            return check_empty(b)
         names = table_names(b)
         check(len(names) >= 2, "the callsite table has rows (%d)" % len(names))
         frames = flame_frames(b, False)
@@ -101,12 +124,63 @@ def main():
         check(painted > 1000 and gray < painted / 100, "the heatmap is painted in colour (%d pixels, %d gray)" %
               (painted, gray))
 
+        # the counter series: the first ones drawn, the others named and a tick away
+        nseries = b.eval("faultline.data.series.length")
+        choice = b.eval("document.getElementById('serieschoice').textContent")
+        drawn = min(nseries, 6)
+        check(choice.startswith("%d of %d counter series drawn" % (drawn, nseries)) and
+              (nseries <= drawn or "%d more series not shown" % (nseries - drawn) in choice),
+              "the page says how many counter series are drawn: %r" % choice[:90])
+        if nseries > drawn:
+            h0 = b.eval("document.getElementById('timeline').height")
+            xy = center_of(b, "#serieschoice input:not(:checked)")
+            b.click(xy[0], xy[1])
+            choice = b.eval("document.getElementById('serieschoice').textContent")
+            h1 = b.eval("document.getElementById('timeline').height")
+            check(choice.startswith("%d of %d" % (drawn + 1, nseries)) and h1 > h0,
+                  "ticking a series draws it (%r, strip canvas %d -> %d px)" % (choice[:40], h0, h1))
+
         xy = b.eval("(function () { var c = document.getElementById('heatmap'); c.scrollIntoView({block: 'center'});"
                     " var r = c.getBoundingClientRect(), p = faultline.plot;"
                     " return [r.left + (p.left + p.right) / 2, r.top + (p.top + p.bottom) / 2]; })()")
         b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": xy[0], "y": xy[1]})
         hover = b.eval("document.getElementById('hover').textContent")
         check(" faults" in hover and hover.startswith("0x"), "hovering the heatmap names the cell: %r" % hover)
+
+        # zoom: the wheel stops at one column and at the whole axis; cells stay inside the plot;
+        # the axis labels fit the canvas, with enough decimals to tell them apart
+        whole = b.eval("[faultline.state.t0, faultline.state.t1]")
+        labels = b.eval("faultline.ticks()")
+        width = b.eval("document.getElementById('heatmap').width")
+        check(len(labels) >= 4 and all(l[1] >= 0 and l[2] <= width for l in labels),
+              "the axis labels fit the canvas (%s)" % ", ".join("%s at %.0f-%.0f" % tuple(l) for l in labels[-2:]))
+        # at the middle of the fullest cell: its neighbours' cells would run past the plot's edges
+        at = b.eval("(function () { var c = document.getElementById('heatmap'), r = c.getBoundingClientRect(),"
+                    " d = faultline.data, g = d.grid, best = 0; for (var i = 0; i < d.cells.length; i += 5)"
+                    " if (d.cells[i + 4] > d.cells[best + 4]) best = i;"
+                    " var q = faultline.pixel(g.addr0 + (d.cells[best] + 0.5) * g.row_bytes, (d.cells[best + 1] + 0.5) * g.col_ns);"
+                    " return [r.left + q.x, r.top + q.y]; })()")
+        for _ in range(40):
+            b.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": at[0], "y": at[1], "deltaX": 0, "deltaY": -100})
+        span = b.eval("faultline.state.t1 - faultline.state.t0")
+        labels = b.eval("faultline.ticks()")
+        texts = [l[0] for l in labels]
+        outside = b.eval("(function () { var c = document.getElementById('heatmap'), p = faultline.plot,"
+                         " d = c.getContext('2d').getImageData(Math.ceil(p.right) + 1, p.top, c.width - Math.ceil(p.right) - 1,"
+                         " p.bottom - p.top).data, n = 0; for (var i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()")
+        check(abs(span - 1) < 1e-9, "zooming in stops at one column (span %.3g columns)" % span)
+        inside = b.eval("(function () { var c = document.getElementById('heatmap'), p = faultline.plot,"
+                        " d = c.getContext('2d').getImageData(p.left + 1, p.top, p.right - p.left - 2, p.bottom - p.top).data,"
+                        " n = 0; for (var i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()")
+        check(inside > 1000 and outside == 0, "zoomed on a cell, it fills the plot (%d pixels) and nothing is drawn right "
+              "of the plot (%d pixels)" % (inside, outside))
+        check(len(texts) >= 2 and len(set(texts)) == len(texts) and all(l[1] >= 0 and l[2] <= width for l in labels),
+              "zoomed, the axis labels are distinct and fit: %s" % texts)
+        shot("1-zoomed.png")
+        for _ in range(40):
+            b.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": at[0], "y": at[1], "deltaX": 0, "deltaY": 100})
+        back = b.eval("[faultline.state.t0, faultline.state.t1]")
+        check(back == [0, whole[1]], "zooming out stops at the whole axis (%s, was %s)" % (back, whole))
 
         # 2. select the top callsite
         top = names[0] if names else ""

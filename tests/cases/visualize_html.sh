@@ -9,17 +9,26 @@
 #     (buffer B's addresses after the pause's middle) leaves only phase_two_fill's callsites; a
 #     click on the top allocation site lists its objects' lifetimes; screenshots are taken;
 #   - --no-html writes no report.html;
+#   - an empty selection (--kind access, the recording having no access sample) gives a page that
+#     says "No fault of the selected kinds (access)" in its text, an empty model, and in Chromium
+#     no error, the message under the header and no heatmap, table or flame graph;
 #   - one size of a sweep made with --mrc (faultline sweep -L 4M,8M,16M --mrc) has in its page the
 #     curve `faultline mrc` prints and the sweep's measured refaults, its own size marked;
 #   - a planted recording of 1 M faults (64 stacks x 4 threads x 4 objects, every kind) gives a
-#     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB.
+#     page of at most 5 MB, and the bound visualize -v states for any recording is at most 10 MB;
+#   - --pid on a recording of three processes (far_forks 2 2, --mrc): each page holds report --pid's
+#     faults, report --pid --by alloc's sites' run counts, no image root frame, an axis from the
+#     process's start, and the three pages' miss-ratio curves add up to the recording's;
+#   - the counter timeline on the wall axis and with --time virtual: steps that run forward and do
+#     not overlap, rates that integrate to each counter's growth (1%), the first-touch counter
+#     ending at report's first-touch count, and no page-faults step holding 90% of the faults.
 # The browser part is skipped (the rest still runs) when Chromium cannot start: SKIP then, never
 # a silent pass.
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
 need_planted html_phases
-need_planted mrc_loops
+need_planted mrc_loops far_forks
 BROWSER=$ROOT/tests/browser
 HELPER=$BUILD/tests/plant_recording
 [ -x "$HELPER" ] || fail "$HELPER is not built (make)"
@@ -67,6 +76,9 @@ report = open(sys.argv[2]).read().splitlines()
 want = next(l for l in report if l.startswith("# faults:"))
 have = [l for l in d["header"].splitlines() if l.startswith("# faults:")]
 assert have == [want], "header's faults line: %r, report: %r" % (have, want)
+# the rows line describes report's table, not the page's
+assert any(l.startswith("# rows:") for l in report), "report printed no rows line"
+assert not any(l.startswith("# rows:") for l in d["header"].splitlines()), "the page's header keeps report's rows line"
 # the cells count every fault of the kinds shown (first-touch .. concurrent) exactly once
 total = int(want.split()[2].replace(",", ""))
 cells = d["cells"]
@@ -79,6 +91,51 @@ assert d["series"], "no counter timeline in the page of a --timeline recording"
 print("ok the page's header and cells agree with report: %d faults, %d callsites, %d series" % (
     total, len(names), len(d["series"])))
 EOF
+
+# the counter timeline: the model's steps (timeline_steps.h), checked on the wall axis and on the
+# program's own time (--time virtual, whose sample times are task-clock values)
+check_series() { # PAGE.json REPORT.txt AXIS
+	"$PY" - "$@" <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+report = open(sys.argv[2]).read()
+axis = sys.argv[3]
+faults = next(l for l in report.splitlines() if l.startswith("# faults:"))
+first_touch = int(re.search(r"first-touch ([0-9,]*[0-9])", faults).group(1).replace(",", ""))
+by = {s["label"]: s for s in d["series"]}
+assert "page-faults" in by and "first-touch faults" in by, "%s: series %s" % (axis, sorted(by))
+for s in d["series"]:
+    x0, x1, v = s["x0"], s["x1"], s["v"]
+    assert len(x0) == len(x1) == len(v) >= 2, (axis, s["label"], len(x0))
+    for j in range(len(v)):
+        assert x0[j] <= x1[j] and (s["gauge"] or x0[j] < x1[j]), "%s: %s step %d runs back: %d..%d" % (
+            axis, s["label"], j, x0[j], x1[j])
+        assert j == 0 or x1[j - 1] <= x0[j], "%s: %s steps %d, %d overlap" % (axis, s["label"], j - 1, j)
+        assert v[j] >= 0, "%s: %s step %d: %g" % (axis, s["label"], j, v[j])
+    if s["gauge"]:
+        continue
+    # a rate per second of the axis: over the steps it adds up to the counter's growth
+    grown = sum(r * (b - a) for a, b, r in zip(x0, x1, v)) / 1e9
+    want = s["last"] - s["first"]
+    assert abs(grown - want) <= max(2, 0.01 * want), "%s: %s rate integrates to %.1f, the counter grew %d" % (
+        axis, s["label"], grown, want)
+ft = by["first-touch faults"]
+assert ft["last"] == first_touch, "%s: first-touch counter ends at %d, report counts %d" % (axis, ft["last"], first_touch)
+# two fill phases apart: no one step holds most of the faults (one spike instead of the rate)
+pf = by["page-faults"]
+steps = [r * (b - a) / 1e9 for a, b, r in zip(pf["x0"], pf["x1"], pf["v"])]
+share = max(steps) / sum(steps)
+assert share < 0.9, "%s: one page-faults step holds %.0f%% of the faults" % (axis, 100 * share)
+print("ok %s axis: %d series, steps forward, rates integrate to the counters' growth, first-touch %d as report, "
+      "largest page-faults step %.0f%% of them" % (axis, len(d["series"]), first_touch, 100 * share))
+EOF
+}
+check_series "$WORK/page.json" "$WORK/report.txt" wall || fail "the page's counter timeline (wall) is wrong"
+mkdir -p "$WORK/viz-virtual"
+"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz-virtual" --time virtual >/dev/null 2>"$WORK/viz-virtual.err" ||
+	fail "visualize --time virtual exited $?: $(tail -3 "$WORK/viz-virtual.err")"
+page_json "$WORK/viz-virtual/report.html" >"$WORK/page-virtual.json" || fail "no model in the --time virtual page"
+check_series "$WORK/page-virtual.json" "$WORK/report.txt" virtual || fail "the page's counter timeline (virtual) is wrong"
 
 START=$(json_get "$WORK/$name/$(first_proc "$WORK/$name")/meta.json" start_ns)
 T0=$(( (PAUSE0 + PAUSE1) / 2 - START ))
@@ -97,6 +154,28 @@ else
 		[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"
 	done
 	echo "ok screenshots taken ($(ls "$WORK"/shots/*.png | wc -l))"
+fi
+
+# ---------------------------------------------------------------- an empty selection
+# the recording has no access sample: --kind access selects nothing; the page says so (in its
+# text, not only in its script) and, in the browser, shows no empty grid, table or flame graph
+! grep -q 'id="empty"' "$PAGE" || fail "the page of a non-empty selection says it is empty"
+mkdir -p "$WORK/viz-empty" "$WORK/shots-empty"
+"$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz-empty" --kind access >/dev/null 2>"$WORK/viz-empty.err" ||
+	fail "visualize --kind access exited $?: $(tail -3 "$WORK/viz-empty.err")"
+grep -q '<p id="empty" class="empty">No fault of the selected kinds (access): ' "$WORK/viz-empty/report.html" ||
+	fail "the page of an empty selection does not say so: $(grep -o '<p id="empty".\{0,120\}' "$WORK/viz-empty/report.html")"
+page_json "$WORK/viz-empty/report.html" >"$WORK/page-empty.json" || fail "no model in the empty page"
+"$PY" - "$WORK/page-empty.json" <<'EOF' || fail "the empty page's model is not empty"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cells"] == [] and d["groups"] == [] and d["kinds"] == 1 << 5, (len(d["cells"]), len(d["groups"]), d["kinds"])
+EOF
+echo "ok --kind access on a recording without access samples: the page says no fault of the selected kinds"
+if [ -z "$BROWSER_SKIPPED" ]; then
+	"$PY" "$BROWSER/check_html_report.py" "$WORK/viz-empty/report.html" --empty --screenshots "$WORK/shots-empty" \
+		>"$WORK/check-empty.out" 2>&1 || { cat "$WORK/check-empty.out"; fail "the empty page's checks in Chromium failed"; }
+	cat "$WORK/check-empty.out"
 fi
 
 rm -rf "$WORK/nohtml" && mkdir -p "$WORK/nohtml"
@@ -133,6 +212,75 @@ assert page == sweep, "page's sweep %s, sweep.csv %s" % (page, sweep)
 this = [p[0] for p in d["sweep"] if p[3] == 1]
 assert this == [8 << 20], "the page marks %s as this recording, want 8 MiB" % this
 print("ok the page's sweep curve is sweep.csv's refaults (%d sizes), this recording's -L 8M marked" % len(page))
+EOF
+
+# ---------------------------------------------------------------- --pid: one process of several
+# far_forks forks twice: three processes, recorded with --mrc. Each --pid page holds that process
+# only: its faults (report --pid's count), its allocation sites' whole-run counts (report --pid
+# --by alloc's), its miss-ratio curve (the three pages' curves add up to the whole recording's),
+# no image root frame (one image selected), and a time axis from its own start.
+say "faultline record --mrc --timeline -- far_forks 2 2 (two children), visualize --pid of each"
+expect_record forks -L 1 -M 64 --timeline 20 --mrc -- "$PLANTED/far_forks" 2 2
+mkdir -p "$WORK/viz-forks"
+"$FAULTLINE" visualize "$WORK/forks" -o "$WORK/viz-forks" >/dev/null 2>"$WORK/viz-forks.err" ||
+	fail "visualize (far_forks) exited $?: $(tail -3 "$WORK/viz-forks.err")"
+page_json "$WORK/viz-forks/report.html" >"$WORK/forks-all.json" || fail "no model in far_forks's page"
+pids=
+for meta in "$WORK"/forks/*/meta.json; do
+	pid=$(json_get "$meta" pid)
+	pids="$pids $pid"
+	echo "$pid $(json_get "$meta" start_ns)" >>"$WORK/forks-starts.txt"
+	mkdir -p "$WORK/viz-forks-$pid"
+	"$FAULTLINE" visualize "$WORK/forks" --pid "$pid" -o "$WORK/viz-forks-$pid" >/dev/null 2>"$WORK/viz-forks-$pid.err" ||
+		fail "visualize --pid $pid exited $?: $(tail -3 "$WORK/viz-forks-$pid.err")"
+	page_json "$WORK/viz-forks-$pid/report.html" >"$WORK/forks-$pid.json" || fail "no model in the --pid $pid page"
+	"$FAULTLINE" report "$WORK/forks" --pid "$pid" >"$WORK/forks-$pid.txt" 2>&1 || fail "report --pid $pid exited $?"
+	"$FAULTLINE" report "$WORK/forks" --pid "$pid" --by alloc --format csv >"$WORK/forks-$pid.csv" 2>&1 ||
+		fail "report --pid $pid --by alloc exited $?"
+done
+[ "$(echo $pids | wc -w)" -eq 3 ] || fail "far_forks 2 2 recorded $(echo $pids | wc -w) processes, want 3"
+"$PY" - "$WORK" $pids <<'EOF' || fail "a --pid page holds other processes"
+import csv, json, os, re, sys
+work, pids = sys.argv[1], [int(p) for p in sys.argv[2:]]
+starts = dict(tuple(map(int, l.split())) for l in open(os.path.join(work, "forks-starts.txt")))
+first = min(starts.values())
+whole = json.load(open(os.path.join(work, "forks-all.json")))
+roots = {whole["names"][s[0]] for s in whole["stacks"]}
+assert roots == {"far_forks"}, "the whole recording's stacks start with %s, want the image far_forks" % roots
+mrc_sum = [0.0] * len(whole["mrc"])
+assert whole["mrc"], "no miss-ratio curve in the page of a --mrc recording"
+for pid in pids:
+    d = json.load(open(os.path.join(work, "forks-%d.json" % pid)))
+    report = open(os.path.join(work, "forks-%d.txt" % pid)).read()
+    want = int(re.search(r"^# rows: .* ([0-9,]+) faults of pid %d$" % pid, report, re.M).group(1).replace(",", ""))
+    cells = d["cells"]
+    have = sum(cells[i + 4] for i in range(0, len(cells), 5) if 1 <= cells[i + 2] <= 4) + d["bounds"]["untimed"]
+    assert have == want, "pid %d: the page holds %d faults, report --pid %d" % (pid, have, want)
+    assert d["pid"] == pid, (pid, d["pid"])
+    assert d["origin_ns"] == starts[pid] - first, "pid %d: the axis starts %d ns after the recording, the process %d" % (
+        pid, d["origin_ns"], starts[pid] - first)
+    if d["origin_ns"]:
+        earliest = min(cells[i + 1] for i in range(0, len(cells), 5)) * d["grid"]["col_ns"]
+        assert earliest < d["origin_ns"], "pid %d: its first fault at %d ns on the page, the process started at %d" % (
+            pid, earliest, d["origin_ns"])
+    roots = {d["names"][s[0]] for s in d["stacks"]}
+    assert "far_forks" not in roots, "pid %d: one image selected, yet stacks start with its name: %s" % (pid, roots)
+    # allocation sites' whole-run counts: report --pid --by alloc's
+    rows = {}
+    for r in csv.DictReader(open(os.path.join(work, "forks-%d.csv" % pid))):
+        if r["file"] and r["allocated"]:
+            rows["%s %s:%s" % (r["function"], os.path.basename(r["file"]), r["line"])] = [
+                int(r["allocated"]), int(r["alloc_bytes"]), int(r["objects_faulted"]), int(r["site_faults"])]
+    sites = {d["names"][s[0]]: s[1:] for s in d["sites"] if len(s) > 1}
+    assert sites == rows, "pid %d: the page's sites' run counts %s, report --pid --by alloc %s" % (pid, sites, rows)
+    assert [p[0] for p in d["mrc"]] == [p[0] for p in whole["mrc"]], "pid %d: the curve's sizes differ" % pid
+    mrc_sum = [s + p[1] for s, p in zip(mrc_sum, d["mrc"])]
+    print("ok --pid %d: %d faults as report --pid, %d sites' counts as report --by alloc, axis from %.3f s, no image root" % (
+        pid, have, len(sites), d["origin_ns"] / 1e9))
+for s, p in zip(mrc_sum, whole["mrc"]):
+    assert abs(s - p[1]) <= 1, "the three processes' curves add to %.1f at %d bytes, the recording's is %.1f" % (s, p[0], p[1])
+    assert s > 0 or p[1] == 0
+print("ok the three --pid pages' miss-ratio curves add up to the recording's (%d sizes)" % len(mrc_sum))
 EOF
 
 # ---------------------------------------------------------------- size

@@ -12,6 +12,8 @@
 #include "html_model.h"
 #include "mrc.h"
 #include "sweep.h"
+#include "timeline.h"
+#include "timeline_steps.h"
 
 #define SITE_UNALLOCATED (HTML_NONE - 1)  /* the fault hit no recorded object */
 #define SITE_NO_STACK (HTML_NONE - 2)     /* its object's allocation has no stack */
@@ -96,9 +98,19 @@ static void names_free(struct html_names *t)
 static int bound_cells(struct html_model *m, size_t limit);
 
 int html_model_init(struct html_model *m, const struct fl_recording *rec, struct callsite_table *callsites,
-		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds)
+		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds, uint32_t pid)
 {
 	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	m->origin_ns = UINT64_MAX;
+	for (size_t p = 0; p < rec->nprocs; p++)
+		if (!pid || rec->procs[p].pid == pid) {
+			m->nselected++;
+			if (rec->procs[p].offset_ns < m->origin_ns)
+				m->origin_ns = rec->procs[p].offset_ns;
+		}
+	if (!pid || clock->axis != FL_TIME_WALL || m->origin_ns == UINT64_MAX)
+		m->origin_ns = 0;
 	m->sweep_knee = SIZE_MAX;
 	m->rec = rec;
 	m->callsites = callsites;
@@ -244,6 +256,7 @@ int html_model_add_fault(struct html_model *m, const struct fl_process *proc, co
 		m->untimed++;
 		return 0;
 	}
+	t = t > m->origin_ns ? t - m->origin_ns : 0;
 	if (t > m->max_time_ns)
 		m->max_time_ns = t;
 	page = f->rec.addr / m->page_size;
@@ -280,62 +293,89 @@ nomem:
 	return -1;
 }
 
+/* A timeline sample's position on the axis: the fault clock's (wall: since the origin;
+ * virtual: the process's task-clock), UINT64_MAX when it has none (no task-clock). */
+static uint64_t sample_axis_ns(const struct html_model *m, const struct fl_process *proc,
+			       const struct fl_timeline_record *r)
+{
+	if (m->clock->axis == FL_TIME_VIRTUAL)
+		return (r->valid >> FL_TL_TASK_CLOCK) & 1u ? r->values[FL_TL_TASK_CLOCK] : UINT64_MAX;
+	return proc->offset_ns + r->time_ns > m->origin_ns ? proc->offset_ns + r->time_ns - m->origin_ns : 0;
+}
+
+/* Merges the N steps of counter C in S (contiguous: each starts where the one before ended) into
+ * at most HTML_MAX_POINTS, in runs of equal length. */
+static void merge_steps(struct html_series *s, const struct timeline_step *steps, size_t n)
+{
+	size_t run = (n + HTML_MAX_POINTS - 1) / HTML_MAX_POINTS;
+
+	s->n = 0;
+	for (size_t i = 0; i < n; i += run) {
+		size_t end = i + run < n ? i + run : n;
+		double weighted = 0, top = 0;
+		for (size_t j = i; j < end; j++) {
+			weighted += steps[j].value * (double)(steps[j].x1 - steps[j].x0);
+			if (steps[j].value > top)
+				top = steps[j].value;
+		}
+		s->x0[s->n] = steps[i].x0;
+		s->x1[s->n] = steps[end - 1].x1;
+		if (s->gauge)
+			s->value[s->n] = top;
+		else
+			s->value[s->n] = s->x1[s->n] > s->x0[s->n] ? weighted / (double)(s->x1[s->n] - s->x0[s->n]) : 0;
+		s->n++;
+	}
+}
+
 int html_model_add_timeline(struct html_model *m, const struct fl_process *proc, const struct fl_timeline *tl)
 {
-	size_t n = 0, first = m->nseries;
-	uint64_t any[FL_TL_COUNTERS] = { 0 };
+	struct fl_timeline_record *recs = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*recs));
+	uint64_t *x = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*x));
+	struct timeline_step *steps = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof(*steps));
+	size_t n = 0;
+	int rc = -1;
 
-	for (size_t i = 0; i < tl->nrecs; i++)
-		if (tl->recs[i].tid == 0) {
-			n++;
-			for (unsigned k = 0; k < FL_TL_COUNTERS; k++)
-				any[k] |= tl->recs[i].values[k];
-		}
-	if (n == 0)
-		return 0;
-	for (unsigned k = 0; k < FL_TL_COUNTERS && m->nseries < HTML_MAX_SERIES; k++) {
-		struct html_series *s, *grown;
-		if (!any[k])
+	if (!recs || !x || !steps)
+		goto out;
+	for (size_t i = 0; i < tl->nrecs; i++) { /* the process's samples, placed on the axis */
+		const struct fl_timeline_record *r = &tl->recs[i];
+		if (r->tid != 0)
 			continue;
-		if (!(grown = realloc(m->series, (m->nseries + 1) * sizeof(*grown)))) {
-			errno = ENOMEM;
-			return -1;
+		recs[n] = *r;
+		x[n++] = sample_axis_ns(m, proc, r);
+	}
+	for (unsigned c = 0; c < FL_TL_COUNTERS; c++) {
+		size_t nsteps = timeline_steps(recs, x, n, c, steps);
+		struct html_series *s, *grown;
+		bool nonzero = false;
+		for (size_t i = 0; i < nsteps && !nonzero; i++)
+			nonzero = steps[i].a || steps[i].b;
+		if (!nonzero)
+			continue; /* a counter that stayed 0 (e.g. soft faults without soft pages) */
+		if (m->nseries == HTML_MAX_SERIES) {
+			m->series_dropped++;
+			continue;
 		}
+		if (!(grown = realloc(m->series, (m->nseries + 1) * sizeof(*grown))))
+			goto out;
 		m->series = grown;
 		s = &m->series[m->nseries++];
 		s->pid = proc->pid;
-		s->counter = k;
-		s->gauge = fl_timeline_counter_is_gauge(k);
-		s->n = 0;
+		s->counter = c;
+		s->gauge = fl_timeline_counter_is_gauge(c);
+		s->first = steps[0].a;
+		s->last = steps[nsteps - 1].b;
+		merge_steps(s, steps, nsteps);
 	}
-	/* every (n / HTML_MAX_POINTS)-th sample, and the last */
-	size_t step = (n + HTML_MAX_POINTS - 2) / (HTML_MAX_POINTS - 1), seen = 0;
-	if (step == 0)
-		step = 1;
-	for (size_t i = 0; i < tl->nrecs; i++) {
-		const struct fl_timeline_record *r = &tl->recs[i];
-		uint64_t t;
-		if (r->tid != 0)
-			continue;
-		seen++;
-		if ((seen - 1) % step != 0 && seen != n)
-			continue;
-		if (m->clock->axis == FL_TIME_VIRTUAL) {
-			if (!(r->valid & (1u << FL_TL_TASK_CLOCK)))
-				continue;
-			t = r->values[FL_TL_TASK_CLOCK];
-		} else {
-			t = proc->offset_ns + r->time_ns;
-		}
-		for (size_t j = first; j < m->nseries; j++) {
-			struct html_series *s = &m->series[j];
-			if (s->n < HTML_MAX_POINTS) {
-				s->t_ns[s->n] = t;
-				s->value[s->n++] = r->values[s->counter];
-			}
-		}
-	}
-	return 0;
+	rc = 0;
+out:
+	free(recs);
+	free(x);
+	free(steps);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
 }
 
 void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, double pct, const char *label)
@@ -424,9 +464,22 @@ int html_model_add_mrc(struct html_model *m)
 		errno = ENOMEM;
 		return -1;
 	}
-	m->mrc_peak_bytes = mm.peak_bytes;
-	for (size_t i = 0; i < n && m->nmrc < HTML_MAX_MRC; i++) {
-		struct mrc_row r = mrc_predict(&mm, sizes[i], MRC_POLICY_CLOCK);
+	/* the selected process's images first: the curve is theirs (mrc_free still frees them all) */
+	struct mrc_model view = mm;
+	view.nprocs = 0;
+	view.peak_bytes = 0;
+	for (size_t i = 0; i < mm.nprocs; i++) {
+		struct mrc_process keep = mm.procs[i];
+		if (m->pid && keep.pid != m->pid)
+			continue;
+		mm.procs[i] = mm.procs[view.nprocs];
+		mm.procs[view.nprocs++] = keep;
+		if (keep.peak_bytes > view.peak_bytes)
+			view.peak_bytes = keep.peak_bytes;
+	}
+	m->mrc_peak_bytes = view.peak_bytes;
+	for (size_t i = 0; i < n && m->nmrc < HTML_MAX_MRC && view.nprocs; i++) {
+		struct mrc_row r = mrc_predict(&view, sizes[i], MRC_POLICY_CLOCK);
 		if (r.predicted != r.predicted) /* NaN: out of memory */
 			continue;
 		m->mrc[m->nmrc++] = (struct html_mrc_point){ sizes[i], r.predicted, r.lower, r.upper };
@@ -590,7 +643,7 @@ static int name_stack(struct html_model *m, struct html_group *g, struct report_
 	if (!(frames = malloc(((n - first) + 2) * sizeof(*frames))))
 		return -1;
 	m->stacks[id] = frames;
-	if (m->rec->nprocs > 1 && proc) {
+	if (m->nselected > 1 && proc) { /* several images selected: each stack under its image's name */
 		const char *slash = proc->exe ? strrchr(proc->exe, '/') : NULL;
 		frames[m->stack_len[id]++] = names_intern(&m->names, slash ? slash + 1 : *proc->exe ? proc->exe : proc->name);
 	}
@@ -697,11 +750,13 @@ static int name_group(struct html_model *m, struct html_group *g, struct report_
 	return 0;
 }
 
-/* The whole-run counts of the sites files, summed per named site row. */
+/* The whole-run counts of the sites files of the selected process(es), summed per named site row. */
 static void site_counts(struct html_model *m, struct report_map *site_ids)
 {
 	for (size_t p = 0; p < m->rec->nprocs; p++) {
 		const struct fl_process *proc = &m->rec->procs[p];
+		if (m->pid && proc->pid != m->pid)
+			continue;
 		for (size_t i = 0; i < proc->nsites; i++) {
 			const struct fl_site_record *r = &proc->sites[i];
 			const struct fl_stack *s = fl_process_stack(proc, r->stack_id);
@@ -718,6 +773,12 @@ static void site_counts(struct html_model *m, struct report_map *site_ids)
 			site->faults += r->faults;
 		}
 	}
+}
+
+/* PROC's time T_NS (since its start) on the wall axis of the page. */
+static uint64_t since_origin(const struct html_model *m, const struct fl_process *proc, uint64_t t_ns)
+{
+	return proc->offset_ns + t_ns > m->origin_ns ? proc->offset_ns + t_ns - m->origin_ns : 0;
 }
 
 /* The HTML_MAX_OBJECTS objects with the most faults of each site row (wall axis only: an object
@@ -748,9 +809,9 @@ static int collect_objects(struct html_model *m, struct report_map *site_ids)
 		s = *row - 1;
 		if (!ends[slot->a] && !(ends[slot->a] = fl_alloc_end_times(proc)))
 			goto out;
-		o = (struct html_object){ (uint32_t)s, proc->pid, a->addr, a->size, proc->offset_ns + a->time_ns,
+		o = (struct html_object){ (uint32_t)s, proc->pid, a->addr, a->size, since_origin(m, proc, a->time_ns),
 					  ends[slot->a][slot->b] == UINT64_MAX ? UINT64_MAX
-									: proc->offset_ns + ends[slot->a][slot->b],
+									: since_origin(m, proc, ends[slot->a][slot->b]),
 					  slot->value };
 		/* the site's objects are kept in m->objects in insertion order; a full site replaces its
 		 * object with the fewest faults */

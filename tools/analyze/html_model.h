@@ -18,7 +18,7 @@
  *   - stacks keep their HTML_MAX_FRAMES outermost frames, names HTML_MAX_NAME bytes, all distinct
  *     names together HTML_MAX_NAME_BYTES (further names become "[name not kept]");
  *   - HTML_MAX_OBJECTS objects per allocation site (HTML_MAX_OBJECTS_TOTAL in all), HTML_MAX_POINTS
- *     samples per counter series, HTML_MAX_SERIES series.
+ *     steps per counter series, HTML_MAX_SERIES series (the first ones).
  * What the buckets lose: a fault's exact address (its row: 1/HTML_ROWS of the faulted span, at
  * least one page) and exact time (its column); faults of the same group, kind and cell are one
  * count; and the order of faults inside a cell. The tables of a brushed rectangle are therefore
@@ -86,14 +86,18 @@ struct html_thread {
 	uint32_t pid, tid;
 };
 
-/* One counter of one process over time (tid 0 samples), on the time axis. */
+/* One counter of one process over time (its tid 0 samples), on the time axis, as the steps of
+ * timeline_steps.h: a cumulative counter's rate per second of the axis, a gauge's level. At most
+ * HTML_MAX_POINTS steps: consecutive steps are merged in equal runs (a rate weighted by the steps'
+ * spans, so the merged steps keep the counter's growth; a gauge's highest level). */
 struct html_series {
 	uint32_t pid;
 	unsigned counter;           /* enum of trace.h FL_TL_* */
 	bool gauge;                 /* a level; else cumulative */
+	uint64_t first, last;       /* the counter at the first and the last step's ends (cumulative) */
 	size_t n;
-	uint64_t t_ns[HTML_MAX_POINTS];
-	uint64_t value[HTML_MAX_POINTS];
+	uint64_t x0[HTML_MAX_POINTS], x1[HTML_MAX_POINTS];
+	double value[HTML_MAX_POINTS];
 };
 
 struct html_hot {
@@ -128,6 +132,10 @@ struct html_model {
 	struct vf_namer *namer;
 	const struct fault_clock *clock;
 	unsigned kinds;             /* bit (1 << kind) for the kinds taken */
+	uint32_t pid;               /* the one process selected (all its exec images); 0: every process */
+	size_t nselected;           /* process images of rec selected */
+	uint64_t origin_ns;         /* the axis's 0 on the clock's axis: on the wall axis the start of
+	                             * the first process selected (0 without a pid), else 0 */
 
 	/* the grid: row r holds bytes [addr0 + r * row_bytes, + row_bytes), column c nanoseconds
 	 * [c * col_ns, + col_ns) of the axis */
@@ -174,6 +182,7 @@ struct html_model {
 	size_t nobjects;
 	struct html_series *series;
 	size_t nseries;
+	size_t series_dropped;      /* series past HTML_MAX_SERIES, not kept */
 	struct html_hot hot[HTML_MAX_HOT];
 	size_t nhot;
 	struct html_mrc_point mrc[HTML_MAX_MRC];
@@ -185,28 +194,36 @@ struct html_model {
 };
 
 /* Prepares an empty model of REC's faults of the kinds in KINDS on CLOCK's axis, naming stacks with
- * CALLSITES and NAMER (all borrowed until html_model_free). 0, or -1 (ENOMEM). */
+ * CALLSITES and NAMER (all borrowed until html_model_free). PID (0: every process) is the process
+ * selected: the caller adds only its faults and timelines; the sites' whole-run counts, the
+ * miss-ratio curve and the stacks' image root frames follow it, and the time axis starts at its
+ * start. 0, or -1 (ENOMEM). */
 int html_model_init(struct html_model *m, const struct fl_recording *rec, struct callsite_table *callsites,
-		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds);
+		    struct vf_namer *namer, const struct fault_clock *clock, unsigned kinds, uint32_t pid);
 
 /* Counts one fault of PROC (a process of the model's recording); faults of other kinds are
  * ignored. 0, or -1 (ENOMEM). */
 int html_model_add_fault(struct html_model *m, const struct fl_process *proc, const struct fl_fault *fault);
 
-/* The counters of PROC's timeline (its tid 0 samples), at most HTML_MAX_POINTS each. 0, or -1. */
+/* The counters of PROC's timeline (its tid 0 samples) that have at least one step and are not
+ * always 0, at most
+ * HTML_MAX_POINTS steps each; series past HTML_MAX_SERIES are counted in series_dropped. 0, or -1
+ * (ENOMEM). */
 int html_model_add_timeline(struct html_model *m, const struct fl_process *proc, const struct fl_timeline *tl);
 
 /* A hot address range [lo, hi) holding PCT % of the faults (at most HTML_MAX_HOT are kept). */
 void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, double pct, const char *label);
 
 /* Fills the miss-ratio curve (clock policy, as faultline mrc's default) when the recording was made with
- * record --mrc (else leaves it empty).
+ * record --mrc (else leaves it empty): of the selected process only, at the sizes faultline mrc
+ * takes for the whole recording.
  * 0, or -1 (ENOMEM). */
 int html_model_add_mrc(struct html_model *m);
 
 /* Fills the sweep curve when the recording is one size of a `faultline sweep` output (its parent
  * directory holds sweep.csv and the other sizes' L-<size> recordings; each size's counts from its
- * stats.json files, as the sweep printed them), else leaves it empty. 0, or -1 (ENOMEM). */
+ * stats.json files, as the sweep printed them: every process, whatever the pid), else leaves it
+ * empty. 0, or -1 (ENOMEM). */
 int html_model_add_sweep(struct html_model *m);
 
 /* Bounds and names everything (see the top of this file). 0, or -1 (ENOMEM). */

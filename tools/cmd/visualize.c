@@ -1118,7 +1118,7 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o, 
 	for (unsigned k = 0; k < NKINDS; k++)
 		v.tree[k] = flame_new();
 	if (!o->no_html && v.callsites && v.namer) {
-		if (html_model_init(&v.html, rec, v.callsites, v.namer, &v.clock, o->kinds) < 0) {
+		if (html_model_init(&v.html, rec, v.callsites, v.namer, &v.clock, o->kinds, o->pid) < 0) {
 			cli_error("visualize: out of memory");
 			goto out;
 		}

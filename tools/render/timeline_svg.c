@@ -10,6 +10,7 @@
 
 #include "svg.h"
 #include "timeline.h"
+#include "timeline_steps.h"
 
 #define TOP 64
 #define BOTTOM 64
@@ -50,36 +51,10 @@ static bool has(const struct fl_timeline_record *r, unsigned c)
 	return (r->valid >> c) & 1u;
 }
 
-/* A step of a strip: between two consecutive points of a series, the counter's rate per second
- * of the axis's time (cumulative counters) or its level at the later point (gauges). */
-struct interval {
-	uint64_t x0, x1;
-	double value;
-};
-
 /* The steps of series S for counter C into OUT (room for S->n); returns how many. */
-static size_t intervals(const struct timeline_series *s, unsigned c, struct interval *out)
+static size_t intervals(const struct timeline_series *s, unsigned c, struct timeline_step *out)
 {
-	bool gauge = fl_timeline_counter_is_gauge(c);
-	size_t n = 0, prev = SIZE_MAX;
-	for (size_t i = 0; i < s->n; i++) {
-		if (!has(&s->recs[i], c) || s->x_ns[i] == UINT64_MAX)
-			continue;
-		if (prev != SIZE_MAX && s->x_ns[i] >= s->x_ns[prev]) {
-			uint64_t dx = s->x_ns[i] - s->x_ns[prev];
-			double v;
-			if (gauge)
-				v = (double)s->recs[i].values[c];
-			else {
-				uint64_t a = s->recs[prev].values[c], b = s->recs[i].values[c];
-				v = b > a && dx ? (double)(b - a) * 1e9 / (double)dx : 0;
-			}
-			if (dx || gauge)
-				out[n++] = (struct interval){ s->x_ns[prev], s->x_ns[i], v };
-		}
-		prev = i;
-	}
-	return n;
+	return timeline_steps(s->recs, s->x_ns, s->n, c, out);
 }
 
 /* The counter's growth over a series (its last value: counts start at the process's start), or its
@@ -103,7 +78,7 @@ static void series_color(size_t i, char buf[8])
 }
 
 static void draw_strip(FILE *out, const struct timeline_series *series, size_t nseries, unsigned c, double y,
-		       unsigned plot_w, double ns_per_px, uint64_t end_ns, struct interval *scratch, size_t *points)
+		       unsigned plot_w, double ns_per_px, uint64_t end_ns, struct timeline_step *scratch, size_t *points)
 {
 	char b1[40], b2[40], b3[40], color[8];
 	bool gauge = fl_timeline_counter_is_gauge(c);
@@ -202,7 +177,7 @@ int timeline_svg_write(const struct timeline_series *series, size_t nseries, con
 	}
 	if (end_ns == 0)
 		end_ns = 1;
-	struct interval *scratch = malloc((most ? most : 1) * sizeof(*scratch));
+	struct timeline_step *scratch = malloc((most ? most : 1) * sizeof(*scratch));
 	if (!scratch) {
 		errno = ENOMEM;
 		return -1;

@@ -6,18 +6,33 @@
   const D = JSON.parse(document.getElementById('fl-data').textContent);
   const G = D.grid, N = D.names, K = ['', 'first-touch', 'refault', 'soft', 'concurrent', 'access'];
   const ngroups = D.groups.length;
-  const state = { kind: 0, brush: null, sel: null, tab: 0, sortCol: 1, sortDesc: true, zoom: null, t0: 0, t1: Math.max(1, G.cols) };
+  const state = { kind: (D.kinds & 30) || !(D.kinds & 32) ? 0 : 5, brush: null, sel: null, tab: 0, sortCol: 1, sortDesc: true, zoom: null, t0: 0, t1: Math.max(1, G.cols) };
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
   const fmt = (n) => n.toLocaleString('en-US');
   $('title').textContent = D.title;
   $('header').textContent = D.header;
-  $('notes').textContent = 'What the buckets lose: faults are counted per (address row x time column x kind x stack, allocation site, thread); a row is ' +
+  // an empty selection (no fault of the selected kinds, or none with a time on this axis): the
+  // page's message (html_report.c) under the header, and no empty grid, tables or flame graph
+  const EMPTY = !D.cells.length;
+  if (EMPTY) {
+    $('notes').after($('empty'));
+    ['controls', 'heat', 'tables', 'flame'].forEach((id) => { $(id).style.display = 'none'; });
+  }
+  // the kinds the page holds (visualize --kind): the others cannot be chosen; access samples
+  // alone are shown as such
+  [...$('kind').options].forEach((o) => {
+    const k = +o.value;
+    o.disabled = k ? !(D.kinds & (1 << k)) : !(D.kinds & 30);
+  });
+  if (!(D.kinds & 30) && (D.kinds & 32)) $('kind').value = '5';
+  if (D.cells.length) $('notes').textContent = 'What the buckets lose: faults are counted per (address row x time column x kind x stack, allocation site, thread); a row is ' +
     fmt(G.row_bytes) + ' bytes, a column ' + (G.col_ns / 1e6).toFixed(3) + ' ms (' + G.rows + ' x ' + G.cols + ' grid, bounds ' + D.bounds.rows + ' x ' + D.bounds.cols +
     ', at most ' + fmt(D.bounds.cells) + ' cells and ' + fmt(D.bounds.groups) + ' groups). Exact addresses, times and the order inside a cell are lost; a brush selects whole cells. ' +
     (D.bounds.merged_groups ? fmt(D.bounds.merged_groups) + ' groups with the fewest faults are folded into [other stacks]. ' : '') +
     (D.bounds.coarsened ? 'The grid was halved ' + D.bounds.coarsened + ' times to fit the cell bound. ' : '') +
-    (D.bounds.untimed ? fmt(D.bounds.untimed) + ' faults without a time on this axis are left out. ' : '') + 'Time axis: ' + D.time_label + '.';
+    (D.bounds.untimed ? fmt(D.bounds.untimed) + ' faults without a time on this axis are left out. ' : '') + 'Time axis: ' +
+    (D.pid && !D.virtual ? 'wall time since pid ' + D.pid + ' started (' + (D.origin_ns / 1e9).toFixed(3) + ' s after the recording started)' : D.time_label) + '.';
 
   // ---------------------------------------------------------------- aggregation
   function inBrush(r, c) {
@@ -230,6 +245,8 @@
       max = Math.max(max, e[0]);
     }
     const cw = PW / (state.t1 - state.t0), rh = PH / Math.max(1, G.rows);
+    const clip = () => { ctx.save(); ctx.beginPath(); ctx.rect(L, T, PW, PH); ctx.clip(); }; // zoomed: nothing past the plot
+    clip();
     for (const [key, e] of per) {
       const r = Math.floor(key / 65536), col = key % 65536, x = colX(col);
       if (x + cw < L || x > L + PW) continue;
@@ -237,6 +254,12 @@
       ctx.fillStyle = sel ? (e[1] ? 'rgba(220,40,0,' + (0.3 + 0.7 * Math.log(1 + e[1]) / Math.log(1 + max)) + ')' : 'rgba(120,120,120,' + (0.15 + 0.3 * a) + ')')
         : 'rgba(' + Math.round(255 * a) + ',' + Math.round(80 * (1 - a)) + ',' + Math.round(200 * (1 - a)) + ',' + (0.25 + 0.75 * a) + ')';
       ctx.fillRect(x, rowY(r), Math.max(1, cw), Math.max(1, rh));
+    }
+    ctx.restore();
+    if (!per.size) {
+      ctx.fillStyle = '#000'; ctx.font = '14px sans-serif'; ctx.textAlign = 'center';
+      ctx.fillText('no fault of the kind chosen', L + PW / 2, T + PH / 2);
+      ctx.textAlign = 'start';
     }
     // hot ranges: a bar on the left of the plot
     ctx.font = '10px sans-serif';
@@ -249,6 +272,7 @@
       ctx.strokeRect(L, y0, PW, Math.max(1, y1 - y0));
     });
     // objects of the selected allocation site: their lifetimes
+    clip();
     ctx.strokeStyle = '#000';
     objectsShown.forEach((o) => {
       const x0 = L + (o[4] / G.col_ns - state.t0) / (state.t1 - state.t0) * PW;
@@ -263,45 +287,101 @@
       ctx.strokeRect(colX(b.c0), rowY(b.r1), colX(b.c1 + 1) - colX(b.c0), rowY(b.r0 - 1) - rowY(b.r1));
       ctx.lineWidth = 1;
     }
+    ctx.restore();
     if (drag) { ctx.strokeStyle = '#06c'; ctx.strokeRect(drag.x0, drag.y0, drag.x1 - drag.x0, drag.y1 - drag.y0); }
     ctx.fillStyle = '#000';
     ctx.fillText('0x' + G.addr0.toString(16), 2, T + PH);
     ctx.fillText('0x' + (G.addr0 + G.rows * G.row_bytes).toString(16), 2, T + 10);
     axis(ctx, hm.height - B + 12);
   }
-  function axis(ctx, y) {
-    ctx.fillStyle = '#000';
-    ctx.font = '10px sans-serif';
-    for (let i = 0; i <= 8; i++) {
-      const col = state.t0 + i * (state.t1 - state.t0) / 8;
-      ctx.fillText((col * G.col_ns / 1e9).toFixed(3) + ' s', L + i * PW / 8 - 10, y);
-    }
+  // The time axis under a plot: ticks at a round step (about 8 in the visible span), each label
+  // with as many decimals as the step needs, centred on its tick but kept inside the canvas.
+  function niceStep(span, target) {
+    const raw = span / target, mag = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
   }
+  const decimalsFor = (stepS) => Math.min(9, Math.max(0, -Math.floor(Math.log10(stepS) + 1e-9)));
+  const secs = (ns, stepNs) => (ns / 1e9).toFixed(decimalsFor(Math.max(1e-9, stepNs / 1e9)));
+  let ticksShown = []; // the heatmap's axis labels as last drawn: [text, left, right] (for tests)
+  function axis(ctx, y) {
+    const drawn = [];
+    const s0 = state.t0 * G.col_ns / 1e9, s1 = state.t1 * G.col_ns / 1e9, W = ctx.canvas.width;
+    ctx.fillStyle = '#000';
+    ctx.strokeStyle = '#444';
+    ctx.font = '10px sans-serif';
+    ctx.textAlign = 'center';
+    if (s1 > s0) {
+      const step = niceStep(s1 - s0, 8), d = decimalsFor(step);
+      for (let k = Math.ceil(s0 / step - 1e-9); k * step <= s1 + step * 1e-9; k++) {
+        const x = L + (k * step - s0) / (s1 - s0) * PW, text = (k * step).toFixed(d) + ' s';
+        const half = ctx.measureText(text).width / 2;
+        ctx.beginPath(); ctx.moveTo(x, y - 13); ctx.lineTo(x, y - 9); ctx.stroke();
+        const at = Math.min(Math.max(x, half + 1), W - half - 1);
+        ctx.fillText(text, at, y);
+        drawn.push([text, at - half, at + half]);
+      }
+    }
+    ctx.textAlign = 'start';
+    if (ctx.canvas === hm) ticksShown = drawn;
+  }
+  // The visible span: at least one column (the grid's resolution), at most the whole axis, inside it.
+  function clampView() {
+    const cols = Math.max(1, G.cols);
+    const span = Math.min(cols, Math.max(Math.min(1, cols), state.t1 - state.t0));
+    const t0 = Math.min(Math.max(0, state.t0), cols - span);
+    state.t0 = t0; state.t1 = t0 + span;
+  }
+  // A counter timeline strip per series: the model's steps (timeline_steps.h), a cumulative
+  // counter's rate per second of the axis, a gauge's level; each strip scaled to its own maximum.
+  const compact = (v) => { const u = ['', 'k', 'M', 'G', 'T']; let i = 0; while (Math.abs(v) >= 1000 && i < 4) { v /= 1000; i++; } return (i && Math.abs(v) < 100 ? v.toFixed(1) : Math.round(v)) + u[i]; };
   function renderTimeline() {
+    const chosen = state.series.filter((x) => x).length, height = Math.max(160, 20 + 40 * chosen);
+    if (tl.height !== height) tl.height = height;
     const ctx = tl.getContext('2d'), h = tl.height - 20;
     ctx.clearRect(0, 0, tl.width, tl.height);
-    const series = D.series.filter((s) => s.t.length > 1).slice(0, 6);
-    if (!series.length) { ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
+    ctx.font = '10px sans-serif';
+    const series = D.series.filter((s, i) => state.series[i]);
+    if (!D.series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter timeline in this recording (record --timeline)', L, 20); return; }
+    if (!series.length) { ctx.fillStyle = '#000'; ctx.fillText('no counter chosen (tick some below)', L, 20); return; }
     const sh = h / series.length;
+    ctx.save(); ctx.beginPath(); ctx.rect(L, 0, PW, h); ctx.clip(); // zoomed: no line past the plot
     series.forEach((s, i) => {
-      const ys = [];
-      for (let j = 0; j < s.t.length; j++) {
-        if (s.gauge) ys.push(s.v[j]);
-        else ys.push(j ? (s.v[j] - s.v[j - 1]) / Math.max(1, s.t[j] - s.t[j - 1]) : 0);
-      }
-      const max = Math.max(1e-12, ...ys), y0 = (i + 1) * sh;
+      const max = Math.max(1e-12, ...s.v), y0 = (i + 1) * sh;
+      const X = (ns) => L + (ns / G.col_ns - state.t0) / (state.t1 - state.t0) * PW, Y = (v) => y0 - 2 - v / max * (sh - 6);
       ctx.strokeStyle = 'hsl(' + (i * 60) + ',70%,40%)';
       ctx.beginPath();
-      for (let j = 0; j < s.t.length; j++) {
-        const x = L + (s.t[j] / G.col_ns - state.t0) / (state.t1 - state.t0) * PW, y = y0 - 2 - ys[j] / max * (sh - 6);
-        j ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+      for (let j = 0; j < s.v.length; j++) {
+        j ? ctx.lineTo(X(s.x0[j]), Y(s.v[j])) : ctx.moveTo(X(s.x0[j]), Y(s.v[j]));
+        ctx.lineTo(X(s.x1[j]), Y(s.v[j]));
       }
       ctx.stroke();
+    });
+    ctx.restore();
+    series.forEach((s, i) => {
+      const y0 = (i + 1) * sh;
       ctx.fillStyle = '#000';
-      ctx.fillText((s.gauge ? '' : 'rate: ') + s.label + ' pid ' + s.pid, 2, y0 - sh / 2);
+      ctx.fillText(s.label + (s.gauge ? '' : ' /s') + (pids > 1 ? ' pid ' + s.pid : ''), 2, y0 - sh / 2);
+      ctx.fillText('max ' + compact(Math.max(1e-12, ...s.v)), 2, y0 - sh / 2 + 11);
     });
     axis(ctx, tl.height - 4);
   }
+  // which series are drawn: the first MAX_SHOWN at first; every series the page holds can be ticked
+  const MAX_SHOWN = 6;
+  state.series = D.series.map((s, i) => i < MAX_SHOWN);
+  function renderSeriesChoice() {
+    const box = $('serieschoice');
+    if (!D.series.length && !D.series_dropped) { box.innerHTML = ''; return; }
+    const drawn = state.series.filter((x) => x).length;
+    let h = '<span class="note">' + drawn + ' of ' + D.series.length + ' counter series drawn' +
+      (D.series.length > drawn ? ', ' + (D.series.length - drawn) + ' more series not shown (tick to draw them)' : '') +
+      (D.series_dropped ? '; ' + D.series_dropped + ' more series not kept in this page (at most ' + D.series.length + ')' : '') + ':</span> ';
+    D.series.forEach((s, i) => {
+      h += '<label><input type="checkbox" data-i="' + i + '"' + (state.series[i] ? ' checked' : '') + '>' + esc(s.label) + (pids > 1 ? ' (pid ' + s.pid + ')' : '') + '</label> ';
+    });
+    box.innerHTML = h;
+    box.querySelectorAll('input').forEach((c) => c.onchange = () => { state.series[+c.dataset.i] = c.checked; renderSeriesChoice(); renderTimeline(); });
+  }
+  const pids = new Set(D.series.map((s) => s.pid)).size;
   let drag = null;
   hm.onmousedown = (e) => { const r = hm.getBoundingClientRect(); drag = { x0: e.clientX - r.left, y0: e.clientY - r.top, x1: e.clientX - r.left, y1: e.clientY - r.top }; };
   hm.onmousemove = (e) => {
@@ -312,8 +392,8 @@
     if (row < 0 || row >= G.rows || col < 0 || col >= G.cols) { $('hover').textContent = '\u00a0'; return; }
     const lo = G.addr0 + row * G.row_bytes, e2 = cellsShown.get(row * 65536 + col);
     const hot = D.hot.find((h) => h[0] < lo + G.row_bytes && h[1] > lo);
-    $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + (col * G.col_ns / 1e9).toFixed(3) + '-' +
-      ((col + 1) * G.col_ns / 1e9).toFixed(3) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
+    $('hover').textContent = '0x' + lo.toString(16) + '-0x' + (lo + G.row_bytes).toString(16) + ', ' + secs(col * G.col_ns, G.col_ns) + '-' +
+      secs((col + 1) * G.col_ns, G.col_ns) + ' s: ' + fmt(e2 ? e2[0] : 0) + ' faults' + (e2 && state.sel ? ' (' + fmt(e2[1]) + ' of the selection)' : '') +
       (hot ? '; hot range ' + hot[2].toFixed(1) + '% of the faults' + (hot[3] ? ', ' + hot[3] : '') : '');
   };
   hm.onmouseleave = () => { $('hover').textContent = '\u00a0'; }; // never empty: the page below must not move
@@ -337,6 +417,7 @@
       const r = hm.getBoundingClientRect(), at = xToCol(e.clientX - r.left), f = e.deltaY > 0 ? 1.25 : 0.8;
       state.t0 = at - (at - state.t0) * f; state.t1 = at + (state.t1 - at) * f;
     }
+    clampView();
     renderHeatmap(); renderTimeline();
   };
   $('clearbrush').onclick = () => { state.brush = null; renderAll(); };
@@ -349,7 +430,7 @@
     if (!state.sel || !TABLES[state.sel.tab].site) { box.innerHTML = ''; return; }
     objectsShown = D.objects.filter((o) => o[0] === state.sel.row);
     box.innerHTML = '<p class="note">' + objectsShown.length + ' objects of ' + esc(N[D.sites[state.sel.row][0]]) + ' with the most faults, outlined on the heatmap (address x lifetime):</p><table><tr><th>pid</th><th>address</th><th>size</th><th>allocated (s)</th><th>freed (s)</th><th>faults</th></tr>' +
-      objectsShown.map((o) => '<tr><td>' + o[1] + '</td><td>0x' + o[2].toString(16) + '</td><td>' + fmt(o[3]) + '</td><td>' + (o[4] / 1e9).toFixed(3) + '</td><td>' + (o[5] < 0 ? 'live at end' : (o[5] / 1e9).toFixed(3)) + '</td><td>' + fmt(o[6]) + '</td></tr>').join('') + '</table>';
+      objectsShown.map((o) => '<tr><td>' + o[1] + '</td><td>0x' + o[2].toString(16) + '</td><td>' + fmt(o[3]) + '</td><td>' + secs(o[4], G.col_ns) + '</td><td>' + (o[5] < 0 ? 'live at end' : secs(o[5], G.col_ns)) + '</td><td>' + fmt(o[6]) + '</td></tr>').join('') + '</table>';
   }
   // A curve of refaults against local memory (log scale) into the SVG element svg: points
   // { bytes, y, lo, hi (a band, optional), tip, ring (this recording), square (the knee) }.
@@ -379,6 +460,11 @@
     svg.innerHTML = h;
   }
   function renderCurves() {
+    // with --pid: the curve is the process's; the sweep's counts are whole recordings' (say so)
+    if (D.pid) {
+      $('mrcnote').textContent = 'Of pid ' + D.pid + ' only (its sampled pages), at the sizes faultline mrc takes for the whole recording.';
+      $('sweepnote').textContent = 'Every process of each recording: the sweep counts whole recordings, not pid ' + D.pid + ' alone.';
+    }
     if (!D.mrc.length) $('mrcsec').style.display = 'none';
     else plotCurve($('mrcsvg'), D.mrc.map((p) => ({ bytes: p[0], y: p[1], lo: p[2], hi: p[3],
       tip: fmt(Math.round(p[1])) + ' refaults predicted (' + fmt(Math.round(p[2])) + ' to ' + fmt(Math.round(p[3])) + ')' })));
@@ -390,15 +476,16 @@
   function renderAll() {
     const b = state.brush;
     $('brushinfo').textContent = b ? 'brush: addresses 0x' + (G.addr0 + b.r0 * G.row_bytes).toString(16) + '-0x' + (G.addr0 + (b.r1 + 1) * G.row_bytes).toString(16) +
-      ', ' + (b.c0 * G.col_ns / 1e9).toFixed(3) + '-' + ((b.c1 + 1) * G.col_ns / 1e9).toFixed(3) + ' s' : 'no brush';
+      ', ' + secs(b.c0 * G.col_ns, G.col_ns) + '-' + secs((b.c1 + 1) * G.col_ns, G.col_ns) + ' s' : 'no brush';
     renderTable(); renderObjects(); renderHeatmap(); renderTimeline(); renderFlame();
   }
-  renderAll();
+  if (!EMPTY) { renderSeriesChoice(); renderAll(); }
   renderCurves();
   // for tests and the console: the state, and the pixel of an (address, time) on the heatmap canvas
   window.faultline = {
     state: state, data: D,
     pixel: (addr, ns) => ({ x: colX(ns / G.col_ns), y: T + PH - (addr - G.addr0) / G.row_bytes * PH / Math.max(1, G.rows) }),
     plot: { left: L, right: L + PW, top: T, bottom: T + PH },
+    ticks: () => ticksShown,
   };
 })();
