@@ -17,10 +17,7 @@
  * userfaultfd in WP mode only, so it can be a MOVE destination); clean pages whose far copy is
  * valid are dropped with MADV_DONTNEED, the clock sweep's in batches of up to 64 runs per
  * process_madvise (struct drop_batch). A move is atomic per page (a write meanwhile faults
- * and waits for the page's BUSY bit), so no write-protect is needed first. The adaptive clock's
- * direct evictions save runs shorter than SAVE_BATCH_MAX_RUN pages in batches instead (a save
- * batch, evict_copy.c): the kernel batches a move's TLB flushes only over consecutive present
- * pages, so scattered pages paid one remote shootdown each. Where the kernel
+ * and waits for the page's BUSY bit), so no write-protect is needed first. Where the kernel
  * refuses to move (pages shared with a forked process, pinned, a range the program mprotect'ed)
  * the rest of the run is copied as before: write-protect, memcpy, MADV_DONTNEED.
  * A move can report an error (EEXIST) for a page it did move: seen on this kernel (6.18) while
@@ -50,7 +47,6 @@
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
-#include "evict_copy.h"
 #include "evict_log.h"
 #include "far_store.h"
 
@@ -275,7 +271,6 @@ static void drop(void *start, size_t len, const char *what)
 #define DROP_BATCH_PAGES 1024
 struct drop_batch {
 	bool to_far;                         /* published FAR (clock-direct), else SOFT */
-	bool save;                           /* a save batch: copied into the mirror first */
 	struct iovec ranges[DROP_BATCH_RANGES];
 	size_t nranges, npages;
 	uint32_t pages[DROP_BATCH_PAGES];
@@ -312,12 +307,9 @@ static void finalize_dropped(struct fl_runtime *rt, const struct drop_batch *b)
 	}
 }
 
-/* Drops the batch's ranges (a save batch's pages copied into the mirror first), then publishes
- * its pages (SOFT, or FAR). */
+/* Drops the batch's ranges, then publishes its pages (SOFT, or FAR). */
 static void drop_batch_flush(struct fl_runtime *rt, struct drop_batch *b)
 {
-	if (b->save)
-		fl_evict_copy_scattered(rt, b->pages, b->npages);
 	if (b->nranges)
 		drop_ranges(rt, b->ranges, b->nranges);
 	if (b->to_far)
@@ -328,12 +320,10 @@ static void drop_batch_flush(struct fl_runtime *rt, struct drop_batch *b)
 	b->nranges = b->npages = 0;
 }
 
-/* Adds the locked pages [first, first + n) to the batch (flushing it when full): clean pages to
- * drop, or, to a save batch, pages to copy into the mirror (ascending, within FL_EVICT_COPY_SPAN). */
+/* Adds the locked clean pages [first, first + n) to the batch (flushing it when full). */
 static void drop_batch_add(struct fl_runtime *rt, struct drop_batch *b, size_t first, size_t n, const uint8_t *old)
 {
-	if (b->nranges == DROP_BATCH_RANGES || b->npages + n > DROP_BATCH_PAGES ||
-	    (b->save && b->npages && (first < b->pages[0] || first + n - b->pages[0] > FL_EVICT_COPY_SPAN)))
+	if (b->nranges == DROP_BATCH_RANGES || b->npages + n > DROP_BATCH_PAGES)
 		drop_batch_flush(rt, b);
 	b->ranges[b->nranges].iov_base = fl_page_addr(rt, first);
 	b->ranges[b->nranges].iov_len = n * FL_PAGE_SIZE;
@@ -343,7 +333,7 @@ static void drop_batch_add(struct fl_runtime *rt, struct drop_batch *b, size_t f
 		b->old[b->npages] = old[i];
 		b->npages++;
 	}
-	atomic_fetch_add_explicit(b->save ? &rt->evict.copied : &rt->evict.dropped, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->evict.dropped, n, memory_order_relaxed);
 }
 
 /* Moves pages [first, first + n) into their mirror pages: one ioctl, no copy, no page
@@ -436,17 +426,12 @@ static void save_pages(struct fl_runtime *rt, size_t first, size_t n, const uint
 	atomic_fetch_add_explicit(&rt->evict.copied, n - moved, memory_order_relaxed);
 }
 
-/* Saved runs shorter than this go to a save batch, where there is one: a move costs one remote
- * TLB shootdown per run, the batch two for all its runs (evict_copy.c), and copies. */
-#define SAVE_BATCH_MAX_RUN 64
-
 /* Unmaps a run of locked, resident pages [first, first + n): pages to save go to the mirror,
  * clean pages with a valid far copy are dropped. The run is split where that changes, unless
  * it changes often: then every page is saved (moving a clean page over its own far copy is
- * as valid as dropping it), so a run never costs more than a few system calls. With batches
- * (BATCH for drops, SAVES for short saved runs), those pages are left to them (DEFERRED). */
+ * as valid as dropping it), so a run never costs more than a few system calls. */
 static void unmap_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old, bool *deferred,
-		      struct drop_batch *batch, struct drop_batch *saves)
+		      struct drop_batch *batch)
 {
 	unsigned parts = 1;
 	for (size_t i = 1; i < n; i++)
@@ -455,12 +440,9 @@ static void unmap_run(struct fl_runtime *rt, size_t first, size_t n, const uint8
 		bool save = parts > 3 || must_save(rt, old[i]);
 		for (j = i + 1; j < n && (parts > 3 || must_save(rt, old[j]) == save); j++)
 			;
-		bool to_saves = save && saves && j - i < SAVE_BATCH_MAX_RUN;
 		for (size_t k = i; k < j; k++)
-			deferred[k] = (!save && batch) || to_saves;
-		if (to_saves) {
-			drop_batch_add(rt, saves, first + i, j - i, old + i);
-		} else if (save) {
+			deferred[k] = !save && batch;
+		if (save) {
 			save_pages(rt, first + i, j - i, old + i);
 		} else if (batch) {
 			drop_batch_add(rt, batch, first + i, j - i, old + i);
@@ -492,14 +474,14 @@ static void publish_soft(struct fl_runtime *rt, size_t page, uint8_t old)
  * clock's direct evictions: DECISION says which). With a drop batch (the clock's), clean pages
  * to drop are published when the batch is flushed. */
 static void evict_run(struct fl_runtime *rt, size_t first, size_t n, const uint8_t *old, bool to_soft,
-		      struct drop_batch *batch, struct drop_batch *saves, uint8_t decision)
+		      struct drop_batch *batch, uint8_t decision)
 {
 	if (n == 0)
 		return;
 	size_t fin_pages[FL_EVICT_RUN], nfin = 0;
 	uint8_t fin_old[FL_EVICT_RUN];
 	bool deferred[FL_EVICT_RUN];
-	unmap_run(rt, first, n, old, deferred, batch, saves);
+	unmap_run(rt, first, n, old, deferred, batch);
 	if (to_soft)
 		fl_evict_log(rt, NULL, first, old, n, FL_EVICT_CLOCK_TRIAL); /* eviction events (evict_log.c) */
 	for (size_t i = 0; i < n; i++) {
@@ -526,12 +508,11 @@ struct run {
 	bool to_soft;                        /* clock's trial: into the soft pool */
 	uint8_t decision;                    /* otherwise: to FAR, for this reason (enum fl_evict_decision) */
 	struct drop_batch *batch;            /* the clock's: clean pages dropped together; NULL = at once */
-	struct drop_batch *saves;            /* clock-direct: short saved runs copied together; NULL = moved */
 };
 
 static void run_flush(struct fl_runtime *rt, struct run *r)
 {
-	evict_run(rt, r->first, r->n, r->old, r->to_soft, r->batch, r->saves, r->decision);
+	evict_run(rt, r->first, r->n, r->old, r->to_soft, r->batch, r->decision);
 	r->n = 0;
 }
 
@@ -636,10 +617,8 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	*direct = 0;
 	struct drop_batch batch = { .to_far = false, .nranges = 0, .npages = 0 };
 	struct drop_batch direct_drops = { .to_far = true, .nranges = 0, .npages = 0 };
-	struct drop_batch direct_saves = { .to_far = true, .save = true, .nranges = 0, .npages = 0 };
 	struct run trial = { .n = 0, .to_soft = true, .decision = FL_EVICT_CLOCK_TRIAL, .batch = &batch };
-	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = &direct_drops,
-				.saves = rt->write_protect ? &direct_saves : NULL };
+	struct run straight = { .n = 0, .to_soft = false, .decision = FL_EVICT_CLOCK_DIRECT, .batch = &direct_drops };
 	uint8_t old;
 
 	atomic_fetch_add_explicit(trial_unmaps ? &rt->evict.sweeps_trial : &rt->evict.sweeps_direct, 1,
@@ -680,7 +659,6 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	run_flush(rt, &straight);
 	drop_batch_flush(rt, &batch);
 	drop_batch_flush(rt, &direct_drops);
-	drop_batch_flush(rt, &direct_saves);
 	return got;
 }
 
@@ -707,7 +685,7 @@ static void ring_unpop(struct fl_page_ring *r, const uint32_t *pages, const uint
 static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 {
 	size_t got = 0, examined = 0, budget = ring_count(&rt->fifo), page, nskipped = 0;
-	struct run run = { .n = 0, .to_soft = false, .decision = FL_EVICT_FIFO, .batch = NULL, .saves = NULL };
+	struct run run = { .n = 0, .to_soft = false, .decision = FL_EVICT_FIFO, .batch = NULL };
 	uint32_t epoch, skipped_pages[FIFO_MAX_SKIPPED], skipped_epochs[FIFO_MAX_SKIPPED];
 	uint8_t old;
 

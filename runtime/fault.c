@@ -13,7 +13,6 @@
  *   MISSING on a SOFT page  -> soft fault: the clock policy's trial eviction was wrong
  *   MISSING on a RESIDENT   -> concurrent: another message brought the page in; wake only
  *   WP on a RESIDENT clean  -> the page becomes dirty: remove write protection (not a fault)
- *   WP on a RESIDENT dirty  -> protected with its neighbours by a save batch: remove it
  * Before a page comes in while local memory is at its limit, room is made first (evict.c),
  * so resident + soft pages never exceed -L.
  *
@@ -138,9 +137,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 	uint64_t waits = 0;
 	uint8_t old = fl_page_lock(rt, page, &waits);
 	atomic_fetch_add_explicit(&h->stats.wp_faults, 1, memory_order_relaxed);
-	if ((old & PG_WHERE) == PG_RESIDENT) {
-		/* clean: it becomes dirty. Dirty: it was write-protected with its neighbours when
-		 * pages around it were saved together (evict_copy.c); it stays dirty. */
+	if ((old & PG_WHERE) == PG_RESIDENT && !(old & PG_DIRTY)) {
 		struct uffdio_writeprotect wp = {
 			.range = { .start = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .len = FL_PAGE_SIZE },
 			.mode = 0,
@@ -148,10 +145,9 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 		if (ioctl(rt->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ESRCH && errno != ENOENT)
 			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT, unprotect)", errno);
 		fl_page_unlock(rt, page, (uint8_t)(old | PG_DIRTY | PG_REF));
-		if (!(old & PG_DIRTY))
-			fl_far_mirror_dirtied(h, page); /* the in-memory store's far copy is obsolete */
+		fl_far_mirror_dirtied(h, page); /* the in-memory store's far copy is obsolete */
 	} else {
-		/* no longer mapped: the thread retries (and may fault again) */
+		/* already writable, or no longer mapped: the thread retries (and may fault again) */
 		fl_page_unlock(rt, page, old);
 		wake_page(rt, page);
 	}
