@@ -124,13 +124,16 @@ static void sampler_attr(struct perf_event_attr *attr, bool kernel)
 int fl_sample_setup(struct fl_runtime *rt)
 {
 	struct perf_event_attr attr;
-	(void)rt;
 	registry = fl_sys_reserve(REGISTRY_SLOTS * sizeof(*registry), "mmap(sampler registry)");
 	if (!registry)
 		return 0; /* stacks and counters come through the signal path */
 	const char *source = getenv(FL_ENV_STACK_SOURCE);
 	if (source && strcmp(source, "signal") == 0)
 		return 0; /* every stack through the signal path (fault_context.c) */
+	/* no stacks and no counters (record --stack-depth 0 --pmu none, sweep's default): nothing
+	 * would read a sample, and the kernel writing one at every page fault costs 1-1.5 us each */
+	if (rt->stack_depth == 0 && rt->pmu_count == 0)
+		return 0;
 	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
 		sampler_attr(&attr, kernel);
 		int fd = fl_perf_event_open(0, &attr, -1);
