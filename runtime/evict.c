@@ -539,11 +539,7 @@ static void run_add(struct fl_runtime *rt, struct run *r, size_t page, uint8_t o
  * the far store as the hand passes them, referenced or not (without locality a second chance
  * keeps no hotter page, and each referenced page it spares splits the runs evicted together:
  * bench/csr_scatter 14 16 2 at -L 1M took as many faults either way, and the CPU per fault fell
- * by about a fifth), except pages that came in by their first touch, which the hand passes over
- * once (PG_FRESH: a buffer just written and about to be read back; bench/bigbuf 60 5120 25600 at
- * -L 80M took 338,721 faults without this against fifo's 327,059, and 326,763 with it; at
- * 30 256 1024 and -L 3M, 8,110 against 7,493 without it and fifo's 7,655), and except the
- * pages of a fixed sample (1 chunk of 16 pages in 32,
+ * by about a fifth), except the pages of a fixed sample (1 chunk of 16 pages in 32,
  * by hash) that keep taking trials, so the evidence keeps coming and the clock returns to
  * trials when the program's access pattern changes. The counts are of every page taking trials
  * (all of them, or the sample), halved after each decision (every ADAPT_WINDOW trials), so a
@@ -636,16 +632,15 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 			continue;
 		}
 		bool on_trial = trial_unmaps || in_sample(page);
-		uint8_t spared = on_trial ? PG_REF : PG_FRESH; /* a second chance: see the top comment */
-		if (s & spared) {
-			atomic_fetch_and_explicit(&rt->state[page], (uint8_t)~(PG_REF | PG_FRESH), memory_order_relaxed);
+		if ((s & PG_REF) && on_trial) {
+			atomic_fetch_and_explicit(&rt->state[page], (uint8_t)~PG_REF, memory_order_relaxed);
 			run_flush(rt, &trial);
 			run_flush(rt, &straight);
 			continue;
 		}
 		if (!fl_page_trylock(rt, page, &old))
 			continue;
-		if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || (old & spared)) {
+		if ((old & PG_WHERE) != PG_RESIDENT || (old & PG_NOACCESS) || ((old & PG_REF) && on_trial)) {
 			fl_page_unlock(rt, page, old);
 			continue;
 		}

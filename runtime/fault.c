@@ -216,8 +216,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 	if (err == EEXIST)
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */
-	uint8_t now = (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep |
-				(kind == FL_FAULT_FIRST_TOUCH ? PG_FRESH : 0));
+	uint8_t now = (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep);
 	fl_page_unlock(rt, page, now);
 	if (from_mirror)
 		fl_far_mirror_stale(h, page, now); /* dropped in batches, when nothing worth keeping */

@@ -38,8 +38,6 @@
 #define PG_NOACCESS 0x20
 #define PG_GUARD    0x40  /* free, made PROT_NONE by munmap: access faults as after a real munmap */
 #define PG_STAGED   0x80  /* FAR, with a prefetched copy in the mirror (counted as local) */
-#define PG_FRESH    0x80  /* RESIDENT, came in by its first touch, and the clock's hand has not
-                           * passed it since (PG_STAGED's bit: only FAR pages carry that one) */
 
 static inline size_t fl_page_index(const struct fl_runtime *rt, uint64_t addr)
 {
