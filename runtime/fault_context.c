@@ -133,7 +133,7 @@ int fl_fault_context_setup(struct fl_runtime *rt)
 {
 	struct sigaction sa;
 	rt->stack_signal = 0;
-	if (rt->stack_depth == 0)
+	if (rt->stack_depth == 0 || rt->sample == 0) /* no fault stacks (record --stack-depth 0, -s 0) */
 		return 0;
 	int sig = pick_signal();
 	if (!sig) {

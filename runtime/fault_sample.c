@@ -130,9 +130,10 @@ int fl_sample_setup(struct fl_runtime *rt)
 	const char *source = getenv(FL_ENV_STACK_SOURCE);
 	if (source && strcmp(source, "signal") == 0)
 		return 0; /* every stack through the signal path (fault_context.c) */
-	/* no stacks and no counters (record --stack-depth 0 --pmu none, sweep's default): nothing
-	 * would read a sample, and the kernel writing one at every page fault costs 1-1.5 us each */
-	if (rt->stack_depth == 0 && rt->pmu_count == 0)
+	/* no fault stacks (record --stack-depth 0 or -s 0, sweep's default), so no fault context
+	 * (fault.c takes a fault's PMU values with its stack): nothing would read a sample, and the
+	 * kernel writing one at every page fault costs 1-1.5 us each */
+	if (rt->stack_depth == 0 || rt->sample == 0)
 		return 0;
 	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
 		sampler_attr(&attr, kernel);

@@ -151,8 +151,7 @@ static int read_config(struct fl_runtime *rt)
 		rt->stack_depth = FL_MAX_STACK_DEPTH;
 	rt->sample = (unsigned)fl_env_u64(FL_ENV_SAMPLE, 1);
 	rt->alloc_sample = (unsigned)fl_env_u64(FL_ENV_ALLOC_SAMPLE, 1);
-	if (rt->sample == 0)
-		rt->sample = 1;
+	/* rt->sample 0 (record -s 0): no fault stacks, so no PMU values either; allocation sites stay */
 	if (rt->alloc_sample == 0)
 		rt->alloc_sample = 1;
 	const char *alloc_log = getenv(FL_ENV_ALLOC_LOG);

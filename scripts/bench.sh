@@ -4,7 +4,7 @@
 # build/bench-quick.md).
 #
 # usage: scripts/bench.sh [--quick] [--only GROUPS] [-o FILE.md]
-#        --only: the thrash rows alone, GROUPS a comma-separated list of T, TB, TD, TX (row T3's
+#        --only: the thrash rows alone, GROUPS a comma-separated list of T, TB, TD, TX, SW (row T3's
 #        floor, row E2's, is then taken from the other groups' runs of the same command)
 # environment: FAULTLINE   the faultline binary (default build/faultline; its libfaultline.so next to it)
 #              BENCH_WORK  scratch directory (default build/bench-work; emptied at start, recordings
@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
 	--only) ONLY=,${2:?--only needs a list of row groups},; shift
-		[[ $ONLY =~ ^,((T|TB|TD|TX),)+$ ]] || { echo "bench.sh: --only takes T, TB, TD, TX (comma-separated)" >&2; exit 2; } ;;
+		[[ $ONLY =~ ^,((T|TB|TD|TX|SW),)+$ ]] || { echo "bench.sh: --only takes T, TB, TD, TX, SW (comma-separated)" >&2; exit 2; } ;;
 	-o) OUT=${2:?-o needs a file}; shift ;;
 	-h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -81,6 +81,7 @@ if [ "$QUICK" = 1 ]; then
 	RAP_EVENTS=200000
 	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
 	TH_LOG=14; TH_L=1M       # row T: bench/csr_scatter, ~5 MiB heap (-L: 1 MiB at least)
+	SW_LOG=14; SW_SIZES=1M,2M,4M   # row SW: sweep of bench/csr_scatter
 	# rows TB, TD, TX (-L in MiB, about a fifth of each one's peak heap; -L is 1 MiB at least)
 	TB_ARGS="30 256 1024"; TB_L=3; TB_SWAP=128   # bench/bigbuf, ~14 MiB heap
 	TD_ARGS="25000"; TD_L=1; TD_SWAP=64          # bench/dict_sort, ~4 MiB heap
@@ -99,6 +100,7 @@ else
 	RAP_EVENTS=2000000
 	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
 	TH_LOG=17; TH_L=5M       # row T: bench/csr_scatter, ~26 MiB heap: -L about a fifth of it
+	SW_LOG=15; SW_SIZES=1M,2M,4M,8M   # row SW: sweep of bench/csr_scatter, ~10 MiB heap
 	TB_ARGS="60 5120 25600"; TB_L=80; TB_SWAP=1024   # bench/bigbuf, ~400 MiB heap
 	TD_ARGS="100000"; TD_L=2; TD_SWAP=256            # bench/dict_sort, ~10 MiB heap
 	TX_ARGS="160 8192"; TX_L=32; TX_SWAP=512         # bench/extsort, ~170 MiB heap
@@ -1229,6 +1231,45 @@ thrash_prog_rounds() {
 # wanted GROUP: true unless --only leaves row group GROUP out.
 wanted() { [ -z "$ONLY" ] || [[ $ONLY == *,$1,* ]]; }
 
+# ---------------------------------------------------------------------------------------------
+# Row SW: what a sweep costs. `faultline sweep -L $SW_SIZES` of bench/csr_scatter $SW_LOG 16 2 with
+# --stacks (every fault's stack and PMU values: what sweep recorded before) and without (its
+# default, record -s 0), in alternating order. The faults summed over the sizes are compared too:
+# the same program at the same sizes (two threads and the adaptive clock: not exactly equal).
+
+bench_sweep() {
+	local runs=$RUNS i who order opt; [ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
+	say "row SW: sweep -L $SW_SIZES of bench/csr_scatter $SW_LOG 16 2, with and without --stacks ($runs runs)"
+	local sec_start=$EPOCHREALTIME
+	for i in $(seq 1 "$runs"); do
+		budget_ok "row SW" "$sec_start" "$i" || break
+		order="stacks bare"; [ $((i % 2)) = 0 ] && order="bare stacks"
+		for who in $order; do
+			opt=; [ "$who" = stacks ] && opt=--stacks
+			rm -rf "${REC:?}/sw_$who"
+			log "\$ faultline sweep $opt -L $SW_SIZES --format csv -o $REC/sw_$who -- csr_scatter $SW_LOG 16 2"
+			local t0=$EPOCHREALTIME t1
+			timeout -k 5 $((TMO * 4)) "$FAULTLINE" sweep $opt -L "$SW_SIZES" --format csv -o "$REC/sw_$who" \
+				-- "$BIN/csr_scatter" "$SW_LOG" 16 2 >"$REC/sw_$who.out" 2>"$REC/sw_$who.err" </dev/null
+			RC=$?; t1=$EPOCHREALTIME
+			ok "sw_$who" "sw_wall_$who" "sw_faults_$who" || { drop "sw_$who"; continue; }
+			add "sw_wall_$who" $(( (${t1/./} - ${t0/./}) * 1000 ))
+			add "sw_faults_$who" "$(awk -F, 'NR > 1 { s += $2 } END { if (NR > 1) print s }' "$REC/sw_$who.out")"
+			drop "sw_$who"
+		done
+	done
+}
+
+table_sweep() {
+	local w="sweep -L $SW_SIZES of bench/csr_scatter $SW_LOG 16 2" n; n=$(runs_of sw_wall_bare)
+	row SW1 "$w, wall: --stacks (stacks and PMU values at every fault, as before) vs the default (-s 0)" \
+		"$(cell sw_wall_stacks s 1e-9)" "$(cell sw_wall_bare s 1e-9)" "$(ratio sw_wall_bare sw_wall_stacks)" "$n" \
+		"target ≤ 0.8×"
+	row SW2 "$w, faults summed over the sizes: --stacks vs the default" "$(cell sw_faults_stacks "")" \
+		"$(cell sw_faults_bare "")" "$(ratio sw_faults_bare sw_faults_stacks)" "$n" \
+		"the same runs but for stacks (two threads, the adaptive clock: not exactly equal)"
+}
+
 bench_thrash_programs() {
 	wanted TB && { TP_SWAP_MIB=$TB_SWAP; thrash_prog_rounds TB bigbuf "$TB_L" bigbuf $TB_ARGS; }
 	wanted TD && { TP_SWAP_MIB=$TD_SWAP; thrash_prog_rounds TD dict "$TD_L" dict_sort $TD_ARGS; }
@@ -1435,12 +1476,14 @@ write_table() {
 if [ -n "$ONLY" ]; then
 	wanted T && bench_thrash
 	bench_thrash_programs
+	wanted SW && bench_sweep
 	# row T3 compares with row E2's floor, not measured here: the same command's samples of rows TB-TX
 	cat "$S"/t[bdx]_floor >"$S/ev_floor" 2>/dev/null
 	PROBE_ROWS=$WORK/probe_rows.md
 	echo "Only row groups ${ONLY:1:-1} were run (--only)." >"$PROBE_ROWS"
 	wanted T && table_thrash
 	table_thrash_programs
+	wanted SW && table_sweep
 	write_table
 	exit 0
 fi
@@ -1456,6 +1499,7 @@ bench_overhead
 bench_policy
 bench_thrash
 bench_thrash_programs
+bench_sweep
 bench_alloc
 bench_timeline
 bench_size
@@ -1482,6 +1526,7 @@ table_rap
 table_policy
 table_thrash
 table_thrash_programs
+table_sweep
 table_far
 table_alloc
 table_timeline

@@ -52,6 +52,10 @@ static void sweep_usage(FILE *out)
 	      "  -L, --local LIST     sizes separated by commas: 8M,16M,64M (a bare number is MiB)\n"
 	      "      --auto           an unlimited run first (DIR/unlimited), then its peak resident memory and\n"
 	      "                       halves of it down to 1/16\n"
+	      "      --stacks         record each fault's stack and PMU values, as record does; without it (and\n"
+	      "                       without -s, --stack-depth or --pmu) the runs are recorded with -s 0: the\n"
+	      "                       table needs counts only, the faults are the same and each costs less;\n"
+	      "                       allocation sites are kept (faultline report DIR/L-8M --by alloc)\n"
 	      "      --format FMT     table (default) or csv on stdout; csv has the columns\n"
 	      "                       " SWEEP_CSV_HEADER "\n"
 	      "  -o, --output DIR     output directory (default: faultline-sweep-<command>-<pid>)\n"
@@ -82,7 +86,7 @@ static const char *const record_value_options[][2] = {
 
 struct sweep_options {
 	const char *list;
-	bool autosize, csv, force;
+	bool autosize, csv, force, stacks;
 	const char *output;
 	char **passthrough;          /* record's options, as given (pointing into argv) */
 	int npassthrough;
@@ -119,13 +123,14 @@ static int record_option(int argc, char **argv, int *i, bool bounded, struct swe
 }
 
 /* sweep's own options (every other option before CMD is record's: record_option). */
-enum { SWEEP_LOCAL, SWEEP_AUTO, SWEEP_FORMAT, SWEEP_OUTPUT, SWEEP_FORCE };
+enum { SWEEP_LOCAL, SWEEP_AUTO, SWEEP_FORMAT, SWEEP_OUTPUT, SWEEP_FORCE, SWEEP_STACKS };
 static const struct cli_opt sweep_opts[] = {
 	{ "-L", "--local", CLI_VALUE, SWEEP_LOCAL },
 	{ NULL, "--auto", CLI_FLAG, SWEEP_AUTO },
 	{ NULL, "--format", CLI_VALUE, SWEEP_FORMAT },
 	{ "-o", "--output", CLI_VALUE, SWEEP_OUTPUT },
 	{ NULL, "--force", CLI_FLAG, SWEEP_FORCE },
+	{ NULL, "--stacks", CLI_FLAG, SWEEP_STACKS },
 };
 #define SWEEP_NOPTS (sizeof(sweep_opts) / sizeof(sweep_opts[0]))
 
@@ -203,6 +208,9 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 		case SWEEP_FORCE:
 			o->force = true;
 			break;
+		case SWEEP_STACKS:
+			o->stacks = true;
+			break;
 		default:
 			if (record_option(argc, argv, &i, bounded, o, err, sizeof(err)) < 0)
 				return usage_error("%s", err);
@@ -252,14 +260,29 @@ struct run_argv {
 	char dir[PATH_MAX];
 };
 
-/* `faultline record ...` for SIZE (0: unlimited) into DIR: its word count, or -1 when too long. */
+/* Whether the user gave one of the record options NAMES (a long one also as --name=value). */
+static bool passes_option(const struct sweep_options *o, const char *const *names)
+{
+	for (int k = 0; k < o->npassthrough; k++)
+		for (const char *const *name = names; *name; name++) {
+			const char *w = o->passthrough[k];
+			size_t len = strlen(*name);
+			if (strncmp(w, *name, len) == 0 && (w[len] == '\0' || (w[1] == '-' && w[len] == '=')))
+				return true;
+		}
+	return false;
+}
+
+/* `faultline record ...` for SIZE (0: unlimited) into DIR: its word count, or -1 when too long.
+ * Without --stacks the runs take no fault stacks (-s 0), unless the user chose stacks or PMU events. */
 static int make_record_argv(const struct sweep_options *o, uint64_t size, const char *dir, struct run_argv *a)
 {
+	static const char *const stack_options[] = { "-s", "--sample", "--stack-depth", "--pmu", NULL };
 	size_t n = 0, ncmd = 0;
 
 	while (o->command[ncmd])
 		ncmd++;
-	if ((size_t)o->npassthrough + ncmd + 12 > sizeof(a->words) / sizeof(a->words[0]))
+	if ((size_t)o->npassthrough + ncmd + 14 > sizeof(a->words) / sizeof(a->words[0]))
 		return -1;
 	snprintf(a->size, sizeof(a->size), "%" PRIu64 "K", size / CLI_KIB);
 	snprintf(a->dir, sizeof(a->dir), "%s", dir);
@@ -271,6 +294,10 @@ static int make_record_argv(const struct sweep_options *o, uint64_t size, const 
 	a->words[n++] = size ? a->size : "unlimited";
 	a->words[n++] = "-o";
 	a->words[n++] = a->dir;
+	if (!o->stacks && !passes_option(o, stack_options)) {
+		a->words[n++] = "-s";
+		a->words[n++] = "0";
+	}
 	for (int k = 0; k < o->npassthrough; k++)
 		a->words[n++] = o->passthrough[k];
 	a->words[n++] = "--";

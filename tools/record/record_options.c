@@ -41,7 +41,8 @@ void record_usage(void)
 	      "      --force            reuse a non-empty output directory: its old per-process\n"
 	      "                         subdirectories (named by pid) and the files visualize made\n"
 	      "                         from them are removed, nothing else\n"
-	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault)\n"
+	      "  -s, --sample N         record a stack for 1 fault in N (default 1: every fault; 0:\n"
+	      "                         no fault stacks and so no PMU values, allocation sites kept)\n"
 	      "      --stack-depth N    frames kept per stack (default 64; 0 = no stacks)\n"
 	      "      --pmu EVENTS       comma-separated perf events read with each fault\n"
 	      "      --alloc-log MODE   allocation events logged: sampled (default: about one per\n"
@@ -183,7 +184,7 @@ static int apply_output(struct record_options *o, const char *v, char *err, size
 
 static int apply_sample(struct record_options *o, const char *v, char *err, size_t errlen)
 {
-	return parse_unsigned(v, 1, RECORD_MAX_SAMPLE, &o->sample, err, errlen);
+	return parse_unsigned(v, 0, RECORD_MAX_SAMPLE, &o->sample, err, errlen);
 }
 
 static int apply_stack_depth(struct record_options *o, const char *v, char *err, size_t errlen)

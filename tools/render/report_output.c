@@ -477,6 +477,9 @@ static void header_selection(const struct report *r, FILE *out)
 			fprintf(out, " to %.3f s", (double)o->to_ns / 1e9);
 		fprintf(out, " of %s time", fl_time_axis_name(o->time_axis));
 	}
+	if (fl_recording_no_fault_stacks(r->rec, o->pid))
+		fputs("\n# fault stacks:    none (recorded with -s 0 or --stack-depth 0): faults have no stack "
+		      "and no PMU values", out);
 	if (r->unsampled_row != FL_NONE) {
 		char b[32];
 		fprintf(out, "\n# stacks sampled:  1 fault in %" PRIu64 " (record -s); %% is each row's share of the %s "

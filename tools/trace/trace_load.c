@@ -419,6 +419,22 @@ const struct fl_process *fl_recording_find_pid(const struct fl_recording *rec, u
 	return NULL;
 }
 
+bool fl_recording_no_fault_stacks(const struct fl_recording *rec, uint32_t pid)
+{
+	bool any = false;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		uint64_t sample, depth;
+		if (pid && rec->procs[i].pid != pid)
+			continue;
+		any = true;
+		bool off = (stats_json_uint(&rec->procs[i].meta, FL_META_SAMPLE, &sample) == 0 && sample == 0) ||
+			   (stats_json_uint(&rec->procs[i].meta, FL_META_STACK_DEPTH, &depth) == 0 && depth == 0);
+		if (!off)
+			return false;
+	}
+	return any;
+}
+
 uint64_t fl_recording_stack_sample(const struct fl_recording *rec, uint32_t pid)
 {
 	uint64_t sample = 1;

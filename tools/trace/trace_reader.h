@@ -197,6 +197,9 @@ const struct fl_process *fl_recording_find_pid(const struct fl_recording *rec, u
 /* The largest `record -s N` (meta.json "sample": a stack for 1 fault in N) of the processes with this
  * pid (0: of every process); 1 when none says, as for every fault with a stack. */
 uint64_t fl_recording_stack_sample(const struct fl_recording *rec, uint32_t pid);
+/* Whether no process of REC (or process PID) took fault stacks: recorded with -s 0 or
+ * --stack-depth 0 (meta.json sample or stack_depth 0). */
+bool fl_recording_no_fault_stacks(const struct fl_recording *rec, uint32_t pid);
 
 /* ----------------------------------------------------------------- faults in time order */
 
