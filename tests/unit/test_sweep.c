@@ -89,6 +89,16 @@ static void names(void)
 	CHECK(strcmp(buf, "L-1028K") == 0, "1 MiB + 4 KiB: %s", buf);
 	sweep_point_name(0, buf, sizeof(buf));
 	CHECK(strcmp(buf, "unlimited") == 0, "0: %s", buf);
+	/* the inverse, on every form sweep_point_name writes and on names it never writes */
+	static const uint64_t sizes[] = { 8 * MiB, MiB + 4096, 1024 * MiB, 3 * 4096 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		sweep_point_name(sizes[i], buf, sizeof(buf));
+		CHECK(sweep_point_bytes(buf) == sizes[i], "%s read back as %llu", buf,
+		      (unsigned long long)sweep_point_bytes(buf));
+	}
+	static const char *const others[] = { "unlimited", "L-", "L-8", "L-8G", "L-8MB", "L--8M", "x-8M", "L-99999999999999999999M", "" };
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		CHECK(sweep_point_bytes(others[i]) == 0, "'%s' is not a size's name", others[i]);
 }
 
 int main(void)

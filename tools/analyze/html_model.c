@@ -387,23 +387,6 @@ void html_model_add_hot_range(struct html_model *m, uint64_t lo, uint64_t hi, do
 	m->nhot++;
 }
 
-/* The -L of a sweep size's subdirectory name ("L-8M", "L-1234K", sweep_point_name's forms); 0 for
- * any other name. */
-static uint64_t sweep_dir_bytes(const char *name)
-{
-	char *end;
-	unsigned long long n;
-
-	if (strncmp(name, "L-", 2) != 0 || name[2] < '0' || name[2] > '9')
-		return 0;
-	n = strtoull(name + 2, &end, 10);
-	if (strcmp(end, "M") == 0)
-		return (uint64_t)n << 20;
-	if (strcmp(end, "K") == 0)
-		return (uint64_t)n << 10;
-	return 0;
-}
-
 int html_model_add_sweep(struct html_model *m)
 {
 	struct sweep_point *points = NULL;
@@ -419,7 +402,7 @@ int html_model_add_sweep(struct html_model *m)
 	parent = dirname(dir_copy);
 	base = basename(base_copy);
 	snprintf(path, sizeof(path), "%s/sweep.csv", parent);
-	if (!sweep_dir_bytes(base) || access(path, F_OK) != 0 || !(d = opendir(parent)))
+	if (!sweep_point_bytes(base) || access(path, F_OK) != 0 || !(d = opendir(parent)))
 		return 0; /* not one size of a sweep */
 	if (!(points = calloc(HTML_MAX_MRC, sizeof(*points)))) {
 		closedir(d);
@@ -428,7 +411,7 @@ int html_model_add_sweep(struct html_model *m)
 	}
 	while ((e = readdir(d)) != NULL && n < HTML_MAX_MRC) {
 		char err[256];
-		uint64_t bytes = sweep_dir_bytes(e->d_name);
+		uint64_t bytes = sweep_point_bytes(e->d_name);
 		size_t len = strlen(e->d_name);
 		if (!bytes || len >= sizeof(points[n].name))
 			continue;

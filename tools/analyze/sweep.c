@@ -85,6 +85,24 @@ void sweep_point_name(uint64_t local_bytes, char *buf, size_t len)
 		snprintf(buf, len, "L-%lluK", (unsigned long long)(local_bytes / CLI_KIB));
 }
 
+uint64_t sweep_point_bytes(const char *name)
+{
+	char *end;
+	unsigned long long n;
+
+	if (strncmp(name, "L-", 2) != 0 || name[2] < '0' || name[2] > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(name + 2, &end, 10);
+	if (errno || n > (UINT64_MAX >> 20))
+		return 0;
+	if (strcmp(end, "M") == 0)
+		return (uint64_t)n * CLI_MIB;
+	if (strcmp(end, "K") == 0)
+		return (uint64_t)n * CLI_KIB;
+	return 0;
+}
+
 /* Process subdirectories are named PID or PID.N (trace_reader.h). */
 static bool is_process_name(const char *name)
 {

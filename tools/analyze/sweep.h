@@ -46,6 +46,10 @@ size_t sweep_auto_sizes(uint64_t peak_bytes, uint64_t *sizes);
  * for 0. */
 void sweep_point_name(uint64_t local_bytes, char *buf, size_t len);
 
+/* The inverse: the -L of a limited size's name ("L-8M", "L-1234K"); 0 for any other name
+ * ("unlimited", "L-8G", "x"). */
+uint64_t sweep_point_bytes(const char *name);
+
 /* Reads the stats.json of every process subdirectory of DIR into P's counters. 0, or -1 with a
  * reason in err (DIR unreadable, a stats.json malformed, or no process subdirectory). A process
  * without stats.json (killed) is counted in processes_without_stats, its counts unknown. */
