@@ -244,6 +244,17 @@ static void test_record_local_forms(void)
 	}
 }
 
+/* -s 0: no fault stacks (allocation sites kept) */
+static void test_record_sample_zero(void)
+{
+	char *argv[] = { "record", "-s", "0", "prog", NULL };
+	struct record_options o;
+
+	if (PARSE_OK(argv, &o) != 0)
+		return;
+	CHECK(o.sample == 0 && o.stack_depth == 64, "-s 0: sample %u, stack depth %u", o.sample, o.stack_depth);
+}
+
 static void test_record_defaults(void)
 {
 	char *argv[] = { "record", "prog", NULL };
@@ -336,7 +347,7 @@ static void test_record_other_rejections(void)
 	char *policy[] = { "record", "--policy", "lru", "x", NULL };
 	char *far[] = { "record", "--far", "tape:/tmp/x", "x", NULL };
 	char *handlers[] = { "record", "-c", "257", "x", NULL };
-	char *sample[] = { "record", "-s", "0", "x", NULL };
+	char *sample[] = { "record", "-s", "1000000001", "x", NULL };
 	char *depth[] = { "record", "--stack-depth", "257", "x", NULL };
 	char *alloc[] = { "record", "--alloc-sample", "-1", "x", NULL };
 	char *pmu[] = { "record", "--pmu=", "x", NULL };
@@ -350,7 +361,7 @@ static void test_record_other_rejections(void)
 	PARSE_BAD(policy, "--policy: unknown policy 'lru'");
 	PARSE_BAD(far, "unknown far store 'tape:/tmp/x'");
 	PARSE_BAD(handlers, "-c/--handlers: invalid number '257': must be between 0 and 256");
-	PARSE_BAD(sample, "between 1");
+	PARSE_BAD(sample, "between 0 and 1000000000");
 	PARSE_BAD(depth, "between 0 and 256");
 	PARSE_BAD(alloc, "--alloc-sample");
 	PARSE_BAD(pmu, "--pmu");
@@ -599,6 +610,7 @@ int main(void)
 	test_option_forms();
 	test_record_local_forms();
 	test_record_defaults();
+	test_record_sample_zero();
 	test_record_all_options();
 	test_record_sizes_rejected();
 	test_record_other_rejections();
