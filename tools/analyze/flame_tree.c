@@ -46,76 +46,42 @@ uint64_t flame_name_hash(const char *name)
 
 /* ------------------------------------------------------------------ string table */
 
-static int strtab_grow_slots(struct flame_strtab *t)
-{
-	uint32_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t s = (uint32_t)hash_bytes(t->strs[i], strlen(t->strs[i])) & (nslots - 1);
-		while (slots[s])
-			s = (s + 1) & (nslots - 1);
-		slots[s] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
 /* The id of TEXT, added (with class CLS) if new; FLAME_NONE with errno ENOMEM. */
 static uint32_t strtab_intern(struct flame_strtab *t, const char *text, enum flame_class cls)
 {
 	size_t len = strlen(text);
-	uint32_t s;
+	uint32_t id = string_set_find(&t->set, text, len);
 
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow_slots(t) < 0)
+	if (id != STRING_SET_NONE)
+		return id;
+	if (t->set.count >= FLAME_NONE - 1)
 		return FLAME_NONE;
-	s = (uint32_t)hash_bytes(text, len) & (t->nslots - 1);
-	while (t->slots[s]) {
-		if (strcmp(t->strs[t->slots[s] - 1], text) == 0)
-			return t->slots[s] - 1;
-		s = (s + 1) & (t->nslots - 1);
-	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
-		uint8_t *cl;
-		if (!strs)
-			return FLAME_NONE;
-		t->strs = strs;
-		cl = realloc(t->cls, cap);
+	if (t->set.count == t->cap) { /* room for the new string's class and length first */
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		uint8_t *cl = realloc(t->cls, cap);
 		if (!cl)
 			return FLAME_NONE;
 		t->cls = cl;
-		{
-			uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
-			if (!lens)
-				return FLAME_NONE;
-			t->lens = lens;
-		}
+		uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
+		if (!lens)
+			return FLAME_NONE;
+		t->lens = lens;
 		t->cap = cap;
 	}
-	t->strs[t->n] = strdup(text);
-	if (!t->strs[t->n])
+	if ((id = string_set_add(&t->set, text, len, NULL)) == STRING_SET_NONE)
 		return FLAME_NONE;
-	t->cls[t->n] = (uint8_t)cls;
-	t->lens[t->n] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	t->slots[s] = t->n + 1;
-	return t->n++;
+	t->cls[id] = (uint8_t)cls;
+	t->lens[id] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	return id;
 }
 
 static void strtab_free(struct flame_strtab *t)
 {
-	for (uint32_t i = 0; i < t->n; i++)
-		free(t->strs[i]);
-	free(t->strs);
+	string_set_free(&t->set);
 	free(t->lens);
 	free(t->cls);
-	free(t->slots);
 }
+
 /* ------------------------------------------------------------------ the tree */
 
 static uint64_t child_key_hash(uint32_t parent, uint32_t name)
@@ -331,7 +297,7 @@ static int by_name(const void *a, const void *b, void *ctx)
 	const struct flame *f = ctx;
 	const struct flame_node *x = &f->nodes[*(const uint32_t *)a];
 	const struct flame_node *y = &f->nodes[*(const uint32_t *)b];
-	return strcmp(f->names.strs[x->name], f->names.strs[y->name]);
+	return strcmp(f->names.set.strings[x->name], f->names.set.strings[y->name]);
 }
 
 int flame_sort_children(const struct flame *f, struct flame_sorted_children *sc)
@@ -385,7 +351,7 @@ static int copy_stack(struct flame *dst, const struct flame *f, uint32_t node, u
 	for (uint32_t up = node; up != 0; up = f->nodes[up].parent) {
 		const struct flame_node *n = &f->nodes[up];
 		size_t at = reverse ? depth - n->depth : n->depth - 1;
-		frames[at] = (struct flame_frame){ f->names.strs[n->name], n->loc_file != FLAME_NONE ? f->locs.strs[n->loc_file] : NULL,
+		frames[at] = (struct flame_frame){ f->names.set.strings[n->name], n->loc_file != FLAME_NONE ? f->locs.set.strings[n->loc_file] : NULL,
 						   n->loc_line, (enum flame_class)f->names.cls[n->name] };
 	}
 	return flame_add(dst, frames, depth, count);

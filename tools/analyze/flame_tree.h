@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "string_set.h"
+
 /* What kind of code a frame is: chooses its colour family. */
 enum flame_class {
 	FLAME_CLASS_CODE = 0,   /* the traced program's own code: green-teal (flamegraph.pl's "mem") */
@@ -35,12 +37,10 @@ struct flame_frame {
 
 /* Interned strings: an array plus an open-addressing hash of their indexes. */
 struct flame_strtab {
-	char **strs;
+	struct string_set set;  /* the strings, by index */
 	uint32_t *lens;         /* strlen of each */
 	uint8_t *cls;           /* enum flame_class of each string (used for names only) */
-	uint32_t n, cap;
-	uint32_t *slots;        /* string index + 1; 0 = empty */
-	uint32_t nslots;        /* power of two */
+	size_t cap;             /* room in lens and cls */
 };
 
 struct flame_node {

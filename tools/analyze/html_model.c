@@ -22,72 +22,26 @@
 
 /* ------------------------------------------------------------------ names */
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int names_grow_slots(struct html_names *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t s = name_hash(t->names[i]) & (nslots - 1);
-		while (slots[s])
-			s = (s + 1) & (nslots - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
 /* The index of NAME (cut to HTML_MAX_NAME - 1 bytes), added when new; past HTML_MAX_NAME_BYTES
  * every new name is "[name not kept]". HTML_NONE when out of memory. */
 static uint32_t names_intern(struct html_names *t, const char *name)
 {
 	char cut[HTML_MAX_NAME];
-	size_t s;
-
 	size_t written = 3; /* quotes and comma */
 
 	snprintf(cut, sizeof(cut), "%s", name);
+	size_t len = strlen(cut);
+	uint32_t i = string_set_find(&t->set, cut, len);
+	if (i != STRING_SET_NONE)
+		return i;
 	for (const char *c = cut; *c; c++) /* as json_out_string_html escapes it, at most */
 		written += (unsigned char)*c < 0x20 || *c == '<' || *c == '>' || *c == '&' || *c == '"' || *c == '\\' ? 6 : 1;
-	if ((t->n + 1) * 2 > t->nslots && names_grow_slots(t) < 0)
-		return HTML_NONE;
-	for (s = name_hash(cut) & (t->nslots - 1); t->slots[s]; s = (s + 1) & (t->nslots - 1))
-		if (strcmp(t->names[t->slots[s] - 1], cut) == 0)
-			return t->slots[s] - 1;
 	if (t->bytes + written > HTML_MAX_NAME_BYTES && strcmp(cut, "[name not kept]") != 0)
 		return names_intern(t, "[name not kept]");
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **names = realloc(t->names, cap * sizeof(*names));
-		if (!names)
-			return HTML_NONE;
-		t->names = names;
-		t->cap = cap;
-	}
-	if (!(t->names[t->n] = strdup(cut)))
+	if ((i = string_set_add(&t->set, cut, len, NULL)) == STRING_SET_NONE)
 		return HTML_NONE;
 	t->bytes += written;
-	t->slots[s] = (uint32_t)t->n + 1;
-	return (uint32_t)t->n++;
-}
-
-static void names_free(struct html_names *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->names[i]);
-	free(t->names);
-	free(t->slots);
+	return i;
 }
 
 /* ------------------------------------------------------------------ accumulation */
@@ -883,7 +837,7 @@ void html_model_free(struct html_model *m)
 	free(m->site_loc_of_stack);
 	free(m->groups);
 	free(m->cells);
-	names_free(&m->names);
+	string_set_free(&m->names.set);
 	for (size_t i = 0; i < m->nstacks; i++)
 		free(m->stacks[i]);
 	free(m->stacks);

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "string_set.h"
+
 #include "callsite.h"
 #include "fault_time.h"
 #include "report_map.h"
@@ -119,10 +121,8 @@ struct html_sweep_point {
 
 /* A table of distinct strings: names[i] (each at most HTML_MAX_NAME bytes). */
 struct html_names {
-	char **names;
-	size_t n, cap, bytes;
-	uint32_t *slots;            /* open addressing: index + 1, 0 empty */
-	size_t nslots;
+	struct string_set set;      /* the names, by index */
+	size_t bytes;               /* their JSON text, at most */
 };
 
 struct html_model {

@@ -1011,7 +1011,7 @@ static int write_html(struct viz *v)
 	if (v->o->verbose)
 		cli_error("visualize: %s: %zu cells (%u x %u grid, %u halvings), %zu groups (%zu folded), %zu names, "
 			  "%zu objects, %zu series, %ld bytes (bound %zu), %.3f s", out.path, v->html.ncells, v->html.rows,
-			  v->html.cols, v->html.coarsened, v->html.ngroups, v->html.merged_groups, v->html.names.n,
+			  v->html.cols, v->html.coarsened, v->html.ngroups, v->html.merged_groups, v->html.names.set.count,
 			  v->html.nobjects, v->html.nseries, file_size(out.path), html_report_max_bytes(), now_s() - t0);
 	return 0;
 nomem:

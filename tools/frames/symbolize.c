@@ -12,8 +12,8 @@
  *      non-PIE and shared objects: the mapping already says where the file was loaded) → the bfd
  *      section holding that address → bfd_find_nearest_line + bfd_find_inliner_info; the function
  *      symbol covering the address names the function when DWARF cannot.
- * Results and their strings live in an arena (interned strings, so "foo.c" is stored once) until
- * symbolizer_free. Nothing here spawns a process or trusts a length read from a file unchecked. */
+ * Results live in an arena and their strings in a string set (base/string_set.c: "foo.c" is
+ * stored once) until symbolizer_free. Nothing here spawns a process or trusts a length read from a file unchecked. */
 #include "symbolize.h"
 
 #include <bfd.h>
@@ -33,6 +33,7 @@
 #include <zlib.h>
 
 #include "binary_id.h"
+#include "string_set.h"
 
 #ifndef DMGL_PARAMS
 #define DMGL_PARAMS (1 << 0) /* libiberty's demangle.h, not installed by binutils-dev */
@@ -98,18 +99,6 @@ static uint64_t hash_mix(uint64_t x) /* splitmix64 finaliser */
 	x *= 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
 }
-
-/* Open-addressing set of strings; capacity a power of two, at most half full. */
-struct string_slot {
-	uint64_t hash;
-	const char *str; /* NULL = empty */
-};
-
-struct string_set {
-	size_t cap;
-	size_t count;
-	struct string_slot *slots;
-};
 
 /* ---------------------------------------------------------------------------------------------
  * ELF image: a read-only mmap of one file, validated once, read with <elf.h>. */
@@ -400,43 +389,11 @@ static void sym_warn(struct symbolizer *sym, const char *fmt, ...)
 		fprintf(stderr, "faultline: %s\n", message);
 }
 
-/* Interns the first LEN bytes of S. NULL on ENOMEM. */
+/* Interns the first LEN bytes of S (base/string_set.c). NULL on ENOMEM. */
 static const char *intern_n(struct symbolizer *sym, const char *s, size_t len)
 {
-	struct string_set *set = &sym->strings;
-	if ((set->count + 1) * 2 > set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 1024;
-		struct string_slot *slots = calloc(cap, sizeof *slots);
-		if (!slots)
-			return NULL;
-		for (size_t i = 0; i < set->cap; i++) {
-			if (!set->slots[i].str)
-				continue;
-			size_t j = set->slots[i].hash & (cap - 1);
-			while (slots[j].str)
-				j = (j + 1) & (cap - 1);
-			slots[j] = set->slots[i];
-		}
-		free(set->slots);
-		set->slots = slots;
-		set->cap = cap;
-	}
-	uint64_t h = hash_bytes(s, len, 0);
-	size_t j = h & (set->cap - 1);
-	for (; set->slots[j].str; j = (j + 1) & (set->cap - 1)) {
-		const char *t = set->slots[j].str;
-		if (set->slots[j].hash == h && strncmp(t, s, len) == 0 && t[len] == '\0')
-			return t;
-	}
-	char *copy = arena_alloc(&sym->arena, len + 1);
-	if (!copy)
-		return NULL;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	set->slots[j].hash = h;
-	set->slots[j].str = copy;
-	set->count++;
-	return copy;
+	uint32_t i = string_set_add(&sym->strings, s, len, NULL);
+	return i == STRING_SET_NONE ? NULL : sym->strings.strings[i];
 }
 
 static const char *intern(struct symbolizer *sym, const char *s)
@@ -1263,7 +1220,7 @@ void symbolizer_free(struct symbolizer *sym)
 		free(sym->expected[i].path);
 	free(sym->expected);
 	free(sym->results);
-	free(sym->strings.slots);
+	string_set_free(&sym->strings);
 	arena_free(sym->arena);
 	free(sym->scratch);
 	free(sym->debug_root);

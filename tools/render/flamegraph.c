@@ -24,9 +24,9 @@ static const char *node_loc(const struct flame *f, const struct flame_node *n, c
 	if (n->loc_file == FLAME_NONE)
 		return NULL;
 	if (n->loc_line)
-		snprintf(buf, len, "%s:%u", f->locs.strs[n->loc_file], n->loc_line);
+		snprintf(buf, len, "%s:%u", f->locs.set.strings[n->loc_file], n->loc_line);
 	else
-		snprintf(buf, len, "%s", f->locs.strs[n->loc_file]);
+		snprintf(buf, len, "%s", f->locs.set.strings[n->loc_file]);
 	return buf;
 }
 
@@ -88,7 +88,7 @@ static size_t write_folded(const struct flame *f, bool diff, FILE *out)
 				for (size_t i = 1; i <= depth; i++) {
 					if (i > 1)
 						putc(';', out);
-					put_folded_name(f->names.strs[f->nodes[path[i]].name], out);
+					put_folded_name(f->names.set.strings[f->nodes[path[i]].name], out);
 				}
 				if (diff)
 					fprintf(out, " %" PRIu64, f->nodes[child].base_self);
@@ -332,7 +332,7 @@ static void draw_merged(struct draw *d, uint32_t node, uint64_t sum, size_t nnar
 		if (mem) {
 			fputs("&#10;largest:", mem);
 			for (int j = 0; j < 3 && top[j] != FLAME_NONE; j++) {
-				const char *name = f->names.strs[f->nodes[top[j]].name];
+				const char *name = f->names.set.strings[f->nodes[top[j]].name];
 				fputs(j ? ", " : " ", mem);
 				svg_escape(mem, name, strnlen(name, 200)); /* at most 200 bytes, never past its end */
 				fputs(" (", mem);
@@ -373,7 +373,7 @@ static void draw_subtree(struct draw *d, uint32_t node, double x)
 		diff_extra(n, extra, sizeof(extra));
 	/* The root spans the graph even when nothing was counted (an empty graph, not a 0 px frame). */
 	d->node = node;
-	draw_frame(d, f->names.strs[n->name], node ? (enum flame_class)f->names.cls[n->name] : FLAME_CLASS_PSEUDO,
+	draw_frame(d, f->names.set.strings[n->name], node ? (enum flame_class)f->names.cls[n->name] : FLAME_CLASS_PSEUDO,
 		   n->total, n->self, has_kids, node_loc(f, n, d->loc, sizeof(d->loc)), d->differential ? extra : NULL, x,
 		   node == 0 && n->total == 0 ? d->drawable : n->total * d->scale, n->depth);
 	d->node = FLAME_NONE;

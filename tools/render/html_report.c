@@ -29,9 +29,9 @@ static void put_time(const char *sep, uint64_t v, FILE *out)
 static void write_names(const struct html_model *m, FILE *out)
 {
 	fputs("\"names\":[", out);
-	for (size_t i = 0; i < m->names.n; i++) {
+	for (size_t i = 0; i < m->names.set.count; i++) {
 		fputs(i ? "," : "", out);
-		json_out_string_html(m->names.names[i], out);
+		json_out_string_html(m->names.set.strings[i], out);
 	}
 	fputs("],\n\"stacks\":[", out);
 	for (size_t i = 0; i < m->nstacks; i++) {
