@@ -19,16 +19,6 @@
 
 /* ------------------------------------------------------------------ hashing */
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -41,7 +31,7 @@ static uint64_t mix64(uint64_t x)
 
 uint64_t flame_name_hash(const char *name)
 {
-	return mix64(hash_bytes(name, strlen(name)));
+	return mix64(string_set_hash(name, strlen(name)));
 }
 
 /* ------------------------------------------------------------------ string table */

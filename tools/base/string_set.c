@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_bytes(const char *s, size_t len)
+uint64_t string_set_hash(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 	for (size_t i = 0; i < len; i++)
@@ -20,7 +20,7 @@ static int grow_slots(struct string_set *set)
 	if (!slots)
 		return -1;
 	for (size_t i = 0; i < set->count; i++) {
-		size_t s = hash_bytes(set->strings[i], strlen(set->strings[i])) & (nslots - 1);
+		size_t s = string_set_hash(set->strings[i], strlen(set->strings[i])) & (nslots - 1);
 		while (slots[s])
 			s = (s + 1) & (nslots - 1);
 		slots[s] = (uint32_t)i + 1;
@@ -34,7 +34,7 @@ static int grow_slots(struct string_set *set)
 /* The slot holding S[0..LEN), or the empty slot where it would go (the table is not empty). */
 static size_t slot_of(const struct string_set *set, const char *s, size_t len)
 {
-	size_t slot = hash_bytes(s, len) & (set->nslots - 1);
+	size_t slot = string_set_hash(s, len) & (set->nslots - 1);
 	for (; set->slots[slot]; slot = (slot + 1) & (set->nslots - 1)) {
 		const char *t = set->strings[set->slots[slot] - 1];
 		if (strncmp(t, s, len) == 0 && t[len] == '\0')

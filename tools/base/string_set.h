@@ -35,6 +35,9 @@ uint32_t string_set_add(struct string_set *set, const char *s, size_t len, bool 
 /* The index of S[0..LEN), or STRING_SET_NONE when the set does not hold it. */
 uint32_t string_set_find(const struct string_set *set, const char *s, size_t len);
 
+/* The hash the set files S[0..LEN) under (FNV-1a, 64 bits), for others keyed by the same names. */
+uint64_t string_set_hash(const char *s, size_t len);
+
 /* Frees every string and the table; the set is empty (STRING_SET_INIT) again. */
 void string_set_free(struct string_set *set);
 
