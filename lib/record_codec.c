@@ -59,6 +59,10 @@ static int get_delta(const unsigned char **pos, const unsigned char *end, uint64
 	return width < 64 && (*v >> width) ? -1 : 0;
 }
 
+/* A fault's kind byte with this bit set is followed, after service_ns, by its wait_ns (nonzero):
+ * recordings without the field decode as before. */
+#define FAULT_HAS_WAIT 0x80
+
 size_t fl_codec_record_size(uint32_t kind)
 {
 	switch (kind) {
@@ -77,7 +81,7 @@ static size_t encode_fault(struct fl_fault_record *prev, const struct fl_fault_r
 	p = put_varint(p, zigzag(r->seq, prev->seq));
 	p = put_varint(p, zigzag(r->tid, prev->tid));
 	p = put_varint(p, zigzag(r->stack_id, prev->stack_id));
-	*p++ = r->kind;
+	*p++ = (unsigned char)(r->kind | (r->wait_ns ? FAULT_HAS_WAIT : 0));
 	*p++ = r->flags;
 	*p++ = r->handler;
 	p = put_varint(p, zigzag(r->obj_addr, prev->obj_addr));
@@ -86,6 +90,8 @@ static size_t encode_fault(struct fl_fault_record *prev, const struct fl_fault_r
 	p = put_varint(p, zigzag(r->obj_stack_id, prev->obj_stack_id));
 	p = put_varint(p, zigzag(r->thread_time_ns, prev->thread_time_ns));
 	p = put_varint(p, r->service_ns);
+	if (r->wait_ns)
+		p = put_varint(p, r->wait_ns);
 	*prev = *r;
 	return (size_t)(p - out);
 }
@@ -108,6 +114,13 @@ static int decode_fault(struct fl_fault_record *prev, const unsigned char **pos,
 	r->time_ns = v[0], r->addr = v[1], r->seq = v[2], r->tid = (uint32_t)v[3], r->stack_id = (uint32_t)v[4];
 	r->obj_addr = v[5], r->obj_size = v[6], r->obj_alloc_id = (uint32_t)v[7], r->obj_stack_id = (uint32_t)v[8];
 	r->thread_time_ns = v[9], r->service_ns = (uint32_t)v[10];
+	if (r->kind & FAULT_HAS_WAIT) {
+		uint64_t wait;
+		if (get_varint(pos, end, &wait) < 0 || wait == 0 || wait > UINT32_MAX)
+			return -1;
+		r->kind &= (uint8_t)~FAULT_HAS_WAIT;
+		r->wait_ns = (uint32_t)wait;
+	}
 	*prev = *r;
 	return 0;
 }

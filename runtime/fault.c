@@ -234,6 +234,7 @@ struct fault_plan {
 	uint64_t seq;
 	uint64_t time_ns;
 	uint64_t thread_time_ns;             /* the thread's task-clock, from its sample; 0 = unknown */
+	uint32_t wait_ns;                    /* from the fault (its sample's time) to time_ns; 0 = unknown */
 	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
 
@@ -268,6 +269,9 @@ static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, 
 	ctx->npmu = sample.npmu;
 	memcpy(ctx->pmu, sample.pmu, sizeof(ctx->pmu));
 	plan->thread_time_ns = sample.task_clock_ns; /* the fault's virtual time (fault_sample.c) */
+	uint64_t read_ns = plan->time_ns + rt->start_ns; /* the same clock as the sample's time */
+	if (sample.time_ns && sample.time_ns <= read_ns)
+		plan->wait_ns = read_ns - sample.time_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)(read_ns - sample.time_ns);
 	return true;
 }
 
@@ -319,7 +323,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	rec.reserved2 = 0;
 	rec.seq = plan->seq;
 	rec.thread_time_ns = plan->thread_time_ns;
-	rec.reserved3 = 0;
+	rec.wait_ns = plan->wait_ns;
 	fl_objects_resolve(rt, addr, &rec); /* the live object hit and its site (live_objects.c) */
 	bool prefetch_hit = false;
 	/* without a stack to ask for by signal, the install wakes the thread; with one, the page

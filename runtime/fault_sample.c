@@ -24,7 +24,9 @@
  * Virtual time: the group always counts the thread's task-clock (a --pmu event, or an extra
  * member when the --pmu events lack it), so every sample says how much CPU time the thread had
  * used at the fault: the fault record's thread_time_ns, the program's own time axis, at no cost
- * per fault. */
+ * per fault. The sample's time (PERF_SAMPLE_TIME on CLOCK_MONOTONIC, the runtime's clock) is when
+ * the thread faulted: the fault record's wait_ns is from then to the handler reading the message
+ * (where the kernel refuses use_clockid, samples go without a time and wait_ns stays 0). */
 #include "context.h"
 #include "pmu.h"
 #include "fault_sample.h"
@@ -62,6 +64,7 @@ struct registry_slot {
 static struct registry_slot *registry;
 static bool sampling;                    /* this machine lets us sample page faults */
 static bool sampling_kernel;             /* ... including faults inside system calls */
+static bool sampling_time;               /* ... with the fault's time (CLOCK_MONOTONIC) */
 
 static uint64_t regs_mask(void)
 {
@@ -74,6 +77,15 @@ static uint64_t regs_mask(void)
 static bool is_task_clock(uint32_t type, uint64_t config)
 {
 	return type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_TASK_CLOCK;
+}
+
+/* A member of the sampled group: the kernel refuses members on another clock than the leader's. */
+static void member_clock(const struct fl_sampler *s, struct perf_event_attr *attr)
+{
+	if (s->sampled && sampling_time) {
+		attr->use_clockid = 1;
+		attr->clockid = CLOCK_MONOTONIC;
+	}
 }
 
 /* Adds task-clock to a sampled group whose --pmu events lack it (its values come with every
@@ -98,6 +110,7 @@ static void add_task_clock(struct fl_runtime *rt, struct fl_sampler *s, unsigned
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.read_format = PERF_FORMAT_GROUP;
 	attr.exclude_hv = 1;
+	member_clock(s, &attr);
 	int fd = fl_perf_event_open(0, &attr, s->leader_fd);
 	if (fd < 0)
 		return;
@@ -106,7 +119,7 @@ static void add_task_clock(struct fl_runtime *rt, struct fl_sampler *s, unsigned
 	s->task_clock_slot = (int)(1 + opened);
 }
 
-static void sampler_attr(struct perf_event_attr *attr, bool kernel)
+static void sampler_attr(struct perf_event_attr *attr, bool kernel, bool with_time)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -114,6 +127,11 @@ static void sampler_attr(struct perf_event_attr *attr, bool kernel)
 	attr->config = PERF_COUNT_SW_PAGE_FAULTS;
 	attr->sample_period = 1;
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+	if (with_time) {
+		attr->sample_type |= PERF_SAMPLE_TIME;
+		attr->use_clockid = 1;
+		attr->clockid = CLOCK_MONOTONIC;
+	}
 	attr->read_format = PERF_FORMAT_GROUP;
 	attr->sample_regs_user = regs_mask();
 	attr->exclude_kernel = !kernel;
@@ -135,15 +153,17 @@ int fl_sample_setup(struct fl_runtime *rt)
 	 * kernel writing one at every page fault costs 1-1.5 us each */
 	if (rt->stack_depth == 0 || rt->sample == 0)
 		return 0;
-	for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
-		sampler_attr(&attr, kernel);
-		int fd = fl_perf_event_open(0, &attr, -1);
-		if (fd >= 0) {
-			close(fd);
-			sampling = true;
-			sampling_kernel = kernel;
+	for (int with_time = 1; with_time >= 0 && !sampling; with_time--)
+		for (int kernel = 1; kernel >= 0 && !sampling; kernel--) {
+			sampler_attr(&attr, kernel, with_time);
+			int fd = fl_perf_event_open(0, &attr, -1);
+			if (fd >= 0) {
+				close(fd);
+				sampling = true;
+				sampling_kernel = kernel;
+				sampling_time = with_time;
+			}
 		}
-	}
 	return 0;
 }
 
@@ -196,7 +216,7 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 	s->ring = NULL;
 	atomic_store(&s->busy, 0);
 	if (sampling && registry) {
-		sampler_attr(&attr, sampling_kernel);
+		sampler_attr(&attr, sampling_kernel, sampling_time);
 		leader = fl_perf_event_open(0, &attr, -1);
 		if (leader >= 0) {
 			size_t len = (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE;
@@ -216,6 +236,8 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 	unsigned opened = 0;
 	for (unsigned i = 0; i < rt->pmu_count; i++) {
 		fl_pmu_attr(rt, i, &attr);
+		if (s->leader_fd >= 0)
+			member_clock(s, &attr);
 		int fd = fl_perf_event_open(0, &attr, s->leader_fd >= 0 ? s->leader_fd : -1);
 		if (fd < 0)
 			break;
@@ -354,12 +376,13 @@ static bool parse_sample(const struct perf_event_header *hdr, const struct fl_sa
 {
 	const uint64_t *w = (const uint64_t *)(hdr + 1);
 	const uint64_t *end = (const uint64_t *)((const char *)hdr + hdr->size);
-	if (w + 3 > end)
+	if (w + 4 > end)
 		return false;
 	out->tid = (uint32_t)(w[0] >> 32);
-	out->addr = w[1];
-	uint64_t nr = w[2];
-	w += 3;
+	w++;
+	out->time_ns = sampling_time ? *w++ : 0; /* perf's order: TID, TIME, ADDR, READ, REGS_USER */
+	out->addr = *w++;
+	uint64_t nr = *w++;
 	if (nr > 2 + FL_PMU_MAX || w + nr + 1 > end)
 		return false;
 	/* without the sampler's own count, and without the extra task-clock */

@@ -49,6 +49,7 @@ struct fl_fault_sample {
 	unsigned npmu;
 	uint64_t pmu[FL_PMU_MAX];          /* --pmu values at the fault */
 	uint64_t task_clock_ns;            /* the thread's task-clock at the fault; 0 = unknown */
+	uint64_t time_ns;                  /* when it faulted, CLOCK_MONOTONIC (clock.c's clock); 0 = unknown */
 	bool in_kernel;                    /* the fault happened inside a system call */
 };
 

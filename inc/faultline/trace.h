@@ -135,7 +135,10 @@ struct fl_fault_record {
 	uint32_t service_ns;   /* from the handler reading the message to the wake-up of the faulting
 	                        * thread being issued (or, for a stack taken by signal, the signal
 	                        * sent); saturates at UINT32_MAX. 0 = unknown */
-	uint32_t reserved3;    /* zero */
+	uint32_t wait_ns;      /* from the fault itself (the kernel's time of its page-fault event) to the
+	                        * handler reading its message: how long the thread waited for a
+	                        * handler to wake; saturates at UINT32_MAX. 0 = unknown (the fault had
+	                        * no usable perf sample, as for thread_time_ns) */
 };
 
 /* Version-1 fault records: 32 bytes (no object fields), or 56 with them. time_ns and addr as in
@@ -280,7 +283,8 @@ struct fl_evict_record {
  * A record is encoded field by field as LEB128 varints of the difference from the same field of
  * the previous record of the frame (zigzag-encoded; the first record against all zeros), so
  * neighbours that differ little (time, address, seq, thread, stack) take a byte or two before
- * compression (lib/record_codec.c has the field order). Frames are independent: a reader can
+ * compression (lib/record_codec.c has the field order; a fault's kind byte with 0x80 set is
+ * followed, after service_ns, by its wait_ns). Frames are independent: a reader can
  * count records from the frame headers alone, skip frames and read them in parallel. A file cut
  * by a crash ends inside a frame: the frames before it are whole. Within a frame and from frame
  * to frame, the records of one writer (a handler, a thread) stay in the order it wrote them. */

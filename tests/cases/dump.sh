@@ -7,6 +7,9 @@
 #   - svc= and vt=, fault by fault: svc= is the raw record's service_ns (read from the faults file's
 #     bytes here, '-' for 0) and vt= its thread_time_ns where that is set; both equal export
 #     --sqlite's faults.service_ns and vtime_ns (NULL for '-');
+#   - wait=, fault by fault: the raw record's wait_ns, equal to export's faults.wait_ns; and it is
+#     physical: each fault with a wait happened (read time - wait) after the handler read the
+#     previous fault of its thread;
 #   - --pid, --limit (0: no limit), --help, usage errors, the newest faultline-* directory as the default;
 #   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
 #   - a flipped magic: exit 1 and one error line naming the file and offset;
@@ -50,7 +53,7 @@ done
 echo "ok header lines for $(ls -d "$REC"/*/ | wc -l) process(es)"
 
 # Every fault line in the format, time non-decreasing.
-re='^[0-9]+\.[0-9]{9} [0-9]+ [0-9]+ 0x[0-9a-f]{16} (first-touch|refault|soft|concurrent) [rw] h[0-9]+ svc=(-|[0-9]+) vt=(-|[0-9]+) pmu=(-|[0-9]+(,[0-9]+)*) alloc=(-|[0-9]+) stack=(-|0x[0-9a-f]+(,0x[0-9a-f]+)*)$'
+re='^[0-9]+\.[0-9]{9} [0-9]+ [0-9]+ 0x[0-9a-f]{16} (first-touch|refault|soft|concurrent) [rw] h[0-9]+ wait=(-|[0-9]+) svc=(-|[0-9]+) vt=(-|[0-9]+) pmu=(-|[0-9]+(,[0-9]+)*) alloc=(-|[0-9]+) stack=(-|0x[0-9a-f]+(,0x[0-9a-f]+)*)$'
 bad=$(grep -v '^#' "$OUT" | grep -Evc "$re" || true)
 if [ "$bad" -ne 0 ]; then
 	grep -v '^#' "$OUT" | grep -Ev "$re" | head -n 5 >&2
@@ -97,7 +100,8 @@ fi
 import collections, glob, os, sqlite3, struct, sys
 rec, dump, db = sys.argv[1:]
 from checks import check, errors
-raw, raw_tt = collections.Counter(), collections.Counter()
+raw, raw_tt, raw_wait = collections.Counter(), collections.Counter(), collections.Counter()
+threads = collections.defaultdict(list)   # (pid, tid) -> (seq, time_ns, wait_ns, kind)
 from trace_frames import read   # format 3's frames decoded into fixed-size records
 for path in glob.glob(os.path.join(rec, "*", "faults")):
     data = read(path)
@@ -107,11 +111,16 @@ for path in glob.glob(os.path.join(rec, "*", "faults")):
     for off in range(header_size, len(data) - record_size + 1, record_size):
         addr, = struct.unpack_from("<Q", data, off + 8)
         tid, = struct.unpack_from("<I", data, off + 24)
-        tt, svc = struct.unpack_from("<QI", data, off + 64)
+        tt, svc, wait = struct.unpack_from("<QII", data, off + 64)
+        t, = struct.unpack_from("<Q", data, off)
+        seq, = struct.unpack_from("<Q", data, off + 16)
+        kind, = struct.unpack_from("<B", data, off + 32)
         raw[(pid, tid, addr, svc or "-")] += 1
+        raw_wait[(pid, tid, addr, wait or "-")] += 1
+        threads[(pid, tid)].append((seq, t, wait, kind))
         if tt:
             raw_tt[(pid, tid, addr, tt)] += 1
-lines, lines_tt = collections.Counter(), collections.Counter()
+lines, lines_tt, lines_wait = collections.Counter(), collections.Counter(), collections.Counter()
 full = collections.Counter()
 for line in open(dump):
     if line.startswith("#"):
@@ -122,16 +131,34 @@ for line in open(dump):
     vt = "-" if field["vt"] == "-" else int(field["vt"])
     key = (int(f[1]), int(f[2]), int(f[3], 16))
     lines[key + (svc,)] += 1
+    lines_wait[key + ("-" if field["wait"] == "-" else int(field["wait"]),)] += 1
     lines_tt[key + (vt,)] += 1
     full[key + (svc, vt)] += 1
 known_svc = sum(n for k, n in lines.items() if k[3] != "-")
 check(known_svc > 0, "%d of %d fault lines have a service time" % (known_svc, sum(lines.values())))
 check(lines == raw, "svc= of every fault is its record's service_ns ('-' for 0)")
+check(lines_wait == raw_wait, "wait= of every fault is its record's wait_ns ('-' for 0)")
+# wait_ns is the time from the fault to the handler's read: a thread faults again only after a
+# handler read (and served) its previous fault, so each fault with a wait happened after the read
+# of the thread's previous one (a concurrent message, kind 4, can be read after its thread ran on)
+known_wait, after = 0, 0
+for faults in threads.values():
+    faults.sort()
+    for prev, cur in zip(faults, faults[1:]):
+        if cur[2] and prev[3] != 4:
+            known_wait += 1
+            after += cur[1] - cur[2] >= prev[1]
+check(known_wait > 0, "%d faults have a wait and a previous fault of their thread" % known_wait)
+check(after == known_wait, "every fault with a wait happened after the read of its thread's previous fault (%d of %d)" % (after, known_wait))
 missing = raw_tt - lines_tt
 check(not missing, "vt= is the record's thread_time_ns on the %d faults that have one%s" % (
     sum(raw_tt.values()), "; not so for %s" % list(missing.items())[:3] if missing else ""))
 con = sqlite3.connect(db)
 sql = collections.Counter()
+sql_wait = collections.Counter()
+for pid, tid, addr, wait in con.execute("SELECT p.pid, f.tid, f.addr, f.wait_ns FROM faults AS f JOIN processes AS p ON p.id = f.process_id"):
+    sql_wait[(pid, tid, addr, "-" if wait is None else wait)] += 1
+check(sql_wait == lines_wait, "wait= of every fault equals export's faults.wait_ns")
 for pid, tid, addr, svc, vt in con.execute("SELECT p.pid, f.tid, f.addr, f.service_ns, f.vtime_ns FROM faults AS f "
                                            "JOIN processes AS p ON p.id = f.process_id"):
     sql[(pid, tid, addr, "-" if svc is None else svc, "-" if vt is None else vt)] += 1

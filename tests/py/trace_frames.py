@@ -97,8 +97,10 @@ def _decode_frame(kind, enc, n):
             k, fl, h = r.byte(), r.byte(), r.byte()
             oa, osz, oid, ost = r.delta(p[8]), r.delta(p[9]), r.delta(p[10], 32), r.delta(p[11], 32)
             tt, svc = r.delta(p[12]), r.varint()
+            wait = r.varint() if k & 0x80 else 0   # a kind byte with 0x80: wait_ns follows
+            k &= 0x7f
             p = [t, a, s, tid, st, k, fl, h, oa, osz, oid, ost, tt, svc]
-            out.append(struct.pack("<QQQIIBBBBIQQIIQII", t, a, s, tid, st, k, fl, h, 0, 0, oa, osz, oid, ost, tt, svc, 0))
+            out.append(struct.pack("<QQQIIBBBBIQQIIQII", t, a, s, tid, st, k, fl, h, 0, 0, oa, osz, oid, ost, tt, svc, wait))
     elif kind == KIND_CONTEXTS:
         seq = sid = tid = 0
         pmu = [0, 0, 0, 0]

@@ -82,6 +82,7 @@ static void test_round_trip(void)
 		f[i].obj_stack_id = 4;
 		f[i].thread_time_ns = 5000u * (uint64_t)i;
 		f[i].service_ns = 1200;
+		f[i].wait_ns = i % 2 ? 0 : 700u * (uint32_t)(i + 1); /* known on some faults only */
 	}
 	/* extremes: a time that goes back, all-ones fields, a seq past 2^32 */
 	f[3].time_ns = 0;
@@ -91,6 +92,8 @@ static void test_round_trip(void)
 	f[3].stack_id = UINT32_MAX;
 	f[3].obj_size = UINT64_MAX;
 	f[3].service_ns = UINT32_MAX;
+	f[3].wait_ns = UINT32_MAX;
+	f[4].kind = FL_FAULT_KIND_MAX;
 	start_file(FL_FILE_FAULTS);
 	add_frame(FL_FILE_FAULTS, f, 2);
 	add_frame(FL_FILE_FAULTS, f + 2, 3);

@@ -5,10 +5,11 @@
  *
  * Output (stdout): comment lines starting with '#' that describe the recording and each process,
  * then one line per fault:
- *     TIME_S PID TID ADDR KIND R/W hHANDLER svc=NS vt=NS pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
+ *     TIME_S PID TID ADDR KIND R/W hHANDLER wait=NS svc=NS vt=NS pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
  * TIME_S is seconds since the recording's first process started (9 decimals); ADDR is 0x + 16 hex
  * digits; KIND is first-touch|refault|soft|concurrent. The fault record's own fields come first,
- * then its joins: svc= its service time (the record's service_ns) and vt= its thread's virtual time
+ * then its joins: wait= how long the thread waited for a handler (the record's wait_ns: from the
+ * fault to the handler reading it), svc= its service time (the record's service_ns) and vt= its thread's virtual time
  * (the CPU time the thread had used at the fault: the record's thread_time_ns, else its context's
  * task-clock; fault_time.h's fault_clock_virtual), both in ns, '-' when unknown (0 in the record,
  * a version-2 record without the fields); pmu=-, alloc=-, stack=- when there is none.
@@ -185,9 +186,14 @@ static void dump_fault(const struct fl_process *proc, const struct fl_fault *f, 
 	const struct fl_stack *s = fl_fault_stack(proc, f);
 	uint64_t t = fl_fault_time_ns(proc, f), vt;
 
-	fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u 0x%016" PRIx64 " %s %c h%u svc=", t / 1000000000,
+	fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u 0x%016" PRIx64 " %s %c h%u wait=", t / 1000000000,
 		t % 1000000000, proc->pid, r->tid, r->addr, fl_fault_kind_name(r->kind),
 		(r->flags & FL_FAULT_WRITE) ? 'w' : 'r', r->handler);
+	if (r->wait_ns)
+		fprintf(out, "%" PRIu32, r->wait_ns);
+	else
+		putc('-', out);
+	fputs(" svc=", out);
 	if (r->service_ns)
 		fprintf(out, "%" PRIu32, r->service_ns);
 	else

@@ -38,9 +38,9 @@
 #include "report_map.h"
 #include "timeline.h"
 
-#define EXPORT_SCHEMA_VERSION 5 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
+#define EXPORT_SCHEMA_VERSION 6 /* 2: allocations.source, alloc_sites; 3: faults.wall_ns, vtime_ns, service_ns,
                                  * evictions, meta time_axis (--time); 4: timeline; 5: a stacks row per (stack,
-                                 * maps snapshot) in use, stacks.maps_snapshot, maps_snapshots */
+                                 * maps snapshot) in use, stacks.maps_snapshot, maps_snapshots; 6: faults.wait_ns */
 #define PROGRESS_STEP 65536
 
 static const char EXPORT_SCHEMA[] =
@@ -82,7 +82,7 @@ static const char EXPORT_SCHEMA[] =
 	"  time_ns INTEGER, addr INTEGER NOT NULL, page INTEGER NOT NULL, tid INTEGER NOT NULL,\n"
 	"  kind TEXT NOT NULL, is_write INTEGER NOT NULL, flags INTEGER NOT NULL, handler INTEGER NOT NULL,\n"
 	"  stack_id INTEGER REFERENCES stacks(id), allocation_id INTEGER REFERENCES allocations(id),\n"
-	"  wall_ns INTEGER NOT NULL, vtime_ns INTEGER, service_ns INTEGER);\n"
+	"  wall_ns INTEGER NOT NULL, vtime_ns INTEGER, service_ns INTEGER, wait_ns INTEGER);\n"
 	"CREATE TABLE evictions(\n"
 	"  process_id INTEGER NOT NULL REFERENCES processes(id), time_ns INTEGER NOT NULL, addr INTEGER NOT NULL,\n"
 	"  page INTEGER NOT NULL, decision TEXT NOT NULL, to_far INTEGER NOT NULL, dirty INTEGER NOT NULL,\n"
@@ -660,12 +660,14 @@ static int write_fault(struct sqlite_export *x, sqlite3_stmt *stmt, size_t p, si
 		bind_int(stmt, 15, vtime);
 	if (f->rec.service_ns)
 		bind_int(stmt, 16, f->rec.service_ns);
+	if (f->rec.wait_ns)
+		bind_int(stmt, 17, f->rec.wait_ns);
 	return sql_insert(x, stmt, "faults");
 }
 
 static int write_faults(struct sqlite_export *x)
 {
-	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *stmt = sql_prepare(x, "INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	uint64_t done = 0;
 	int rc = stmt ? 0 : -1;
 
