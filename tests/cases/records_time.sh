@@ -15,7 +15,8 @@
 #     program prints) x 1.25 plus two columns and at least half of it, and shorter than the wall span by
 #     the sleep; the default (wall) heatmap spans the sleep;
 #   - `report --time virtual --from/--to` selects exactly the faults whose vtime_ns is in the window;
-#     its header shows the service-time percentiles;
+#     its header shows the service-time percentiles; the whole report's wait-time line counts the
+#     faults export has a wait_ns for, with their median as p50;
 #   - bad --time values are usage errors (exit 2) in all three verbs;
 #   - with --pmu events that lack task-clock (tests/planted/threads, 3 threads), the runtime adds
 #     task-clock to each thread's group on its own: the faults still have virtual times (all but
@@ -117,6 +118,18 @@ shown=$(sed -n 's/^# rows: .*; \([0-9,]*\) faults from.*of virtual time.*/\1/p' 
 check_eq "report --time virtual --from $1 --to $2: faults selected (= export's count)" "$shown" "$3"
 grep -q '^# service time:    p50 ' "$WORK/report-v" || fail "report header has no service-time line"
 echo "ok report header: $(grep '^# service time' "$WORK/report-v")"
+# the header's wait line: as many faults as export has a wait_ns for, its p50 their nearest-rank median
+"$FAULTLINE" report "$WORK/hd" >"$WORK/report-all" 2>&1 || fail "report failed"
+want=$("$PY" -c 'import sqlite3,sys
+v = sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute("SELECT wait_ns FROM faults WHERE wait_ns IS NOT NULL"))
+n = len(v); m = v[max(0, -(-n // 2) - 1)] if n else 0
+print("{:,}".format(n), "%.1f us" % (m / 1e3) if m < 1000000 else "%.2f ms" % (m / 1e6))' "$db")
+set -- $want
+line=$(grep '^# wait time:' "$WORK/report-all") || fail "report header has no wait-time line"
+case $line in
+"# wait time:       p50 $2 $3, "*"($1 faults; fault to message read)") echo "ok report header: $line" ;;
+*) fail "wait-time line '$line', want p50 $2 $3 over $1 faults" ;;
+esac
 
 for verb in report visualize export; do
 	rc=0

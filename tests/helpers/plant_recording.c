@@ -147,6 +147,7 @@ static void fault_of(uint64_t i, struct fl_fault_record *r)
 	r->obj_stack_id = 1;
 	r->thread_time_ns = 50 * i + 1;
 	r->service_ns = 1000 + (uint32_t)(i % 5000);
+	r->wait_ns = i % 4 == 3 ? 0 : 300 + (uint32_t)(i * 7 % 90000); /* a quarter without a wait */
 }
 
 int main(int argc, char **argv)

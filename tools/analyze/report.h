@@ -120,10 +120,18 @@ struct report_row {
 	struct locality_scores locality;
 };
 
+/* The two times of a fault the header summarizes (report_records.c): its service time (the
+ * record's service_ns: message read to wake-up) and its wait (wait_ns: fault to message read). */
+enum report_latency { REPORT_SERVICE, REPORT_WAIT, REPORT_LATENCIES };
+
+struct latency_summary {
+	uint64_t n;               /* selected faults that have this time */
+	uint64_t p50, p90, p99, max; /* ns */
+};
+
 /* The fault service and eviction summary of the header (report_records.c). */
 struct report_records {
-	uint64_t service_n;       /* selected faults with a service time */
-	uint64_t service_p50, service_p90, service_p99, service_max; /* ns */
+	struct latency_summary latency[REPORT_LATENCIES];
 	uint64_t virtual_n;       /* selected faults with a virtual time */
 	uint64_t virtual_max;     /* the latest of those virtual times (ns): the longest thread CPU time */
 	bool evictions_present;   /* some selected process has an evictions file */
@@ -178,10 +186,11 @@ struct report {
 	bool streamed;
 	bool hold;                /* the stream broke an assumption (a thread's contexts out of seq
 				   * order): the run is to be redone on the held recording */
-	uint64_t *service_high;   /* streamed: the selected faults' service times counted by their high
-				   * 16 bits (65536 counters; report_records.c takes the low bits of
-				   * the percentiles' buckets in a second walk) */
-	uint64_t service_count, service_max;
+	uint64_t *latency_high[REPORT_LATENCIES]; /* streamed: the selected faults' service times and
+				   * waits counted by their high 16 bits (65536 counters each;
+				   * report_records.c takes the low bits of the percentiles' buckets in a
+				   * second walk) */
+	uint64_t latency_count[REPORT_LATENCIES], latency_max[REPORT_LATENCIES];
 	uint64_t virtual_n, virtual_max; /* selected faults with a virtual time, the latest */
 	bool *tid_seen;           /* --tid: per given thread, whether it took a fault (streamed) */
 	uint32_t last_row;        /* pass 1: the row of the fault just attributed (FL_NONE: not kept) */
@@ -204,6 +213,12 @@ void report_build_free(struct report *r);
  * processes' eviction files (--pid, and --from/--to on the wall axis). 0, or -1 with a reason in err
  * (out of memory, a corrupt evictions file). */
 int report_records_build(struct report *r, char *err, size_t errlen);
+
+/* A fault's time of kind L (ns; 0 = unknown). */
+static inline uint32_t report_latency_of(const struct fl_fault *f, enum report_latency l)
+{
+	return l == REPORT_WAIT ? f->rec.wait_ns : f->rec.service_ns;
+}
 
 /* Per-fault value of event E in ROW in its display unit (µs for clock events); false when no fault of
  * the row has it. */

@@ -495,13 +495,16 @@ static int stream_pmu_add(struct report *r, struct stream_pmu *s, size_t p, cons
 static int stream_selected(struct report *r, const struct fl_process *proc, const struct fl_fault *f)
 {
 	uint64_t vt;
-	if (f->rec.service_ns) {
-		if (!r->service_high && !(r->service_high = calloc(65536, sizeof(*r->service_high))))
+	for (int l = 0; l < REPORT_LATENCIES; l++) {
+		uint32_t v = report_latency_of(f, l);
+		if (!v)
+			continue;
+		if (!r->latency_high[l] && !(r->latency_high[l] = calloc(65536, sizeof(*r->latency_high[l]))))
 			return -1;
-		r->service_high[f->rec.service_ns >> 16]++;
-		r->service_count++;
-		if (f->rec.service_ns > r->service_max)
-			r->service_max = f->rec.service_ns;
+		r->latency_high[l][v >> 16]++;
+		r->latency_count[l]++;
+		if (v > r->latency_max[l])
+			r->latency_max[l] = v;
 	}
 	if (fault_clock_virtual(&r->clock, proc, f, &vt)) {
 		r->virtual_n++;
@@ -848,9 +851,11 @@ void report_build_free(struct report *r)
 		free(r->row_of_fault[p]);
 	free(r->row_of_fault);
 	free(r->event_of);
-	free(r->service_high);
+	for (int l = 0; l < REPORT_LATENCIES; l++) {
+		free(r->latency_high[l]);
+		r->latency_high[l] = NULL;
+	}
 	free(r->tid_seen);
-	r->service_high = NULL;
 	r->tid_seen = NULL;
 	report_map_free(&r->symbol_match);
 	free(r->rows);

@@ -1,6 +1,6 @@
 /* report_records.c: the fault service and eviction summary of `faultline report` (report.h,
  * struct report_records): percentiles of the selected faults' service times (message read to
- * wake-up), their latest virtual time, and the eviction events by policy decision, clean or dirty. */
+ * wake-up) and waits (fault to message read), their latest virtual time, and the eviction events by policy decision, clean or dirty. */
 #include "report.h"
 
 #include <limits.h>
@@ -55,53 +55,56 @@ static int select_ranks(const uint32_t *values, size_t n, const size_t *k, uint6
 	return 0;
 }
 
-/* The percentiles and maximum of the N service times at VALUES into out. -1 on ENOMEM. */
-static int service_summary(struct report_records *out, const uint32_t *values, size_t n)
+/* The percentiles and maximum of the N times at VALUES into out. -1 on ENOMEM. */
+static int latency_summary(struct latency_summary *out, const uint32_t *values, size_t n)
 {
-	out->service_n = n;
+	out->n = n;
 	if (n == 0)
 		return 0;
 	size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
 	uint64_t at[NQUANTILES];
 	if (select_ranks(values, n, ranks, at) < 0)
 		return -1;
-	out->service_p50 = at[0];
-	out->service_p90 = at[1];
-	out->service_p99 = at[2];
+	out->p50 = at[0];
+	out->p90 = at[1];
+	out->p99 = at[2];
 	for (size_t i = 0; i < n; i++)
-		if (values[i] > out->service_max)
-			out->service_max = values[i];
+		if (values[i] > out->max)
+			out->max = values[i];
 	return 0;
 }
 
-/* Streamed: the percentiles from pass 1's counts of the high 16 bits (r->service_high) and one
+/* Streamed: the percentiles from pass 1's counts of the high 16 bits (r->latency_high) and one
  * more walk over the faults counting the low 16 bits of the selected ones in the percentiles'
  * buckets — select_ranks' two passes, the first done while aggregating. 0, or -1 (err). */
-static int streamed_service_times(struct report *r, char *err, size_t errlen)
+static int streamed_latencies(struct report *r, char *err, size_t errlen)
 {
-	struct report_records *out = &r->records;
-	uint64_t n = r->service_count;
-	size_t k[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
-	uint32_t bucket[NQUANTILES];
-	uint64_t rest[NQUANTILES];
+	uint32_t bucket[REPORT_LATENCIES][NQUANTILES];
+	uint64_t rest[REPORT_LATENCIES][NQUANTILES];
 	struct fl_fault_iter it;
 	const struct fl_process *proc;
 	const struct fl_fault *f;
+	bool any = false;
 
-	out->service_n = n;
-	out->service_max = r->service_max;
-	if (n == 0)
-		return 0;
-	uint64_t *low = calloc((size_t)NQUANTILES * BUCKETS, sizeof(*low));
-	if (!low) {
-		snprintf(err, errlen, "out of memory (service time percentiles)");
-		return -1;
+	for (int l = 0; l < REPORT_LATENCIES; l++) {
+		struct latency_summary *out = &r->records.latency[l];
+		uint64_t n = r->latency_count[l];
+		out->n = n;
+		out->max = r->latency_max[l];
+		any |= n > 0;
+		for (size_t q = 0; q < NQUANTILES; q++) {
+			bucket[l][q] = 0;
+			rest[l][q] = n ? quantile_rank(n, q == 0 ? 0.50 : q == 1 ? 0.90 : 0.99) : 0;
+			while (n && rest[l][q] >= r->latency_high[l][bucket[l][q]])
+				rest[l][q] -= r->latency_high[l][bucket[l][q]++];
+		}
 	}
-	for (size_t q = 0; q < NQUANTILES; q++) {
-		bucket[q] = 0;
-		rest[q] = k[q];
-		while (rest[q] >= r->service_high[bucket[q]])
-			rest[q] -= r->service_high[bucket[q]++];
+	if (!any)
+		return 0;
+	uint64_t *low = calloc((size_t)REPORT_LATENCIES * NQUANTILES * BUCKETS, sizeof(*low));
+	if (!low) {
+		snprintf(err, errlen, "out of memory (service and wait time percentiles)");
+		return -1;
 	}
 	if (fl_fault_iter_init(&it, r->rec, r->o->pid) < 0) {
 		snprintf(r->stream_error, sizeof(r->stream_error), "%s", it.error);
@@ -109,18 +112,25 @@ static int streamed_service_times(struct report *r, char *err, size_t errlen)
 		free(low);
 		return -1;
 	}
-	report_progress_phase(&r->progress, "service time percentiles", r->rec->nfaults);
+	report_progress_phase(&r->progress, "service and wait time percentiles", r->rec->nfaults);
 	uint64_t seen = 0;
 	while ((f = fl_fault_iter_next(&it, &proc)) != NULL) {
 		if (++seen % 65536 == 0)
 			report_progress_set(&r->progress, seen);
-		uint32_t v = f->rec.service_ns;
-		if (!v || (v >> 16 != bucket[0] && v >> 16 != bucket[1] && v >> 16 != bucket[2]) ||
-		    !report_kept(r, proc, f))
-			continue;
-		for (size_t q = 0; q < NQUANTILES; q++)
-			if (v >> 16 == bucket[q])
-				low[q * BUCKETS + (v & 0xffff)]++;
+		bool kept = false, tested = false;
+		for (int l = 0; l < REPORT_LATENCIES; l++) {
+			uint32_t v = report_latency_of(f, l);
+			const uint32_t *b = bucket[l];
+			if (!v || (v >> 16 != b[0] && v >> 16 != b[1] && v >> 16 != b[2]))
+				continue;
+			if (!tested)
+				kept = report_kept(r, proc, f), tested = true;
+			if (!kept)
+				break;
+			for (size_t q = 0; q < NQUANTILES; q++)
+				if (v >> 16 == b[q])
+					low[((size_t)l * NQUANTILES + q) * BUCKETS + (v & 0xffff)]++;
+		}
 	}
 	int rc = 0;
 	if (it.error[0]) {
@@ -129,32 +139,37 @@ static int streamed_service_times(struct report *r, char *err, size_t errlen)
 		rc = -1;
 	}
 	fl_fault_iter_free(&it);
-	uint64_t at[NQUANTILES];
-	for (size_t q = 0; q < NQUANTILES; q++) {
-		uint32_t v = 0;
-		while (v < BUCKETS && rest[q] >= low[q * BUCKETS + v])
-			rest[q] -= low[q * BUCKETS + v++];
-		at[q] = (uint64_t)bucket[q] << 16 | v;
+	for (int l = 0; l < REPORT_LATENCIES; l++) {
+		uint64_t at[NQUANTILES];
+		for (size_t q = 0; q < NQUANTILES; q++) {
+			const uint64_t *counts = low + ((size_t)l * NQUANTILES + q) * BUCKETS;
+			uint32_t v = 0;
+			while (v < BUCKETS && rest[l][q] >= counts[v])
+				rest[l][q] -= counts[v++];
+			at[q] = (uint64_t)bucket[l][q] << 16 | v;
+		}
+		if (r->latency_count[l]) {
+			r->records.latency[l].p50 = at[0];
+			r->records.latency[l].p90 = at[1];
+			r->records.latency[l].p99 = at[2];
+		}
 	}
-	out->service_p50 = at[0];
-	out->service_p90 = at[1];
-	out->service_p99 = at[2];
 	free(low);
 	return rc;
 }
 
-static int service_times(struct report *r, char *err, size_t errlen)
+static int latencies(struct report *r, char *err, size_t errlen)
 {
 	struct report_records *out = &r->records;
-	size_t n = 0;
-	if (r->streamed) { /* the first pass gathered the virtual times and the service times' high bits */
+	if (r->streamed) { /* the first pass gathered the virtual times and the times' high bits */
 		out->virtual_n = r->virtual_n;
 		out->virtual_max = r->virtual_max;
-		return streamed_service_times(r, err, errlen);
+		return streamed_latencies(r, err, errlen);
 	}
-	uint32_t *values = malloc((r->selected ? r->selected : 1) * sizeof(*values));
+	size_t cap = r->selected ? r->selected : 1, n[REPORT_LATENCIES] = { 0 };
+	uint32_t *values = malloc(cap * REPORT_LATENCIES * sizeof(*values));
 	if (!values) {
-		snprintf(err, errlen, "out of memory (service times of %llu faults)", (unsigned long long)r->selected);
+		snprintf(err, errlen, "out of memory (service and wait times of %llu faults)", (unsigned long long)r->selected);
 		return -1;
 	}
 	for (size_t p = 0; p < r->rec->nprocs; p++) {
@@ -164,8 +179,11 @@ static int service_times(struct report *r, char *err, size_t errlen)
 			uint64_t vt;
 			if (r->row_of_fault[p][i] == FL_NONE)
 				continue;
-			if (f->rec.service_ns && n < r->selected)
-				values[n++] = f->rec.service_ns;
+			for (int l = 0; l < REPORT_LATENCIES; l++) {
+				uint32_t v = report_latency_of(f, l);
+				if (v && n[l] < cap)
+					values[(size_t)l * cap + n[l]++] = v;
+			}
 			if (fault_clock_virtual(&r->clock, proc, f, &vt)) {
 				out->virtual_n++;
 				if (vt > out->virtual_max)
@@ -173,10 +191,12 @@ static int service_times(struct report *r, char *err, size_t errlen)
 			}
 		}
 	}
-	int rc = service_summary(out, values, n);
+	int rc = 0;
+	for (int l = 0; l < REPORT_LATENCIES && rc == 0; l++)
+		rc = latency_summary(&out->latency[l], values + (size_t)l * cap, n[l]);
 	free(values);
 	if (rc < 0)
-		snprintf(err, errlen, "out of memory (service time percentiles)");
+		snprintf(err, errlen, "out of memory (service and wait time percentiles)");
 	return rc;
 }
 
@@ -255,7 +275,7 @@ static int evictions(struct report *r, char *err, size_t errlen)
 int report_records_build(struct report *r, char *err, size_t errlen)
 {
 	memset(&r->records, 0, sizeof(r->records));
-	if (service_times(r, err, errlen) < 0)
+	if (latencies(r, err, errlen) < 0)
 		return -1;
 	return evictions(r, err, errlen);
 }

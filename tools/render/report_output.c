@@ -412,17 +412,21 @@ static const char *format_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-/* Service times, virtual time and eviction events (report_records.c). */
+/* Service and wait times, virtual time and eviction events (report_records.c). */
 static void header_records(const struct report *r, FILE *out)
 {
 	const struct report_records *rr = &r->records;
 	char a[32], b[32], c[32], d[32], e[32];
 
-	if (rr->service_n)
-		fprintf(out, "# service time:    p50 %s, p90 %s, p99 %s, max %s (%s faults; message read to wake-up)\n",
-			format_ns(rr->service_p50, a, sizeof(a)), format_ns(rr->service_p90, b, sizeof(b)),
-			format_ns(rr->service_p99, c, sizeof(c)), format_ns(rr->service_max, d, sizeof(d)),
-			cli_format_count(rr->service_n, e, sizeof(e)));
+	static const char *const title[REPORT_LATENCIES] = { "service time:   ", "wait time:      " };
+	static const char *const span[REPORT_LATENCIES] = { "message read to wake-up", "fault to message read" };
+	for (int l = 0; l < REPORT_LATENCIES; l++) {
+		const struct latency_summary *s = &rr->latency[l];
+		if (s->n)
+			fprintf(out, "# %s p50 %s, p90 %s, p99 %s, max %s (%s faults; %s)\n", title[l],
+				format_ns(s->p50, a, sizeof(a)), format_ns(s->p90, b, sizeof(b)), format_ns(s->p99, c, sizeof(c)),
+				format_ns(s->max, d, sizeof(d)), cli_format_count(s->n, e, sizeof(e)), span[l]);
+	}
 	if (rr->virtual_n)
 		fprintf(out, "# virtual time:    up to %.3f s of thread CPU time (task-clock) at the last fault; "
 			"%s of %s faults have one\n", (double)rr->virtual_max / 1e9, cli_format_count(rr->virtual_n, a, sizeof(a)),
