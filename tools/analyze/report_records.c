@@ -1,6 +1,7 @@
 /* report_records.c: the fault service and eviction summary of `faultline report` (report.h,
  * struct report_records): percentiles of the selected faults' service times (message read to
- * wake-up) and waits (fault to message read), their latest virtual time, and the eviction events by policy decision, clean or dirty. */
+ * wake-up) and waits (fault to message read), their latest virtual time, and the eviction events
+ * by policy decision, clean or dirty. */
 #include "report.h"
 
 #include <limits.h>
@@ -19,6 +20,7 @@ static size_t quantile_rank(size_t n, double q)
 }
 
 #define NQUANTILES 3
+static const double quantiles[NQUANTILES] = { 0.50, 0.90, 0.99 }; /* p50, p90, p99 */
 #define BUCKETS 65536
 
 /* The values of ranks K[0..NQUANTILES) (0-based, of N) among the N VALUES as if they were sorted,
@@ -61,7 +63,9 @@ static int latency_summary(struct latency_summary *out, const uint32_t *values, 
 	out->n = n;
 	if (n == 0)
 		return 0;
-	size_t ranks[NQUANTILES] = { quantile_rank(n, 0.50), quantile_rank(n, 0.90), quantile_rank(n, 0.99) };
+	size_t ranks[NQUANTILES];
+	for (size_t q = 0; q < NQUANTILES; q++)
+		ranks[q] = quantile_rank(n, quantiles[q]);
 	uint64_t at[NQUANTILES];
 	if (select_ranks(values, n, ranks, at) < 0)
 		return -1;
@@ -94,7 +98,7 @@ static int streamed_latencies(struct report *r, char *err, size_t errlen)
 		any |= n > 0;
 		for (size_t q = 0; q < NQUANTILES; q++) {
 			bucket[l][q] = 0;
-			rest[l][q] = n ? quantile_rank(n, q == 0 ? 0.50 : q == 1 ? 0.90 : 0.99) : 0;
+			rest[l][q] = n ? quantile_rank(n, quantiles[q]) : 0;
 			while (n && rest[l][q] >= r->latency_high[l][bucket[l][q]])
 				rest[l][q] -= r->latency_high[l][bucket[l][q]++];
 		}
