@@ -201,6 +201,14 @@ val() {
 }
 
 # stat_sum NAME KEY: KEY summed over every process's stats.json of recording NAME (empty if none).
+# wait_p50 NAME: the median wait of the recording's faults for a handler (report's "# wait time:"
+# header line: from the fault to a handler reading its message), in ns; empty when it has none.
+wait_p50() {
+	"$FAULTLINE" report "$REC/$1" 2>/dev/null | awk '$1 == "#" && $2 == "wait" && $3 == "time:" {
+		v = $5; u = $6; sub(/,$/, "", u)
+		printf "%.0f\n", v * (u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : 1); exit }'
+}
+
 stat_sum() {
 	cat "$REC/$1"/*/stats.json 2>/dev/null | awk -v key="\"$2\"" -F'[:,]' '
 		{ k = $1; gsub(/[ \t]/, "", k) } k == key { s += $2; n++ } END { if (n) print s }'
@@ -1122,6 +1130,8 @@ bench_thrash() {
 				local f s r c; f=$(stat_sum th faults_total) s=$(stat_sum th faults_soft) r=$(stat_sum th faults_refault) c=$(stat_sum th cpu_ns)
 				add "th_faults_$who" "$f"; add "th_soft_$who" "$s"; add "th_refault_$who" "$r"
 				add "th_cpf_$who" "$(awk -v c="$c" -v f="$f" 'BEGIN { if (f > 0) print c / f }')"
+				local wp; wp=$(wait_p50 th)
+				[ -n "$wp" ] && add "th_wait_$who" "$wp"
 			fi
 			drop th
 		done
@@ -1137,7 +1147,7 @@ table_thrash() {
 		"$(ratio th_faults_clock th_faults_fifo)" "$n" "target ≤ 1.0×; clock: soft $(cell th_soft_clock ""), refaults $(cell th_refault_clock ""); fifo refaults $(cell th_refault_fifo "")"
 	row T3 "$w, CPU per fault (process, all threads) vs the minimal same-CPU first-touch handler (row E2's floor)" \
 		"$(cell ev_floor µs 0.001)" "$(cell th_cpf_clock µs 0.001)" "$(ratio th_cpf_clock ev_floor)" "$n" \
-		"target ≤ 1.5×; fifo $(cell th_cpf_fifo µs 0.001)"
+		"target ≤ 1.5×; fifo $(cell th_cpf_fifo µs 0.001); a fault's wait for a handler (report's wait time, p50): clock $(cell th_wait_clock µs 0.001), fifo $(cell th_wait_fifo µs 0.001)"
 }
 
 # ---------------------------------------------------------------------------------------------
