@@ -114,7 +114,9 @@ static void open_fault_sampler(void)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
 	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+	attr.use_clockid = 1; /* the fault's time on CLOCK_MONOTONIC, as the runtime asks */
+	attr.clockid = CLOCK_MONOTONIC;
 	attr.read_format = PERF_FORMAT_GROUP;
 	attr.sample_regs_user = sampled_regs_mask();
 	attr.exclude_hv = 1;
@@ -134,6 +136,8 @@ static void open_fault_sampler(void)
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.read_format = PERF_FORMAT_GROUP;
 	attr.exclude_hv = 1;
+	attr.use_clockid = 1; /* a group's members share its leader's clock */
+	attr.clockid = CLOCK_MONOTONIC;
 	if (syscall(SYS_perf_event_open, &attr, 0, -1, fd, PERF_FLAG_FD_CLOEXEC) < 0)
 		bench_die_errno("perf_event_open(task-clock, in the sampler's group)");
 	sampler_ring = ring;
