@@ -125,6 +125,13 @@ static void open_fault_sampler(void)
 		attr.exclude_kernel = 1;
 		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
+	bool timed = true;
+	if (fd < 0 && errno == EINVAL) { /* no use_clockid: samples without a time, as the runtime falls back */
+		attr.sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
+		attr.use_clockid = 0;
+		timed = false;
+		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0)
 		bench_die_errno("perf_event_open(software page-faults, sample_period 1, this thread)");
 	void *ring = mmap(NULL, (1 + SAMPLER_RING_PAGES) * BENCH_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -136,7 +143,7 @@ static void open_fault_sampler(void)
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.read_format = PERF_FORMAT_GROUP;
 	attr.exclude_hv = 1;
-	attr.use_clockid = 1; /* a group's members share its leader's clock */
+	attr.use_clockid = timed; /* a group's members share its leader's clock */
 	attr.clockid = CLOCK_MONOTONIC;
 	if (syscall(SYS_perf_event_open, &attr, 0, -1, fd, PERF_FLAG_FD_CLOEXEC) < 0)
 		bench_die_errno("perf_event_open(task-clock, in the sampler's group)");

@@ -59,8 +59,9 @@ static int get_delta(const unsigned char **pos, const unsigned char *end, uint64
 	return width < 64 && (*v >> width) ? -1 : 0;
 }
 
-/* A fault's kind byte with this bit set is followed, after service_ns, by its wait_ns (nonzero):
- * recordings without the field decode as before. */
+/* From format version 4 (FL_TRACE_VERSION_WAIT), a fault's kind byte with this bit set is
+ * followed, after service_ns, by its wait_ns (nonzero). A version-3 file never has the bit: there
+ * it is a bad kind, as before. */
 #define FAULT_HAS_WAIT 0x80
 
 size_t fl_codec_record_size(uint32_t kind)
@@ -96,8 +97,8 @@ static size_t encode_fault(struct fl_fault_record *prev, const struct fl_fault_r
 	return (size_t)(p - out);
 }
 
-static int decode_fault(struct fl_fault_record *prev, const unsigned char **pos, const unsigned char *end,
-			struct fl_fault_record *r)
+static int decode_fault(struct fl_fault_record *prev, uint32_t version, const unsigned char **pos,
+			const unsigned char *end, struct fl_fault_record *r)
 {
 	uint64_t v[12];
 	memset(r, 0, sizeof(*r));
@@ -114,7 +115,7 @@ static int decode_fault(struct fl_fault_record *prev, const unsigned char **pos,
 	r->time_ns = v[0], r->addr = v[1], r->seq = v[2], r->tid = (uint32_t)v[3], r->stack_id = (uint32_t)v[4];
 	r->obj_addr = v[5], r->obj_size = v[6], r->obj_alloc_id = (uint32_t)v[7], r->obj_stack_id = (uint32_t)v[8];
 	r->thread_time_ns = v[9], r->service_ns = (uint32_t)v[10];
-	if (r->kind & FAULT_HAS_WAIT) {
+	if ((r->kind & FAULT_HAS_WAIT) && version >= FL_TRACE_VERSION_WAIT) {
 		uint64_t wait;
 		if (get_varint(pos, end, &wait) < 0 || wait == 0 || wait > UINT32_MAX)
 			return -1;
@@ -195,7 +196,7 @@ int fl_codec_decode(uint32_t kind, struct fl_codec_state *st, const unsigned cha
 		    void *rec)
 {
 	switch (kind) {
-	case FL_FILE_FAULTS: return decode_fault(&st->fault, pos, end, rec);
+	case FL_FILE_FAULTS: return decode_fault(&st->fault, st->version, pos, end, rec);
 	case FL_FILE_CONTEXTS: return decode_context(&st->context, pos, end, rec);
 	case FL_FILE_EVICTIONS: return decode_evict(&st->evict, pos, end, rec);
 	default: return -1;

@@ -200,7 +200,6 @@ val() {
 		if (kv[1] == key) v = kv[2] } } END { if (v != "") print v }' "$REC/$1.out"
 }
 
-# stat_sum NAME KEY: KEY summed over every process's stats.json of recording NAME (empty if none).
 # wait_p50 NAME: the median wait of the recording's faults for a handler (report's "# wait time:"
 # header line: from the fault to a handler reading its message), in ns; empty when it has none.
 wait_p50() {
@@ -209,6 +208,7 @@ wait_p50() {
 		printf "%.0f\n", v * (u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : 1); exit }'
 }
 
+# stat_sum NAME KEY: KEY summed over every process's stats.json of recording NAME (empty if none).
 stat_sum() {
 	cat "$REC/$1"/*/stats.json 2>/dev/null | awk -v key="\"$2\"" -F'[:,]' '
 		{ k = $1; gsub(/[ \t]/, "", k) } k == key { s += $2; n++ } END { if (n) print s }'

@@ -304,7 +304,7 @@ for pid in pids:
     if len(data) < 64:
         bad("%s: faults file is %d bytes, shorter than its header" % (where, len(data))); continue
     magic, version, kind, hsize, rsize, fpid = struct.unpack_from("<8s5I", data)
-    if magic != b"FLTRACE\0" or version not in (2, 3) or kind != 1 or hsize < 64 or rsize < 64 or fpid != s["pid"]:
+    if magic != b"FLTRACE\0" or version not in (2, 3, 4) or kind != 1 or hsize < 64 or rsize < 64 or fpid != s["pid"]:
         bad("%s: faults header magic=%r version=%d kind=%d header_size=%d record_size=%d pid=%d"
             % (where, magic, version, kind, hsize, rsize, fpid)); continue
     body = len(data) - hsize

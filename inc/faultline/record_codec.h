@@ -19,6 +19,8 @@ struct fl_codec_state {
 	struct fl_fault_record fault;
 	struct fl_fault_context context;
 	struct fl_evict_record evict;
+	uint32_t version;    /* decoding: the file's format version (a fault's wait_ns is read from
+	                      * FL_TRACE_VERSION_WAIT on); set after each reset */
 };
 
 /* Appends the encoding of one record of KIND (FL_FILE_FAULTS, FL_FILE_CONTEXTS or

@@ -58,8 +58,9 @@
  * string): a reader of the other byte order sees FL_TRACE_MAGIC_SWAPPED. */
 #define FL_TRACE_MAGIC         0x0045434152544c46ull
 #define FL_TRACE_MAGIC_SWAPPED 0x464c545241434500ull
-#define FL_TRACE_VERSION 3
+#define FL_TRACE_VERSION 4
 #define FL_TRACE_VERSION_FRAMED 3 /* the first version whose faults, contexts, evictions are framed */
+#define FL_TRACE_VERSION_WAIT 4   /* the first whose framed fault records may carry wait_ns */
 
 enum fl_file_kind {
 	FL_FILE_FAULTS = 1,
@@ -108,8 +109,8 @@ enum fl_fault_kind {
                                     * fields are valid (obj_addr 0: in no live object) */
 
 /* One message delivered by the kernel for a page of the region. 80 bytes; version-2 records of
- * 64 bytes (FL_FAULT_RECORD_SIZE_V2) have no thread_time_ns and service_ns (a reader treats them
- * as 0 = unknown). Version-1 records are decoded into this struct (see below). */
+ * 64 bytes (FL_FAULT_RECORD_SIZE_V2) have no thread_time_ns, service_ns and wait_ns (a reader
+ * treats them as 0 = unknown), and version-3 files no wait_ns. Version-1 records are decoded into this struct (see below). */
 struct fl_fault_record {
 	uint64_t time_ns;  /* nanoseconds since fl_file_header.start_ns, when the handler read it */
 	uint64_t addr;     /* exact faulting address (UFFD_FEATURE_EXACT_ADDRESS), all 64 bits */
@@ -149,7 +150,7 @@ struct fl_fault_record {
 #define FL_FAULT_RECORD_V1_SEQ 20      /* uint32_t */
 #define FL_FAULT_RECORD_V1_STACK_ID 24 /* uint32_t; kind, flags, handler, reserved follow (u8) */
 #define FL_FAULT_RECORD_V1_OBJ 32      /* obj_addr, obj_size, obj_alloc_id, obj_stack_id */
-#define FL_FAULT_RECORD_SIZE_V2 64     /* version 2 without thread_time_ns and service_ns */
+#define FL_FAULT_RECORD_SIZE_V2 64     /* version 2 without thread_time_ns, service_ns, wait_ns */
 
 /* The context of one fault: its call stack and the faulting thread's counters at the fault.
  * Taken by the handler that served the fault, from the perf sample the fault left (registers
@@ -275,7 +276,7 @@ struct fl_evict_record {
  * ends inside a frame: a reader keeps the complete frames and reports the cut tail. */
 #define FL_ALLOC_CHUNK_MAGIC 0x31435a46u /* "FZC1" */
 
-/* Framed files (version 3: faults, contexts, evictions). After the fl_file_header (record_size
+/* Framed files (from version 3: faults, contexts, evictions). After the fl_file_header (record_size
  * is the size of the record struct once decoded), the file is a sequence of frames, each written
  * whole with one write(2) by the runtime's trace writer thread:
  *   struct fl_frame_header, then compressed_size bytes: one zstd frame that decompresses to
@@ -283,8 +284,8 @@ struct fl_evict_record {
  * A record is encoded field by field as LEB128 varints of the difference from the same field of
  * the previous record of the frame (zigzag-encoded; the first record against all zeros), so
  * neighbours that differ little (time, address, seq, thread, stack) take a byte or two before
- * compression (lib/record_codec.c has the field order; a fault's kind byte with 0x80 set is
- * followed, after service_ns, by its wait_ns). Frames are independent: a reader can
+ * compression (lib/record_codec.c has the field order; from version 4 a fault's kind byte with
+ * 0x80 set is followed, after service_ns, by its wait_ns). Frames are independent: a reader can
  * count records from the frame headers alone, skip frames and read them in parallel. A file cut
  * by a crash ends inside a frame: the frames before it are whole. Within a frame and from frame
  * to frame, the records of one writer (a handler, a thread) stay in the order it wrote them. */

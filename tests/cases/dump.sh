@@ -231,9 +231,9 @@ echo "ok corrupt magic: exit 1, $(cat "$ERR")"
 
 # A newer format version is refused by name.
 cp -r "$REC" "$WORK/newer"
-printf '\x04' | dd of="$WORK/newer/$pname/faults" bs=1 seek=8 conv=notrunc status=none
+printf '\x63' | dd of="$WORK/newer/$pname/faults" bs=1 seek=8 conv=notrunc status=none
 dump "$WORK/newer"
-[ "$RC" -eq 1 ] && grep -q 'format version 4 is newer' "$ERR" || fail "newer version: exit $RC: $(cat "$ERR")"
+[ "$RC" -eq 1 ] && grep -q 'format version 99 is newer' "$ERR" || fail "newer version: exit $RC: $(cat "$ERR")"
 echo "ok newer format version refused"
 
 # Missing and empty directories.

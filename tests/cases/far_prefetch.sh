@@ -42,7 +42,7 @@ n = 0
 for f in glob.glob(os.path.join(sys.argv[1], "*", "faults")):
     data = read(f)
     version, _, hsize, rsize = struct.unpack_from("<IIII", data, 8)
-    if version not in (2, 3) or rsize < 64:
+    if version not in (2, 3, 4) or rsize < 64:
         sys.exit("%s: version %d, record_size %d: count_flag reads version 2" % (f, version, rsize))
     for off in range(hsize, len(data) - rsize + 1, rsize):
         if data[off + FLAGS] & int(sys.argv[2]):

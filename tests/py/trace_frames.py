@@ -87,7 +87,7 @@ class _Reader:
         return self.buf[self.pos - 1]
 
 
-def _decode_frame(kind, enc, n):
+def _decode_frame(kind, enc, n, version):
     r, out = _Reader(enc), []
     if kind == KIND_FAULTS:
         p = [0] * 14
@@ -97,8 +97,9 @@ def _decode_frame(kind, enc, n):
             k, fl, h = r.byte(), r.byte(), r.byte()
             oa, osz, oid, ost = r.delta(p[8]), r.delta(p[9]), r.delta(p[10], 32), r.delta(p[11], 32)
             tt, svc = r.delta(p[12]), r.varint()
-            wait = r.varint() if k & 0x80 else 0   # a kind byte with 0x80: wait_ns follows
-            k &= 0x7f
+            wait = 0
+            if version >= 4 and k & 0x80:   # from version 4, a kind byte with 0x80: wait_ns follows
+                wait, k = r.varint(), k & 0x7f
             p = [t, a, s, tid, st, k, fl, h, oa, osz, oid, ost, tt, svc]
             out.append(struct.pack("<QQQIIBBBBIQQIIQII", t, a, s, tid, st, k, fl, h, 0, 0, oa, osz, oid, ost, tt, svc, wait))
     elif kind == KIND_CONTEXTS:
@@ -124,10 +125,10 @@ def read(path):
     data = open(path, "rb").read()
     if not is_framed(data):
         return data
-    kind = struct.unpack_from("<I", data, 12)[0]
+    version, kind = struct.unpack_from("<II", data, 8)
     header = bytearray(data[:HEADER])
     struct.pack_into("<II", header, 16, HEADER, SIZES[kind])
     recs = []
     for _, n, z, esize in frames(data):
-        recs.extend(_decode_frame(kind, _decompress(z, esize), n))
+        recs.extend(_decode_frame(kind, _decompress(z, esize), n, version))
     return bytes(header) + b"".join(recs)

@@ -21,6 +21,13 @@
 static unsigned char file[MAXBUF];
 static size_t file_len;
 
+static void start_file_version(uint32_t kind, uint32_t version)
+{
+	struct fl_file_header h = trace_header(version, kind, (uint32_t)fl_codec_record_size(kind), 7);
+	memcpy(file, &h, sizeof(h));
+	file_len = sizeof(h);
+}
+
 static void start_file(uint32_t kind)
 {
 	struct fl_file_header h = trace_header(FL_TRACE_VERSION, kind, (uint32_t)fl_codec_record_size(kind), 7);
@@ -149,6 +156,59 @@ static void expect_broken(const char *what, void (*breaker)(size_t third), const
 	munmap(out, 64 + n * sizeof(seqs[0]));
 }
 
+/* A fault's wait_ns (from format 4): the kind byte's 0x80 and a varint after service_ns. Decoding
+ * refuses a wait of 0 or past 32 bits and a record cut anywhere; a version-3 file reads the bit
+ * as a bad record, not as a wait. */
+static void test_wait_field(void)
+{
+	struct fl_fault_record r, back;
+	struct fl_codec_state st;
+	unsigned char enc[FL_CODEC_RECORD_MAX];
+	memset(&r, 0, sizeof(r));
+	r.time_ns = 5, r.addr = 0x7f0000001000ull, r.kind = FL_FAULT_REFAULT, r.service_ns = 300, r.wait_ns = UINT32_MAX;
+	memset(&st, 0, sizeof(st));
+	size_t len = fl_codec_encode(FL_FILE_FAULTS, &st, &r, enc);
+	CHECK(len >= 5 && enc[len - 1] == 0x0f, "a wait of 2^32 - 1 ends the encoding (%zu bytes)", len);
+	for (size_t cut_at = 0; cut_at <= len; cut_at++) {
+		const unsigned char *pos = enc;
+		memset(&st, 0, sizeof(st));
+		st.version = FL_TRACE_VERSION_WAIT;
+		int rc = fl_codec_decode(FL_FILE_FAULTS, &st, &pos, enc + cut_at, &back);
+		if (cut_at < len)
+			CHECK(rc < 0, "a record cut after %zu of %zu bytes does not decode", cut_at, len);
+		else
+			CHECK(rc == 0 && pos == enc + len && memcmp(&back, &r, sizeof(r)) == 0, "the whole record comes back");
+	}
+	unsigned char big[FL_CODEC_RECORD_MAX];
+	memcpy(big, enc, len);
+	big[len - 1] = 0x10; /* the wait's varint now says 2^32 + 2^32 - 1 */
+	const unsigned char *pos = big;
+	memset(&st, 0, sizeof(st));
+	st.version = FL_TRACE_VERSION_WAIT;
+	CHECK(fl_codec_decode(FL_FILE_FAULTS, &st, &pos, big + len, &back) < 0, "a wait past 32 bits does not decode");
+	r.wait_ns = 1;
+	memset(&st, 0, sizeof(st));
+	len = fl_codec_encode(FL_FILE_FAULTS, &st, &r, enc);
+	enc[len - 1] = 0; /* a wait of 0 is written by leaving the bit clear, never as 0 */
+	pos = enc;
+	memset(&st, 0, sizeof(st));
+	st.version = FL_TRACE_VERSION_WAIT;
+	CHECK(fl_codec_decode(FL_FILE_FAULTS, &st, &pos, enc + len, &back) < 0, "a wait of 0 does not decode");
+
+	/* a version-3 file: the bit is no wait; the frame's bytes no longer add up */
+	struct fl_fault_record two[2];
+	memcpy(&two[0], &r, sizeof(r));
+	memcpy(&two[1], &r, sizeof(r));
+	two[1].seq = 1;
+	start_file_version(FL_FILE_FAULTS, FL_TRACE_VERSION_WAIT - 1);
+	add_frame(FL_FILE_FAULTS, two, 2);
+	char note[1024];
+	size_t n;
+	unsigned char *out = decode(&n, note, sizeof(note));
+	CHECK(n == 0 && note[0] != '\0', "version 3 with the bit: the frame is refused (%zu records; %s)", n, note);
+	munmap(out, 64 + n * sizeof(two[0]));
+}
+
 static void cut(size_t third) { file_len = third + 30; }
 static void bad_magic(size_t third) { file[third] ^= 1; }
 static void bad_count(size_t third) { file[third + 4] = 0xff, file[third + 5] = 0xff; }
@@ -159,6 +219,7 @@ static void cut_header(size_t third) { file_len = third + 7; }
 int main(void)
 {
 	test_round_trip();
+	test_wait_field();
 	for (size_t i = 0; i < 3000; i++) {
 		seqs[i].time_ns = 1000 * i;
 		seqs[i].addr = 0x7f0000000000ull + 4096 * i;

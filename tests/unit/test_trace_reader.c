@@ -901,7 +901,7 @@ static void test_corruption(void)
 		EXPECT_ERROR(dir, AT(7), "bad magic");
 		reset(&s, dir);
 		poke32(&s, dir, f, 8, FL_TRACE_VERSION + 1);
-		EXPECT_ERROR(dir, AT(8), "format version 4 is newer than this faultline reads (3)");
+		EXPECT_ERROR(dir, AT(8), "format version 5 is newer than this faultline reads (4)");
 		reset(&s, dir);
 		poke32(&s, dir, f, 8, 0);
 		EXPECT_ERROR(dir, AT(8), "bad format version 0");
@@ -1051,8 +1051,8 @@ static void test_corruption(void)
 	rewrite_json(&s, dir, F_META, "\"pid\": 1000", "\"pid\": 1003");
 	EXPECT_ERROR(dir, "1000/meta.json: pid 1003, but the process directory is 1000");
 	reset(&s, dir);
-	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 4");
-	EXPECT_ERROR(dir, "1000/meta.json: format version 4 is newer");
+	rewrite_json(&s, dir, F_META, "\"format_version\": 1", "\"format_version\": 99");
+	EXPECT_ERROR(dir, "1000/meta.json: format version 99 is newer");
 	reset(&s, dir);
 	rewrite_json(&s, dir, F_META, "\"start_ns\": 1000000000", "\"start_ns\": 1000000001");
 	EXPECT_ERROR(dir, "1000/faults: offset 32:", "differs from meta.json");

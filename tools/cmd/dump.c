@@ -7,11 +7,12 @@
  * then one line per fault:
  *     TIME_S PID TID ADDR KIND R/W hHANDLER wait=NS svc=NS vt=NS pmu=V1,V2 alloc=ID stack=0xPC0,0xPC1,...
  * TIME_S is seconds since the recording's first process started (9 decimals); ADDR is 0x + 16 hex
- * digits; KIND is first-touch|refault|soft|concurrent. The fault record's own fields come first,
- * then its joins: wait= how long the thread waited for a handler (the record's wait_ns: from the
- * fault to the handler reading it), svc= its service time (the record's service_ns) and vt= its thread's virtual time
- * (the CPU time the thread had used at the fault: the record's thread_time_ns, else its context's
- * task-clock; fault_time.h's fault_clock_virtual), both in ns, '-' when unknown (0 in the record,
+ * digits; KIND is first-touch|refault|soft|concurrent|access. The fault record's own fields come
+ * first: wait= how long the thread waited for a handler (the record's wait_ns: from the fault to
+ * the handler reading it) and svc= its service time (the record's service_ns); then its joins:
+ * vt= its thread's virtual time (the CPU time the thread had used at the fault: the record's
+ * thread_time_ns, else its context's task-clock; fault_time.h's fault_clock_virtual); all three
+ * in ns, '-' when unknown (0 in the record,
  * a version-2 record without the fields); pmu=-, alloc=-, stack=- when there is none.
  * With --symbolize each line ends with " sym=" and the stack's source frames, innermost first,
  * separated by " ; ": "FUNCTION FILE:LINE" (inlined frames included), or the frame's
@@ -51,7 +52,9 @@ static void dump_usage(FILE *out)
 	      "Prints every fault of a recording, one line each, in time order:\n"
 	      "  TIME_S PID TID ADDR KIND R/W hHANDLER wait=NS svc=NS vt=NS pmu=V1,V2,... alloc=ID stack=0xPC0,...\n"
 	      "TIME_S counts from the start of the recording's first process; KIND is first-touch,\n"
-	      "refault, soft or concurrent; wait= is how long the thread waited for a handler (from the\n"
+	      "refault, soft, concurrent or access (an access sample of record --mrc or\n"
+	      "--sample-accesses: counted apart from the faults in report and stats.json, listed here);\n"
+	      "wait= is how long the thread waited for a handler (from the\n"
 	      "fault to the handler reading its message), svc= the fault's service time (the handler\n"
 	      "reading its message to the faulting thread's wake-up) and vt= its thread's virtual time\n"
 	      "(the CPU time, task-clock, the thread had used at the fault), all in ns, '-' when the recording\n"
@@ -279,13 +282,15 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 	}
 	fputs("# faultline dump of ", out);
 	put_printable(rec->dir, out);
-	fprintf(out, ": %zu process%s, %" PRIu64 " faults\n", nselected, nselected == 1 ? "" : "es", selected);
+	/* fault records: access samples (record --mrc, --sample-accesses) are lines too, as they are
+	 * records of the faults file, though report and stats.json count them apart */
+	fprintf(out, ": %zu process%s, %" PRIu64 " fault records\n", nselected, nselected == 1 ? "" : "es", selected);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (o->pid == 0 || rec->procs[i].pid == o->pid)
 			dump_process_header(&rec->procs[i], out);
 	}
-	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler svc vt pmu alloc stack sym\n"
-			   : "# time_s pid tid addr kind r/w handler svc vt pmu alloc stack\n", out);
+	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler wait svc vt pmu alloc stack sym\n"
+			   : "# time_s pid tid addr kind r/w handler wait svc vt pmu alloc stack\n", out);
 	while (printed < o->limit && (f = fl_fault_iter_next(&it, &proc)) != NULL) {
 		dump_fault(proc, f, &clock, sym, (size_t)(proc - rec->procs), out);
 		printed++;

@@ -123,6 +123,7 @@ int fl_frames_decode(const char *path, const unsigned char *data, size_t len, un
 		}
 		struct fl_codec_state st;
 		memset(&st, 0, sizeof(st));
+		st.version = h.version;
 		const unsigned char *pos = scratch, *end = scratch + got;
 		uint32_t i = 0;
 		for (; i < fh.nrecords; i++)

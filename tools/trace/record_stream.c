@@ -79,6 +79,7 @@ int fl_record_stream_open(struct fl_record_stream *s, const char *path, uint32_t
 		return -1;
 	}
 	s->framed = h.version >= FL_TRACE_VERSION_FRAMED;
+	s->version = h.version;
 	s->disk_size = h.record_size;
 	s->offset = h.header_size;
 	if (!s->framed && (h.record_size < known_record_size(kind) || h.record_size % 8)) {
@@ -131,6 +132,7 @@ static int next_frame(struct fl_record_stream *s)
 	if (ZSTD_isError(got) || got != fh.encoded_size)
 		return note(s, "frame %u at offset %llu: corrupt zstd data", s->frame, (unsigned long long)at);
 	memset(&s->codec, 0, sizeof(s->codec));
+	s->codec.version = s->version;
 	s->pos = s->plain;
 	s->end = s->plain + got;
 	s->left = fh.nrecords;

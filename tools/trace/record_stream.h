@@ -22,6 +22,7 @@ struct fl_record_stream {
 	int fd;
 	uint32_t kind;              /* FL_FILE_FAULTS, FL_FILE_CONTEXTS or FL_FILE_EVICTIONS */
 	bool framed;
+	uint32_t version;           /* the file's format version (the codec reads wait_ns from 4 on) */
 	uint32_t disk_size;         /* flat files: the record size the header declares */
 	size_t struct_size;         /* the decoded struct of the kind */
 	uint64_t offset, len;       /* the next byte to read, and the file's size when opened */
