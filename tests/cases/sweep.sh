@@ -162,6 +162,10 @@ expect_exit 2 "bad record option" -L 1M --policy lru -o "$WORK/b5" -- true
 [ ! -e "$WORK/b3" ] && [ ! -e "$WORK/b5" ] || fail "a usage error left an output directory"
 expect_exit 1 "existing output directory" -L 1M -o "$OUT" -- true
 expect_exit 2 "the same size twice" -L 2M,2048K -o "$WORK/b5" -- true
+# an option record refuses only with the size (-L above -M): record's own reason, exit 2
+expect_exit 2 "-L above record's -M" -L 64M -M 8M -o "$WORK/bm" -- true
+grep -q 'record refused the options: .*-L 64 MiB is larger than -M 8 MiB' "$WORK/bad.err" ||
+	fail "-L above -M: record's reason not shown: $(cat "$WORK/bad.err")"
 # a program that fails only at some sizes fails the sweep (here: exit 5 below 2 MiB of -L, which
 # the runtime's environment tells it); one that exits non-zero at every size is swept as any other
 # (grep without a match, diff), its status named in the progress lines

@@ -16,7 +16,8 @@
  * when it exits with another status than the first run did: a program that exits non-zero at every
  * size (grep without a match, diff) sweeps as any other; one that fails only at small sizes does not.
  *
- * Exit status: 0; 1 when a run fails or the output cannot be written; 2 on a usage error. */
+ * Exit status: 0; 1 when a run fails or the output cannot be written; 2 on a usage error (sweep's,
+ * or record's for the options given). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -69,7 +70,8 @@ static void sweep_usage(FILE *out)
 	      "DIR/L-<size>/record.log): record could not trace it, exited 70 (the runtime stopped\n"
 	      "the program), or exited with another status than the first run (a program that exits\n"
 	      "non-zero at every size is swept as any other);\n"
-	      "128 + N when stopped by signal N, 2 on a usage error.\n"
+	      "128 + N when stopped by signal N, 2 on a usage error (also one record reports\n"
+	      "for the options it is given, e.g. -L above -M: its reason is shown).\n"
 	      "\n"
 	      "example: faultline sweep --policy fifo -L 16M,32M,64M,128M -o sw -- ./prog\n", out);
 }
@@ -314,7 +316,27 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Runs record for P (its dir made here); 0, or -1 after the message. */
+/* The first line of the file at PATH that record wrote as an error ("faultline: ..."), without
+ * its prefix and newline, into buf; false when there is none. */
+static bool first_log_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	bool found = false;
+	if (!f)
+		return false;
+	while (!found && fgets(buf, (int)len, f)) {
+		if (strncmp(buf, "faultline: ", 11) != 0)
+			continue;
+		memmove(buf, buf + 11, strlen(buf + 11) + 1);
+		buf[strcspn(buf, "\n")] = '\0';
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Runs record for P (its dir made here); 0, -2 when record refused its options (a usage error),
+ * or -1, after the message. */
 static int run_one(const struct sweep_options *o, const char *self, const char *out_dir, struct sweep_point *p)
 {
 	struct run_argv a;
@@ -383,6 +405,11 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 		return -1;
 	}
 	if (sweep_point_load(p, dir, err, sizeof(err)) < 0) {
+		char why[512];
+		if (p->exit_status == 2 && first_log_line(log, why, sizeof(why))) { /* record's usage error */
+			cli_error("sweep: -L %s: record refused the options: %s", shown, why);
+			return -2;
+		}
 		cli_error("sweep: -L %s: record exited %d: %s (its output: %s)", shown,
 			  p->exit_status, err, log);
 		return -1;
@@ -473,8 +500,9 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 	if (o->autosize) {
 		sweep_point_name(0, points[0].name, sizeof(points[0].name));
 		progress(0, SWEEP_AUTO_HALVINGS + 2, &points[0], out_dir);
-		if (run_one(o, self, out_dir, &points[0]) < 0)
-			return 1;
+		int rc = run_one(o, self, out_dir, &points[0]);
+		if (rc < 0)
+			return rc == -2 ? 2 : 1;
 		if (points[0].peak_resident_bytes == 0) {
 			cli_error("sweep: --auto: the unlimited run had no resident heap (peak_resident_bytes 0)");
 			return 1;
@@ -486,7 +514,10 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 		points[n].local_bytes = sizes[k];
 		sweep_point_name(sizes[k], points[n].name, sizeof(points[n].name));
 		progress(n, nsizes + first, &points[n], out_dir);
-		if (run_one(o, self, out_dir, &points[n]) < 0 || check_status(&points[0], &points[n], out_dir) < 0)
+		int rc = run_one(o, self, out_dir, &points[n]);
+		if (rc < 0)
+			return rc == -2 ? 2 : 1;
+		if (check_status(&points[0], &points[n], out_dir) < 0)
 			return 1;
 		char status[64] = "";
 		if (points[n].exit_status)
