@@ -314,6 +314,9 @@ done
 echo "ok usage errors exit 2"
 visualize "$WORK/does-not-exist"
 [ "$RC" -eq 1 ] || fail "visualize of a missing recording: exit $RC"
+[ ! -e "$WORK/does-not-exist" ] || fail "visualize of a missing recording created it"
+visualize "$WORK/does-not-exist" -o "$WORK/viz-out-of-nothing"
+[ "$RC" -eq 1 ] && [ ! -e "$WORK/viz-out-of-nothing" ] || fail "visualize of a missing recording: exit $RC, or -o created"
 echo "ok options"
 
 # No stacks at all: every fault under one "[no stack]" frame.

@@ -1196,10 +1196,6 @@ int cmd_visualize(int argc, char **argv)
 		return 1;
 	if (!o.outdir)
 		o.outdir = o.dir;
-	if (mkdir(o.outdir, 0777) < 0 && errno != EEXIST) {
-		cli_error("visualize: cannot create %s: %s", o.outdir, strerror(errno));
-		return 1;
-	}
 	struct report_progress progress;
 	report_progress_start(&progress, "visualize", !o.verbose);
 	report_progress_phase(&progress, "reading the recording", 0);
@@ -1214,6 +1210,13 @@ int cmd_visualize(int argc, char **argv)
 	if (rec->nwarnings || rec->warnings_suppressed)
 		report_progress_stop(&progress);
 	recording_arg_warnings(rec);
+	/* the output directory only once the recording is known to be one */
+	if (mkdir(o.outdir, 0777) < 0 && errno != EEXIST) {
+		report_progress_stop(&progress);
+		cli_error("visualize: cannot create %s: %s", o.outdir, strerror(errno));
+		fl_recording_close(rec);
+		return 1;
+	}
 	rc = viz_run(rec, &o, &progress);
 	report_progress_stop(&progress);
 	fl_recording_close(rec);
