@@ -53,7 +53,7 @@ report alloc.csv "$REC" --format csv --by alloc
 report alloc "$REC" --by alloc
 grep -q '^# faultline report of ' "$WORK/table" || fail "no report header: $(head -n3 "$WORK/table")"
 grep -q '^# PMU events:      task-clock' "$WORK/table" || fail "PMU events not in the header"
-grep -q '^# records dropped: 0' "$WORK/table" || fail "records dropped not in the header"
+grep -q '^# records lost:    0$' "$WORK/table" || fail "records lost not in the header"
 echo "ok report header"
 
 "$PY" - "$WORK" "$PAGES" "$LOCAL_PAGES" "$FILL_LINE" "$READ_LINE" "$MALLOC_LINE" <<'EOF' || fail "report checks failed"

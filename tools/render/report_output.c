@@ -359,7 +359,7 @@ static void header_limits(const struct report *r, FILE *out)
 
 static void header_totals(const struct report *r, FILE *out)
 {
-	uint64_t dropped = 0, end_ns = 0, value, kinds[FL_FAULT_KIND_MAX + 1] = { 0 };
+	uint64_t dropped = 0, by_runtime = 0, end_ns = 0, value, kinds[FL_FAULT_KIND_MAX + 1] = { 0 };
 	size_t unknown = 0;
 	char c[6][32];
 
@@ -369,6 +369,8 @@ static void header_totals(const struct report *r, FILE *out)
 		dropped += proc->faults_lost; /* stats.json's dropped, and any other record it counts the trace lacks */
 		if (!proc->faults_lost_exact)
 			unknown++;
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &value) == 0)
+			by_runtime += value;
 		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_WALL_NS, &value) == 0 && proc->offset_ns + value > end)
 			end = proc->offset_ns + value;
 		if (end > end_ns)
@@ -376,7 +378,12 @@ static void header_totals(const struct report *r, FILE *out)
 		for (size_t k = 0; k <= FL_FAULT_KIND_MAX; k++)
 			kinds[k] += proc->kind_counts[k];
 	}
-	fprintf(out, "# records dropped: %s%" PRIu64, unknown ? "at least " : "", dropped);
+	/* lost: records of faults the runtime served that the trace lacks, whether the runtime dropped
+	 * them (stats.json) or the files lost them (cut by a kill, damaged) */
+	fprintf(out, "# records lost:    %s%" PRIu64, unknown ? "at least " : "", dropped);
+	if (dropped > by_runtime && !unknown)
+		fprintf(out, " (dropped by the runtime %" PRIu64 "; the others are missing from the trace files: "
+			"cut by a kill, or damaged)", by_runtime);
 	if (unknown)
 		fprintf(out, " (%zu process%s without stats.json, killed: the missing seq numbers; the faults after "
 			"the last record written are not known)", unknown, unknown == 1 ? "" : "es");
