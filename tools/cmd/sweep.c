@@ -324,19 +324,18 @@ static bool first_log_line(const char *path, char *buf, size_t len)
 	bool found = false;
 	if (!f)
 		return false;
-	while (!found && fgets(buf, (int)len, f)) {
-		if (strncmp(buf, "faultline: ", 11) != 0)
-			continue;
+	while (!found && fgets(buf, (int)len, f))
+		found = strncmp(buf, "faultline: ", 11) == 0;
+	fclose(f);
+	if (found) {
 		memmove(buf, buf + 11, strlen(buf + 11) + 1);
 		buf[strcspn(buf, "\n")] = '\0';
-		found = true;
 	}
-	fclose(f);
 	return found;
 }
 
-/* Runs record for P (its dir made here); 0, -2 when record refused its options (a usage error),
- * or -1, after the message. */
+/* Runs record for P (its dir made here); 0, or sweep's exit status after the message: 2 when
+ * record refused its options (a usage error), 1 for any other failure. */
 static int run_one(const struct sweep_options *o, const char *self, const char *out_dir, struct sweep_point *p)
 {
 	struct run_argv a;
@@ -354,23 +353,23 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
 		cli_error("sweep: mkdir %s: %s", dir, strerror(errno));
-		return -1;
+		return 1;
 	}
 	if (make_record_argv(o, p->local_bytes, dir, &a) < 0) {
 		cli_error("sweep: the command line is too long");
-		return -1;
+		return 1;
 	}
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		cli_error("sweep: open %s: %s", log, strerror(errno));
-		return -1;
+		return 1;
 	}
 	double start = now_s();
 	pid = fork();
 	if (pid < 0) {
 		cli_error("sweep: fork: %s", strerror(errno));
 		close(fd);
-		return -1;
+		return 1;
 	}
 	if (pid == 0) {
 		if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
@@ -386,7 +385,7 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 	while (wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR) {
 			cli_error("sweep: wait4 %ld: %s", (long)pid, strerror(errno));
-			return -1;
+			return 1;
 		}
 	}
 	running_child = 0;
@@ -397,22 +396,22 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 	if (stop_signal) {
 		cli_error("sweep: stopped by signal %d during -L %s (its output: %s)", (int)stop_signal,
 			  shown, log);
-		return -1;
+		return 1;
 	}
 	if (p->exit_status == FL_EXIT_RUNTIME_FAILURE) { /* the runtime stopped the program (far store) */
 		cli_error("sweep: -L %s: record exited %d: the runtime stopped the program or could not start "
 			  "(its output: %s)", shown, p->exit_status, log);
-		return -1;
+		return 1;
 	}
 	if (sweep_point_load(p, dir, err, sizeof(err)) < 0) {
 		char why[512];
 		if (p->exit_status == 2 && first_log_line(log, why, sizeof(why))) { /* record's usage error */
 			cli_error("sweep: -L %s: record refused the options: %s", shown, why);
-			return -2;
+			return 2;
 		}
 		cli_error("sweep: -L %s: record exited %d: %s (its output: %s)", shown,
 			  p->exit_status, err, log);
-		return -1;
+		return 1;
 	}
 	return 0;
 }
@@ -501,8 +500,8 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 		sweep_point_name(0, points[0].name, sizeof(points[0].name));
 		progress(0, SWEEP_AUTO_HALVINGS + 2, &points[0], out_dir);
 		int rc = run_one(o, self, out_dir, &points[0]);
-		if (rc < 0)
-			return rc == -2 ? 2 : 1;
+		if (rc != 0)
+			return rc;
 		if (points[0].peak_resident_bytes == 0) {
 			cli_error("sweep: --auto: the unlimited run had no resident heap (peak_resident_bytes 0)");
 			return 1;
@@ -515,8 +514,8 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 		sweep_point_name(sizes[k], points[n].name, sizeof(points[n].name));
 		progress(n, nsizes + first, &points[n], out_dir);
 		int rc = run_one(o, self, out_dir, &points[n]);
-		if (rc < 0)
-			return rc == -2 ? 2 : 1;
+		if (rc != 0)
+			return rc;
 		if (check_status(&points[0], &points[n], out_dir) < 0)
 			return 1;
 		char status[64] = "";
