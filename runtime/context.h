@@ -160,6 +160,9 @@ struct fl_runtime {
 	bool clock_trial;                    /* the clock unmaps on trial now (else evicts directly) */
 	uint8_t *rescue;                     /* evict.c, adaptive clock: per page, rescued since its last
 	                                        trial / its trial follows a rescue (under the page's lock) */
+	uint32_t *arrived;                   /* evict.c, adaptive clock: per page, `installs` when it came in */
+	_Atomic uint32_t installs;           /* pages installed so far (wraps) */
+	uint32_t young_installs;             /* evict.c: arrivals the direct sweep passes over */
 	struct fl_clock_adapt {              /* evict.c: the adaptive clock's counts, of pages taking trials */
 		uint64_t trials, trials_repeat;       /* under evict_lock */
 		_Atomic uint64_t rescues, rescues_repeat; /* soft faults (handlers) */

@@ -21,7 +21,8 @@
  *     clock is not LRU: it sees only faults (a resident page's use sets no bit), it unmaps on
  *     trial into a soft pool of -L/8 pages, oldest soft pages leave for real, and it adapts: where
  *     pages rescued from the pool are rescued again no more often than any, it evicts the pages
- *     its hand passes directly but for a sample (evict.c, "the adaptive clock"; modelled with the
+ *     its hand passes directly but for the last -L/4 to come in and a sample (evict.c, "the
+ *     adaptive clock"; modelled with the
  *     same counts, its constants scaled by the rate: sqlite3 at 1/4 and 1/2 of its peak -0.4 and
  *     -0.5 %, where the model without adaptation said +8.8 and +14 %). Where a working set
  *     is about the size of -L the two differ by 2x and more (sqlite3 at 1/8 of its peak: 54 k
@@ -293,6 +294,9 @@ struct mini_cache {
 	size_t soft_target_direct;
 	uint8_t *where;                       /* MINI_* per page */
 	uint8_t *ref;                         /* clock: a fault brought it in since the hand passed */
+	uint32_t *arrived;                    /* clock: per page, `installs` when it came in */
+	uint64_t installs;                    /* clock: pages brought in so far */
+	double young;                         /* clock: arrivals the direct sweep passes over, scaled */
 	uint32_t *seq;                        /* per page: bumped at every move, so queue entries go stale */
 	uint32_t *queue, *queue_seq;          /* clock: the soft pool; fifo: resident pages; oldest first */
 	size_t head, tail, local, soft, hand;
@@ -367,7 +371,8 @@ static bool mini_sweep_one(struct mini_cache *c)
 }
 
 /* clock, evicting directly: the next resident page the hand passes goes to the far store,
- * referenced or not; pages of the sample it passes take trials on the way. */
+ * referenced or not, unless it came in lately (runtime/evict.c, arrived_lately); pages of the
+ * sample it passes take trials on the way. */
 static bool mini_evict_direct(struct mini_cache *c)
 {
 	for (size_t examined = 0; examined < 2 * c->pages + 1; examined++) {
@@ -382,6 +387,8 @@ static bool mini_evict_direct(struct mini_cache *c)
 				mini_trial(c, p);
 			continue;
 		}
+		if ((double)(uint32_t)((uint32_t)c->installs - c->arrived[p]) < c->young)
+			continue;
 		c->where[p] = MINI_FAR, c->seq[p]++, c->local--;
 		return true;
 	}
@@ -422,6 +429,7 @@ static bool mini_access(struct mini_cache *c, uint32_t p, bool first)
 			c->ref[p] = 1;
 		return false;
 	}
+	c->arrived[p] = (uint32_t)c->installs++; /* it comes in */
 	if (w == MINI_SOFT) { /* a soft fault: back, referenced */
 		c->where[p] = MINI_RESIDENT, c->ref[p] = 1, c->seq[p]++, c->soft--;
 		mini_note_rescue(c, p);
@@ -437,13 +445,16 @@ static bool mini_access(struct mini_cache *c, uint32_t p, bool first)
 }
 
 /* Misses per sampled page (into `misses`) of the simulated policy keeping `kept` sampled pages,
- * of which the clock's soft pool aims at `soft` (both already scaled by the rate). */
-static int simulate(const struct mrc_process *mp, enum mrc_policy policy, double kept, double soft, uint32_t *misses)
+ * of which the clock's soft pool aims at `soft`, its direct sweep passing over the last `young`
+ * arrivals (all three already scaled by the rate). */
+static int simulate(const struct mrc_process *mp, enum mrc_policy policy, double kept, double soft, double young,
+		    uint32_t *misses)
 {
 	struct mini_cache c = { .policy = policy, .pages = mp->sampled_pages, .trial = true };
 	size_t queue_cap = mp->accesses + mp->sampled_pages + 1;
 	c.capacity = kept < 1 ? 1 : (size_t)(kept + 0.5);
 	c.soft_target = (size_t)(soft + 0.5);
+	c.young = young;
 	/* runtime/evict.c's constants (ADAPT_WINDOW 512 trials, ADAPT_MIN_REPEAT 32, a direct pool
 	 * of 1/32 of the target but 16 pages at least), scaled by the sampling rate */
 	c.window = 512 * mp->rate > 8 ? 512 * mp->rate : 8;
@@ -452,16 +463,17 @@ static int simulate(const struct mrc_process *mp, enum mrc_policy policy, double
 	c.soft_target_direct = (size_t)(direct + 0.5);
 	c.rescue = calloc(c.pages + 1, 1);
 	c.where = calloc(c.pages + 1, 1), c.ref = calloc(c.pages + 1, 1);
+	c.arrived = calloc(c.pages + 1, sizeof(*c.arrived));
 	c.seq = calloc(c.pages + 1, sizeof(*c.seq));
 	c.queue = malloc(queue_cap * sizeof(*c.queue)), c.queue_seq = malloc(queue_cap * sizeof(*c.queue_seq));
 	int rc = -1;
-	if (c.where && c.ref && c.seq && c.queue && c.queue_seq && c.rescue) {
+	if (c.where && c.ref && c.seq && c.queue && c.queue_seq && c.rescue && c.arrived) {
 		for (size_t i = 0; i < mp->accesses; i++)
 			if (mini_access(&c, mp->access_page[i], mp->access_first[i]))
 				misses[mp->access_page[i]]++;
 		rc = 0;
 	}
-	free(c.where), free(c.ref), free(c.seq), free(c.queue), free(c.queue_seq), free(c.rescue);
+	free(c.where), free(c.ref), free(c.seq), free(c.queue), free(c.queue_seq), free(c.rescue), free(c.arrived);
 	return rc;
 }
 
@@ -476,9 +488,10 @@ static void scale_misses(const struct mrc_process *mp, const uint32_t *misses, d
 	*se = sqrt((1 - mp->rate) * sum_sq) / mp->rate;
 }
 
-/* Misses of one process keeping `kept` sampled pages (`soft` of them the clock's soft pool):
- * estimate and standard error; `misses` is scratch, one counter per sampled page. */
-static void estimate(const struct mrc_process *mp, enum mrc_policy policy, double kept, double soft,
+/* Misses of one process keeping `kept` sampled pages (`soft` of them the clock's soft pool, and
+ * `young` the arrivals its direct sweep passes over): estimate and standard error; `misses` is
+ * scratch, one counter per sampled page. */
+static void estimate(const struct mrc_process *mp, enum mrc_policy policy, double kept, double soft, double young,
 		     uint32_t *misses, double *est, double *se)
 {
 	memset(misses, 0, (mp->sampled_pages + 1) * sizeof(*misses));
@@ -486,7 +499,7 @@ static void estimate(const struct mrc_process *mp, enum mrc_policy policy, doubl
 		for (size_t i = 0; i < mp->nreuses; i++)
 			if ((double)mp->reuse_distance[i] >= kept)
 				misses[mp->reuse_page[i]]++;
-	} else if (simulate(mp, policy, kept, soft, misses) < 0) {
+	} else if (simulate(mp, policy, kept, soft, young, misses) < 0) {
 		*est = *se = NAN; /* out of memory */
 		return;
 	}
@@ -529,12 +542,12 @@ struct mrc_row mrc_predict(const struct mrc_model *m, uint64_t local_bytes, enum
 		if (usable < 1)
 			usable = 1;
 		double t = usable * mp->rate, spread = 2 / sqrt(t > 1 ? t : 1);
-		double soft = (double)fl_evict_soft_target(limit);
+		double soft = (double)fl_evict_soft_target(limit) * mp->rate;
+		double young = (double)fl_evict_young_installs(limit) * mp->rate;
 		double est, se, est_lo, se_lo, est_hi, se_hi;
-		soft *= mp->rate;
-		estimate(mp, policy, t, soft, misses, &est, &se);
-		estimate(mp, policy, t * (1 + spread), soft, misses, &est_lo, &se_lo); /* more room: fewer misses */
-		estimate(mp, policy, t * (1 - spread) > 0 ? t * (1 - spread) : 0, soft, misses, &est_hi, &se_hi);
+		estimate(mp, policy, t, soft, young, misses, &est, &se);
+		estimate(mp, policy, t * (1 + spread), soft, young, misses, &est_lo, &se_lo); /* more room: fewer misses */
+		estimate(mp, policy, t * (1 - spread) > 0 ? t * (1 - spread) : 0, soft, young, misses, &est_hi, &se_hi);
 		/* the simulated policies are not stack algorithms: more room can miss more, locally */
 		double low = fmin(est - 2 * se, fmin(est_lo - 2 * se_lo, est_hi - 2 * se_hi));
 		double high_est = fmax(est + 2 * se, fmax(est_lo + 2 * se_lo, est_hi + 2 * se_hi));
