@@ -16,7 +16,8 @@
 #     the sleep; the default (wall) heatmap spans the sleep;
 #   - `report --time virtual --from/--to` selects exactly the faults whose vtime_ns is in the window;
 #     its header shows the service-time percentiles; the whole report's wait-time line counts the
-#     faults export has a wait_ns for, with their median as p50;
+#     faults export has a wait_ns for, with their median as p50; recorded with -s 0 (no perf
+#     samples), the line says the wait is unknown and why;
 #   - bad --time values are usage errors (exit 2) in all three verbs;
 #   - with --pmu events that lack task-clock (tests/planted/threads, 3 threads), the runtime adds
 #     task-clock to each thread's group on its own: the faults still have virtual times (all but
@@ -129,6 +130,14 @@ line=$(grep '^# wait time:' "$WORK/report-all") || fail "report header has no wa
 case $line in
 "# wait time:       p50 $2 $3, "*"($1 faults; fault to message read)") echo "ok report header: $line" ;;
 *) fail "wait-time line '$line', want p50 $2 $3 over $1 faults" ;;
+esac
+# without perf samples (-s 0) no fault has a wait: the line says so and why
+expect_record hd0 -s 0 -L 4 -M 64 -- "$PLANTED/half_dirty" 4 1
+"$FAULTLINE" report "$WORK/hd0" >"$WORK/report-s0" 2>&1 || fail "report of the -s 0 recording failed"
+line=$(grep '^# wait time:' "$WORK/report-s0") || fail "-s 0: report header has no wait-time line"
+case $line in
+*"unknown: no fault has one"*"-s 0"*) echo "ok -s 0: $line" ;;
+*) fail "-s 0: wait-time line '$line' does not say why it is unknown" ;;
 esac
 
 for verb in report visualize export; do

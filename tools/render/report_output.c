@@ -433,6 +433,9 @@ static void header_records(const struct report *r, FILE *out)
 			fprintf(out, "# %s p50 %s, p90 %s, p99 %s, max %s (%s faults; %s)\n", title[l],
 				format_ns(s->p50, a, sizeof(a)), format_ns(s->p90, b, sizeof(b)), format_ns(s->p99, c, sizeof(c)),
 				format_ns(s->max, d, sizeof(d)), cli_format_count(s->n, e, sizeof(e)), span[l]);
+		else if (l == REPORT_WAIT && rr->latency[REPORT_SERVICE].n)
+			fprintf(out, "# %s unknown: no fault has one (it comes from the fault's perf sample: none with "
+				"record -s 0, none where the kernel gives samples no time)\n", title[l]);
 	}
 	if (rr->virtual_n)
 		fprintf(out, "# virtual time:    up to %.3f s of thread CPU time (task-clock) at the last fault; "
