@@ -12,6 +12,7 @@
 #     stacks through main sum them;
 #   - across policies (fifo vs clock at -L 2M) and program versions (cyclic_scan rebuilt with other
 #     function addresses): rows equal the reports' difference; the versions' rows all match, delta 0;
+#   - two recordings without fault stacks (-s 0): one <no stack> row, and a hint to use --by alloc;
 #   - bad input: one recording, three, a missing one (exit 2, 2, 1), a bad --kind (exit 2).
 . "$(dirname "$0")/../lib.sh"
 
@@ -132,6 +133,16 @@ zero = got and all(int(r["delta"]) == 0 and int(r["a"]) > 0 for r in got)
 print(("ok " if zero else "FAIL: ") + "version diff: %d rows, every one matched with delta 0" % len(got))
 sys.exit(1 if bad or not zero else 0)
 PYEOF
+
+# recordings without fault stacks (-s 0, as sweep makes them): one <no stack> row, and a hint
+expect_record nostack-a -s 0 -c 1 -L 2M -- "$PLANTED/cyclic_scan" 1024 2
+expect_record nostack-b -s 0 -c 1 -L 8M -- "$PLANTED/cyclic_scan" 1024 2
+run nostack.diff "$FAULTLINE" diff "$WORK/nostack-a" "$WORK/nostack-b"
+grep -q '^ .*<no stack>' "$WORK/nostack.diff" && grep -q -- '--by alloc' "$WORK/nostack.diff" ||
+	fail "diff of two recordings without stacks: no <no stack> row with a hint to use --by alloc: $(cat "$WORK/nostack.diff")"
+run nostack.alloc "$FAULTLINE" diff --by alloc "$WORK/nostack-a" "$WORK/nostack-b"
+! grep -q 'no fault has a stack' "$WORK/nostack.alloc" || fail "diff --by alloc shows the no-stack hint"
+echo "ok diff without stacks: one <no stack> row and a hint to use --by alloc (none with --by alloc)"
 
 RC=0; "$FAULTLINE" diff "$A" >/dev/null 2>"$WORK/e" || RC=$?
 [ "$RC" -eq 2 ] || fail "one recording: exit $RC"
