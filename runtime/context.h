@@ -220,6 +220,8 @@ struct fl_runtime {
 	_Atomic bool faults_failed;          /* a write failed: the file gets no more records */
 	struct fl_file_header file_header;
 	uint64_t start_ns;
+	uint64_t thrash_warn_after_s;        /* thrash_warn.c: not before this many seconds (0: never) */
+	uint64_t thrash_warn_rate;           /* thrash_warn.c: refaults a second, at least */
 	_Atomic bool final_mode;             /* after shutdown: records written at once */
 	_Atomic bool stopping;               /* the process is dying: handlers serve no more faults */
 	char exit_reason[40];

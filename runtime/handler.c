@@ -26,6 +26,7 @@
  * handler should read at all is measured while the program runs (readers.c): the handlers beyond
  * rt->readers.reading sleep, in READER_SLEEP_MS naps cut short by the handler signal. */
 #include "handler.h"
+#include "thrash_warn.h"
 #include "context.h"
 #include "fault.h"
 #include "live_objects.h"
@@ -150,6 +151,7 @@ static void flush_thread_streams(struct fl_handler *h, bool now)
 	fl_threads_flush_periodic();
 	fl_sites_write_periodic(h->rt); /* the per-site aggregates too (live_objects.c) */
 	fl_trace_flush(h);
+	fl_thrash_check(h->rt);
 }
 
 /* The handler signal ended a read (or a pause): a flush request, or the period's tick. */

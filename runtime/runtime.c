@@ -185,6 +185,9 @@ int fl_runtime_init(void)
 	struct fl_buf top_buf = { rt->top_dir, 0, sizeof(rt->top_dir) };
 	fl_buf_str(&top_buf, top);
 	rt->check_states = getenv("FAULTLINE_CHECK_STATES") != NULL;
+	/* thrash_warn.c: seconds before the thrash warning may come (tests make it sooner) */
+	rt->thrash_warn_after_s = fl_env_u64("FAULTLINE_THRASH_WARN_AFTER", 10);
+	rt->thrash_warn_rate = fl_env_u64("FAULTLINE_THRASH_WARN_RATE", 5000);
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
 	rt->uid = getuid();

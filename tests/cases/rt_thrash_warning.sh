@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# rt_thrash_warning: a program that runs mostly in refaults is told so once, on stderr, while it runs
+# (runtime/thrash_warn.c). bench/dict_sort 30000 (a hash table of malloc'd entries, then qsort; ~5 MiB)
+# with the warning's delay and rate lowered (FAULTLINE_THRASH_WARN_AFTER=1 s, _RATE=100 refaults a
+# second, so that a loaded machine still qualifies):
+#   - at -L 1M: exactly one "faultline: warning: after N s, R refaults a second: with -L 1 MiB ..."
+#     line, naming record --mrc, and the program's checksum as natively (the warning changes nothing);
+#   - at -L 64M (no refault): no warning;
+#   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no warning.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+
+gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/dict_sort" \
+	"$ROOT/bench/dict_sort.c" || fail "cannot build bench/dict_sort.c"
+run_native native "$WORK/dict_sort" 30000
+want=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/native.native")
+[ -n "$want" ] || fail "no checksum in the native output"
+
+export FAULTLINE_THRASH_WARN_AFTER=1 FAULTLINE_THRASH_WARN_RATE=100
+expect_record tight -L 1M -- "$WORK/dict_sort" 30000
+n=$(grep -c '^faultline: warning: after [0-9]* s, [0-9]* refaults a second: with -L 1 MiB of the [0-9]* MiB of heap' "$WORK/tight.err")
+check_eq "-L 1M: warning lines" "$n" 1
+grep -q 'faultline record --mrc' "$WORK/tight.err" || fail "the warning does not name record --mrc: $(cat "$WORK/tight.err")"
+got=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/tight.out")
+[ "$got" = "$want" ] || fail "-L 1M: checksum '$got', natively $want"
+echo "ok -L 1M: $(grep '^faultline: warning' "$WORK/tight.err")"
+
+expect_record roomy -L 64M -- "$WORK/dict_sort" 30000
+! grep -q 'faultline: warning' "$WORK/roomy.err" || fail "-L 64M (no refault): warned: $(cat "$WORK/roomy.err")"
+echo "ok -L 64M: no warning"
+
+FAULTLINE_THRASH_WARN_AFTER=0 expect_record off -L 1M -- "$WORK/dict_sort" 30000
+! grep -q 'faultline: warning' "$WORK/off.err" || fail "FAULTLINE_THRASH_WARN_AFTER=0: warned: $(cat "$WORK/off.err")"
+echo "ok FAULTLINE_THRASH_WARN_AFTER=0: no warning"
