@@ -163,6 +163,11 @@ struct fl_runtime {
 	uint32_t *arrived;                   /* evict.c, adaptive clock: per page, `installs` when it came in */
 	_Atomic uint32_t installs;           /* pages installed so far (wraps) */
 	uint32_t young_installs;             /* evict.c: arrivals the direct sweep passes over */
+	_Atomic uint32_t first_installs;     /* of `installs`, first touches (wraps) */
+	struct fl_fresh_phase {              /* evict.c: are first touches most installs? under evict_lock */
+		uint32_t installs, first;            /* the counters when the phase was last judged */
+		bool fresh;                          /* yes: the direct sweep spares young pages */
+	} phase;
 	struct fl_clock_adapt {              /* evict.c: the adaptive clock's counts, of pages taking trials */
 		uint64_t trials, trials_repeat;       /* under evict_lock */
 		_Atomic uint64_t rescues, rescues_repeat; /* soft faults (handlers) */

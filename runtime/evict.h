@@ -11,7 +11,8 @@ struct fl_runtime;
 
 void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need);
-void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
+/* PAGE was installed (resident again); FIRST_TOUCH: it came in by its first touch. */
+void fl_evict_note_installed(struct fl_runtime *rt, size_t page, bool first_touch);
 /* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
 void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);

@@ -222,7 +222,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		fl_far_mirror_stale(h, page, now); /* dropped in batches, when nothing worth keeping */
 	if (kind == FL_FAULT_REFAULT)
 		fl_prefetch_after_refault(rt, page);
-	fl_evict_note_installed(rt, page);
+	fl_evict_note_installed(rt, page, kind == FL_FAULT_FIRST_TOUCH);
 	return kind;
 }
 

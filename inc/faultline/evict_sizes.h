@@ -23,9 +23,10 @@ static inline uint64_t fl_evict_soft_target(uint64_t limit_pages)
 	return v < FL_EVICT_BATCH ? FL_EVICT_BATCH : v > 16384 ? 16384 : v;
 }
 
-/* The adaptive clock evicting directly passes over pages that came in during the last this many
- * installs (-L/4): the young segment of 2Q (Johnson and Shasha, VLDB'94), whose authors also
- * found a quarter of the cache best. */
+/* The adaptive clock evicting directly, while first touches are most installs, passes over pages
+ * first touched during the last this many installs (-L/4), and judges that phase over as many:
+ * the young segment of 2Q (Johnson and Shasha, VLDB'94), whose authors also found a quarter of
+ * the cache best. */
 static inline uint64_t fl_evict_young_installs(uint64_t limit_pages)
 {
 	return limit_pages / 4;

@@ -21,8 +21,8 @@
  *     clock is not LRU: it sees only faults (a resident page's use sets no bit), it unmaps on
  *     trial into a soft pool of -L/8 pages, oldest soft pages leave for real, and it adapts: where
  *     pages rescued from the pool are rescued again no more often than any, it evicts the pages
- *     its hand passes directly but for the last -L/4 to come in and a sample (evict.c, "the
- *     adaptive clock"; modelled with the
+ *     its hand passes directly but for a sample and, while first touches are most installs, the
+ *     pages first touched among the last -L/4 installs (evict.c, "the adaptive clock"; modelled with the
  *     same counts, its constants scaled by the rate: sqlite3 at 1/4 and 1/2 of its peak -0.4 and
  *     -0.5 %, where the model without adaptation said +8.8 and +14 %). Where a working set
  *     is about the size of -L the two differ by 2x and more (sqlite3 at 1/8 of its peak: 54 k
@@ -294,8 +294,10 @@ struct mini_cache {
 	size_t soft_target_direct;
 	uint8_t *where;                       /* MINI_* per page */
 	uint8_t *ref;                         /* clock: a fault brought it in since the hand passed */
-	uint32_t *arrived;                    /* clock: per page, `installs` when it came in */
-	uint64_t installs;                    /* clock: pages brought in so far */
+	uint32_t *arrived;                    /* clock: per page, `installs` at its first touch (else old) */
+	uint64_t installs, first_installs;    /* clock: pages brought in so far, and by first touches */
+	uint64_t phase_installs, phase_first; /* clock: the two when the phase was last judged */
+	bool fresh;                           /* clock: a fresh phase: young pages are spared */
 	double young;                         /* clock: arrivals the direct sweep passes over, scaled */
 	uint32_t *seq;                        /* per page: bumped at every move, so queue entries go stale */
 	uint32_t *queue, *queue_seq;          /* clock: the soft pool; fifo: resident pages; oldest first */
@@ -370,11 +372,23 @@ static bool mini_sweep_one(struct mini_cache *c)
 	return false;
 }
 
+/* clock: a fresh phase while at least half of the last `young` installs were first touches
+ * (runtime/evict.c, judge_phase). */
+static void mini_judge_phase(struct mini_cache *c)
+{
+	uint64_t n = c->installs - c->phase_installs;
+	if ((double)n < c->young)
+		return;
+	c->fresh = 2 * (c->first_installs - c->phase_first) >= n;
+	c->phase_installs = c->installs, c->phase_first = c->first_installs;
+}
+
 /* clock, evicting directly: the next resident page the hand passes goes to the far store,
- * referenced or not, unless it came in lately (runtime/evict.c, arrived_lately); pages of the
- * sample it passes take trials on the way. */
+ * referenced or not, unless in a fresh phase it was first touched lately (runtime/evict.c,
+ * arrived_lately); pages of the sample it passes take trials on the way. */
 static bool mini_evict_direct(struct mini_cache *c)
 {
+	mini_judge_phase(c);
 	for (size_t examined = 0; examined < 2 * c->pages + 1; examined++) {
 		size_t p = c->hand;
 		c->hand = p + 1 < c->pages ? p + 1 : 0;
@@ -387,7 +401,7 @@ static bool mini_evict_direct(struct mini_cache *c)
 				mini_trial(c, p);
 			continue;
 		}
-		if ((double)(uint32_t)((uint32_t)c->installs - c->arrived[p]) < c->young)
+		if (c->fresh && (double)(uint32_t)((uint32_t)c->installs - c->arrived[p]) < c->young)
 			continue;
 		c->where[p] = MINI_FAR, c->seq[p]++, c->local--;
 		return true;
@@ -429,7 +443,9 @@ static bool mini_access(struct mini_cache *c, uint32_t p, bool first)
 			c->ref[p] = 1;
 		return false;
 	}
-	c->arrived[p] = (uint32_t)c->installs++; /* it comes in */
+	bool fresh_page = w == MINI_NEW || first; /* came in by its first touch: else never young */
+	c->arrived[p] = (uint32_t)(fresh_page ? c->installs : c->installs - (uint64_t)(c->young + 1));
+	c->installs++, c->first_installs += fresh_page;
 	if (w == MINI_SOFT) { /* a soft fault: back, referenced */
 		c->where[p] = MINI_RESIDENT, c->ref[p] = 1, c->seq[p]++, c->soft--;
 		mini_note_rescue(c, p);
