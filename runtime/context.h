@@ -160,7 +160,8 @@ struct fl_runtime {
 	bool clock_trial;                    /* the clock unmaps on trial now (else evicts directly) */
 	uint8_t *rescue;                     /* evict.c, adaptive clock: per page, rescued since its last
 	                                        trial / its trial follows a rescue (under the page's lock) */
-	uint32_t *arrived;                   /* evict.c, adaptive clock: per page, `installs` when it came in */
+	uint32_t *arrived;                   /* evict.c, adaptive clock: per page, `installs` at its first
+	                                        touch; came back (refault, soft fault): as if long before */
 	_Atomic uint32_t installs;           /* pages installed so far (wraps) */
 	uint32_t young_installs;             /* evict.c: arrivals the direct sweep passes over */
 	_Atomic uint32_t first_installs;     /* of `installs`, first touches (wraps) */
@@ -227,6 +228,7 @@ struct fl_runtime {
 	uint64_t start_ns;
 	uint64_t thrash_warn_after_s;        /* thrash_warn.c: not before this many seconds (0: never) */
 	uint64_t thrash_warn_rate;           /* thrash_warn.c: refaults a second, at least */
+	bool thrash_warned;                  /* thrash_warn.c: said so (reset in a forked child) */
 	_Atomic bool final_mode;             /* after shutdown: records written at once */
 	_Atomic bool stopping;               /* the process is dying: handlers serve no more faults */
 	char exit_reason[40];

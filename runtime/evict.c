@@ -603,11 +603,15 @@ static void adapt_decide(struct fl_runtime *rt)
 /* Evicting directly, in a fresh phase (below), the hand passes over fresh pages, first touched
  * during the last quarter of -L's worth of installs (fl_evict_young_installs): in address order
  * it evicted buffers written moments before (bench/bigbuf 60 5120 25600 at -L 80M: 20,720
- * refaults against fifo's 7,999; with it 7,661). Pages that came back (refaults, soft faults) are
+ * refaults against fifo's 7,999; with it 7,636). Pages that came back (refaults, soft faults) are
  * never spared, and the sample's pages, taking trials, are not concerned. */
-static bool arrived_lately(const struct fl_runtime *rt, size_t page, uint32_t installs)
+static bool arrived_lately(struct fl_runtime *rt, size_t page)
 {
-	return rt->phase.fresh && installs - rt->arrived[page] < rt->young_installs;
+	if (!rt->phase.fresh)
+		return false;
+	/* the count read after the stamp: a page installed while the sweep runs is not older than it */
+	uint32_t arrived = __atomic_load_n(&rt->arrived[page], __ATOMIC_ACQUIRE);
+	return atomic_load_explicit(&rt->installs, memory_order_relaxed) - arrived < rt->young_installs;
 }
 
 /* A fresh phase: at least half of the last quarter of -L's worth of installs were first touches
@@ -640,9 +644,8 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
 	size_t got = 0, examined = 0;
 	bool trial_unmaps = rt->clock_trial;
-	uint32_t installs = atomic_load_explicit(&rt->installs, memory_order_relaxed);
 	*direct = 0;
-	judge_phase(rt, installs);
+	judge_phase(rt, atomic_load_explicit(&rt->installs, memory_order_relaxed));
 	struct drop_batch batch = { .to_far = false, .nranges = 0, .npages = 0 };
 	struct drop_batch direct_drops = { .to_far = true, .nranges = 0, .npages = 0 };
 	struct run trial = { .n = 0, .to_soft = true, .decision = FL_EVICT_CLOCK_TRIAL, .batch = &batch };
@@ -664,7 +667,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 			continue;
 		}
 		bool on_trial = trial_unmaps || in_sample(page);
-		if (!on_trial && arrived_lately(rt, page, installs)) {
+		if (!on_trial && arrived_lately(rt, page)) {
 			run_flush(rt, &trial);
 			run_flush(rt, &straight);
 			continue;
@@ -750,17 +753,24 @@ static size_t fifo_evict(struct fl_runtime *rt, size_t want)
 	return got;
 }
 
-void fl_evict_note_installed(struct fl_runtime *rt, size_t page, bool first_touch)
+/* The page's age for the direct sweep (arrived_lately): an access sample (the prober's, which
+ * counts no fault) is not an arrival. */
+void fl_evict_note_arrival(struct fl_runtime *rt, size_t page, unsigned kind)
 {
-	if (rt->local_limit_pages == 0)
+	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_CLOCK || kind == FL_FAULT_ACCESS_SAMPLE)
 		return;
-	if (rt->policy == FL_POLICY_CLOCK) { /* the page's age, for the direct sweep (arrived_lately) */
-		uint32_t now = atomic_fetch_add_explicit(&rt->installs, 1, memory_order_relaxed);
-		rt->arrived[page] = first_touch ? now : now - rt->young_installs; /* came back: not young */
-		if (first_touch)
-			atomic_fetch_add_explicit(&rt->first_installs, 1, memory_order_relaxed);
+	bool first_touch = kind == FL_FAULT_FIRST_TOUCH;
+	uint32_t now = atomic_fetch_add_explicit(&rt->installs, 1, memory_order_relaxed);
+	/* a page that came back (refault, soft fault) is stamped as old already: never spared */
+	__atomic_store_n(&rt->arrived[page], first_touch ? now : now - rt->young_installs, __ATOMIC_RELAXED);
+	if (first_touch)
+		atomic_fetch_add_explicit(&rt->first_installs, 1, memory_order_relaxed);
+}
+
+void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
+{
+	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)
 		return;
-	}
 	pthread_mutex_lock(&rt->evict_lock);
 	if (ring_count(&rt->fifo) == rt->fifo.cap) {
 		/* full of stale entries (live ones are at most -L): keep only the live ones */

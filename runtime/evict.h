@@ -11,8 +11,11 @@ struct fl_runtime;
 
 void fl_evict_reserve(struct fl_runtime *rt, size_t n);  /* take n free local pages (fault path) */
 void fl_evict_make_room(struct fl_runtime *rt, size_t need);
-/* PAGE was installed (resident again); FIRST_TOUCH: it came in by its first touch. */
-void fl_evict_note_installed(struct fl_runtime *rt, size_t page, bool first_touch);
+/* PAGE, locked, is being installed by a fault of KIND (enum fl_fault_kind): its arrival, for the
+ * clock's direct sweep. Lock-free. */
+void fl_evict_note_arrival(struct fl_runtime *rt, size_t page, unsigned kind);
+/* PAGE was installed (resident again, unlocked): fifo's line. */
+void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
 /* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
 void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);

@@ -217,12 +217,13 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		dirty = true; /* mapped behind our back: assume it was written */
 	FL_ASSERT(err == 0 || err == EEXIST || err == ESRCH || err == ENOENT); /* the page is mapped (or the process is gone) */
 	uint8_t now = (uint8_t)(PG_RESIDENT | PG_REF | (dirty ? PG_DIRTY : 0) | keep);
+	fl_evict_note_arrival(rt, page, kind); /* before the unlock: a sweep sees the page with its stamp */
 	fl_page_unlock(rt, page, now);
 	if (from_mirror)
 		fl_far_mirror_stale(h, page, now); /* dropped in batches, when nothing worth keeping */
 	if (kind == FL_FAULT_REFAULT)
 		fl_prefetch_after_refault(rt, page);
-	fl_evict_note_installed(rt, page, kind == FL_FAULT_FIRST_TOUCH);
+	fl_evict_note_installed(rt, page);
 	return kind;
 }
 

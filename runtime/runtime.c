@@ -188,6 +188,10 @@ int fl_runtime_init(void)
 	/* thrash_warn.c: seconds before the thrash warning may come (tests make it sooner) */
 	rt->thrash_warn_after_s = fl_env_u64("FAULTLINE_THRASH_WARN_AFTER", 10);
 	rt->thrash_warn_rate = fl_env_u64("FAULTLINE_THRASH_WARN_RATE", 5000);
+	if (rt->thrash_warn_after_s > 1000000) /* a million seconds: later than any run, no overflow */
+		rt->thrash_warn_after_s = 1000000;
+	if (rt->thrash_warn_rate > 1000000000)
+		rt->thrash_warn_rate = 1000000000;
 	rt->start_ns = fl_now_ns();
 	rt->pid = getpid();
 	rt->uid = getuid();
@@ -330,6 +334,7 @@ void fl_runtime_fork_child(void)
 	atomic_store(&rt->peak_heap_bytes, atomic_load(&rt->heap_bytes));
 	pthread_mutex_init(&rt->va_lock, NULL);
 	rt->start_ns = fl_now_ns();
+	rt->thrash_warned = false;
 	rt->pid = getpid();
 	settle_pages_after_fork(rt);
 	fl_evict_rebuild_after_fork(rt);

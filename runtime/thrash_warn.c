@@ -21,8 +21,7 @@ static void buf_mib(struct fl_buf *b, uint64_t pages)
 
 void fl_thrash_check(struct fl_runtime *rt)
 {
-	static bool warned;
-	if (warned || rt->local_limit_pages == 0)
+	if (rt->thrash_warned || rt->local_limit_pages == 0)
 		return;
 	uint64_t elapsed_ns = fl_now_ns() - rt->start_ns;
 	if (rt->thrash_warn_after_s == 0 || elapsed_ns < rt->thrash_warn_after_s * 1000000000ull)
@@ -33,9 +32,9 @@ void fl_thrash_check(struct fl_runtime *rt)
 		faults += atomic_load_explicit(&rt->handlers[i].stats.faults_total, memory_order_relaxed);
 	}
 	uint64_t seconds = elapsed_ns / 1000000000ull; /* >= 1 */
-	if (refaults < rt->thrash_warn_rate * seconds || 2 * refaults < faults)
+	if (refaults == 0 || refaults < rt->thrash_warn_rate * seconds || 2 * refaults < faults)
 		return;
-	warned = true;
+	rt->thrash_warned = true;
 	char tmp[512];
 	struct fl_buf b = { tmp, 0, sizeof(tmp) };
 	fl_buf_str(&b, "warning: after ");

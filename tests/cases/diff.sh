@@ -142,6 +142,7 @@ grep -q '^ .*<no stack>' "$WORK/nostack.diff" && grep -q -- '--by alloc' "$WORK/
 	fail "diff of two recordings without stacks: no <no stack> row with a hint to use --by alloc: $(cat "$WORK/nostack.diff")"
 run nostack.alloc "$FAULTLINE" diff --by alloc "$WORK/nostack-a" "$WORK/nostack-b"
 ! grep -q 'no fault has a stack' "$WORK/nostack.alloc" || fail "diff --by alloc shows the no-stack hint"
+[ -s "$WORK/diff.table" ] && ! grep -q "no selected fault has a stack" "$WORK/diff.table" || fail "the no-stack hint on recordings with stacks"
 echo "ok diff without stacks: one <no stack> row and a hint to use --by alloc (none with --by alloc)"
 
 RC=0; "$FAULTLINE" diff "$A" >/dev/null 2>"$WORK/e" || RC=$?

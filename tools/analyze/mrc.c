@@ -388,7 +388,6 @@ static void mini_judge_phase(struct mini_cache *c)
  * arrived_lately); pages of the sample it passes take trials on the way. */
 static bool mini_evict_direct(struct mini_cache *c)
 {
-	mini_judge_phase(c);
 	for (size_t examined = 0; examined < 2 * c->pages + 1; examined++) {
 		size_t p = c->hand;
 		c->hand = p + 1 < c->pages ? p + 1 : 0;
@@ -416,6 +415,7 @@ static bool mini_evict_one(struct mini_cache *c)
 {
 	if (c->policy == MRC_POLICY_CLOCK) {
 		mini_decide(c);
+		mini_judge_phase(c); /* at every eviction, as the runtime at every sweep */
 		if (!c->trial && c->soft <= c->soft_target_direct && mini_evict_direct(c))
 			return true;
 		while (c->soft < (c->trial ? c->soft_target : c->soft_target_direct) + 1 && mini_sweep_one(c))
@@ -439,8 +439,11 @@ static bool mini_access(struct mini_cache *c, uint32_t p, bool first)
 {
 	uint8_t w = c->where[p];
 	if (w == MINI_RESIDENT) {
-		if (first) /* freed and allocated again: its first touch faults */
+		if (first) { /* freed and allocated again: its first touch faults, a fresh arrival */
 			c->ref[p] = 1;
+			c->arrived[p] = (uint32_t)c->installs++;
+			c->first_installs++;
+		}
 		return false;
 	}
 	bool fresh_page = w == MINI_NEW || first; /* came in by its first touch: else never young */

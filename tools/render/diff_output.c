@@ -126,8 +126,8 @@ static void print_table(const struct diff *d, const struct diff_labels *l, FILE 
 		putc('\n', out);
 	}
 	if (d->nrows == 1 && strcmp(d->rows[0].function, CALLSITE_NO_STACK) == 0 && strcmp(l->by, "alloc") != 0)
-		fputs("# no fault has a stack in either recording (record -s 0, or sweep without --stacks): compare them\n"
-		      "# with --by alloc (allocation sites are kept without fault stacks)\n", out);
+		fputs("# no selected fault has a stack in either recording (e.g. record -s 0, or sweep without --stacks):\n"
+		      "# compare them with --by alloc (allocation sites are kept without fault stacks)\n", out);
 }
 
 int diff_print(const struct diff *d, const struct diff_labels *l, enum diff_format format, FILE *out)

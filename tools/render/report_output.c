@@ -435,7 +435,7 @@ static void header_records(const struct report *r, FILE *out)
 				format_ns(s->max, d, sizeof(d)), cli_format_count(s->n, e, sizeof(e)), span[l]);
 		else if (l == REPORT_WAIT && rr->latency[REPORT_SERVICE].n)
 			fprintf(out, "# %s unknown: no fault has one (it comes from the fault's perf sample: none with "
-				"record -s 0, none where the kernel gives samples no time)\n", title[l]);
+				"record -s 0, or where this machine gave no perf samples or samples without a time)\n", title[l]);
 	}
 	if (rr->virtual_n)
 		fprintf(out, "# virtual time:    up to %.3f s of thread CPU time (task-clock) at the last fault; "
