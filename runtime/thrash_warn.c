@@ -37,16 +37,16 @@ void fl_thrash_check(struct fl_runtime *rt)
 	rt->thrash_warned = true;
 	char tmp[512];
 	struct fl_buf b = { tmp, 0, sizeof(tmp) };
-	fl_buf_str(&b, "warning: after ");
+	fl_buf_str(&b, "note: ");
 	fl_buf_u64(&b, seconds);
-	fl_buf_str(&b, " s, ");
+	fl_buf_str(&b, " s in, ");
 	fl_buf_u64(&b, refaults / seconds);
-	fl_buf_str(&b, " refaults a second: with -L ");
+	fl_buf_str(&b, " refaults a second at -L ");
 	buf_mib(&b, rt->local_limit_pages);
-	fl_buf_str(&b, " of the ");
+	fl_buf_str(&b, " (");
 	buf_mib(&b, __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED));
-	fl_buf_str(&b, " of heap touched so far, the program runs at the speed of its page faults. A larger -L"
-		       " runs far quicker; `faultline record --mrc` (one run without -L) predicts the refaults"
-		       " at every -L");
+	fl_buf_str(&b, " of heap touched so far): the program runs at the speed of its page faults. More local"
+		       " memory runs it quicker; `faultline record --mrc` (one run without -L) predicts the"
+		       " refaults at every -L");
 	fl_log(tmp);
 }

@@ -1,4 +1,4 @@
-/* thrash_warn.h: one warning on stderr when a program mostly waits for refaults (thrash_warn.c). */
+/* thrash_warn.h: one note on stderr when a program mostly waits for refaults (thrash_warn.c). */
 #ifndef FL_THRASH_WARN_H
 #define FL_THRASH_WARN_H
 

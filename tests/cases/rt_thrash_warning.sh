@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # rt_thrash_warning: a program that runs mostly in refaults is told so once, on stderr, while it runs
 # (runtime/thrash_warn.c). bench/dict_sort 30000 (a hash table of malloc'd entries, then qsort; ~5 MiB)
-# with the warning's delay and rate lowered (FAULTLINE_THRASH_WARN_AFTER=1 s, _RATE=100 refaults a
+# with the note's delay and rate lowered (FAULTLINE_THRASH_WARN_AFTER=1 s, _RATE=100 refaults a
 # second, so that a loaded machine still qualifies):
-#   - at -L 1M: exactly one "faultline: warning: after N s, R refaults a second: with -L 1 MiB ..."
-#     line, naming record --mrc, and the program's checksum as natively (the warning changes nothing);
-#   - at -L 1M with a rate no run reaches (FAULTLINE_THRASH_WARN_RATE=1000000000): no warning;
-#   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no warning.
+#   - at -L 1M: exactly one "faultline: note: N s in, R refaults a second at -L 1 MiB (M MiB of heap
+#     touched so far): ..." line, naming record --mrc, and the program's checksum as natively (the note changes nothing);
+#   - at -L 1M with a rate no run reaches (FAULTLINE_THRASH_WARN_RATE=1000000000): no note;
+#   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no note.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 
@@ -18,17 +18,17 @@ want=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/native.native")
 
 export FAULTLINE_THRASH_WARN_AFTER=1 FAULTLINE_THRASH_WARN_RATE=100
 expect_record tight -L 1M -- "$WORK/dict_sort" 30000
-n=$(grep -c '^faultline: warning: after [0-9]* s, [0-9]* refaults a second: with -L 1 MiB of the [0-9]* MiB of heap' "$WORK/tight.err")
-check_eq "-L 1M: warning lines" "$n" 1
-grep -q 'faultline record --mrc' "$WORK/tight.err" || fail "the warning does not name record --mrc: $(cat "$WORK/tight.err")"
+n=$(grep -c '^faultline: note: [0-9]* s in, [0-9]* refaults a second at -L 1 MiB ([0-9]* MiB of heap touched so far): the program runs at the speed of its page faults' "$WORK/tight.err")
+check_eq "-L 1M: note lines" "$n" 1
+grep -q 'faultline record --mrc' "$WORK/tight.err" || fail "the note does not name record --mrc: $(cat "$WORK/tight.err")"
 got=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/tight.out")
 [ "$got" = "$want" ] || fail "-L 1M: checksum '$got', natively $want"
-echo "ok -L 1M: $(grep '^faultline: warning' "$WORK/tight.err")"
+echo "ok -L 1M: $(grep '^faultline: note' "$WORK/tight.err")"
 
 FAULTLINE_THRASH_WARN_RATE=1000000000 expect_record slow -L 1M -- "$WORK/dict_sort" 30000
-! grep -q 'faultline: warning' "$WORK/slow.err" || fail "a rate above the run's: warned: $(cat "$WORK/slow.err")"
-echo "ok a rate above the run's: no warning"
+! grep -q 'faultline: note' "$WORK/slow.err" || fail "a rate above the run's: warned: $(cat "$WORK/slow.err")"
+echo "ok a rate above the run's: no note"
 
 FAULTLINE_THRASH_WARN_AFTER=0 expect_record off -L 1M -- "$WORK/dict_sort" 30000
-! grep -q 'faultline: warning' "$WORK/off.err" || fail "FAULTLINE_THRASH_WARN_AFTER=0: warned: $(cat "$WORK/off.err")"
-echo "ok FAULTLINE_THRASH_WARN_AFTER=0: no warning"
+! grep -q 'faultline: note' "$WORK/off.err" || fail "FAULTLINE_THRASH_WARN_AFTER=0: warned: $(cat "$WORK/off.err")"
+echo "ok FAULTLINE_THRASH_WARN_AFTER=0: no note"
