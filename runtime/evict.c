@@ -684,7 +684,7 @@ static size_t clock_sweep(struct fl_runtime *rt, size_t want, size_t *direct)
 			fl_page_unlock(rt, page, old);
 			continue;
 		}
-		if (on_trial && rt->rescue)
+		if (on_trial) /* the clock runs only with its rescue marks (fl_evict_setup) */
 			adapt_note_trial(rt, page);
 		run_add(rt, on_trial ? &trial : &straight, page, old);
 		*direct += !on_trial; /* a direct run evicts every page it holds */

@@ -12,7 +12,6 @@
 #include "context.h"
 #include "diag.h"
 
-
 static void buf_mib(struct fl_buf *b, uint64_t pages)
 {
 	fl_buf_u64(b, (pages * FL_PAGE_SIZE + (1 << 19)) >> 20);
