@@ -224,7 +224,7 @@ bool fl_evict_mirror_movable(struct fl_runtime *rt)
 	return mirror_movable(rt);
 }
 
-static bool mapped(const void *addr)
+bool fl_evict_mapped(const void *addr)
 {
 	unsigned char present = 0;
 	return mincore((void *)(uintptr_t)addr, FL_PAGE_SIZE, &present) == 0 && (present & 1);
@@ -237,9 +237,9 @@ static bool mapped(const void *addr)
 bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page)
 {
 	static _Atomic bool lost_reported;
-	if (mapped(fl_page_addr(rt, page)))
+	if (fl_evict_mapped(fl_page_addr(rt, page)))
 		return false;
-	if (mapped(fl_mirror_addr(rt, page)))
+	if (fl_evict_mapped(fl_mirror_addr(rt, page)))
 		return true;
 	if (!atomic_exchange(&lost_reported, true))
 		fl_log_u64("a page being moved to the mirror is in neither place (it reads as zeros): page ", page, "");

@@ -22,5 +22,6 @@ int fl_evict_setup(struct fl_runtime *rt);
 void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
 bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* under evict_lock */
 bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page);   /* the page is locked */
+bool fl_evict_mapped(const void *addr);   /* a page of the region or the mirror is mapped (mincore) */
 
 #endif
