@@ -137,9 +137,13 @@ static int move_page_in(struct fl_runtime *rt, size_t page, bool dontwake)
 			sched_yield();
 			continue;
 		}
-		/* a move can report an error for a page it moved (evict.c's top comment) */
-		if (!fl_evict_mapped(fl_mirror_addr(rt, page)) && fl_evict_mapped(fl_page_addr(rt, page)))
+		/* a move can report an error for a page it moved (evict.c's top comment), and then it
+		 * woke no one: the faulting threads would sleep on a mapped page */
+		if (!fl_evict_mapped(fl_mirror_addr(rt, page)) && fl_evict_mapped(fl_page_addr(rt, page))) {
+			if (!dontwake)
+				wake_page(rt, page);
 			return 0;
+		}
 		return err;
 	}
 }
