@@ -23,9 +23,10 @@
  *     remain, so the prober's memory and work are bounded, and a small program is sampled
  *     densely: its miniature caches at small -L hold enough pages (sqlite3's 14 MiB at 1/8 of
  *     its peak: 56 sample pages at 1 in 8 predicted 16-31 % low, 224 at 1 in 2 from 4.7 % low
- *     to 5.4 % high in nine recordings). Every access the runtime sees to a sampled page is a
- *     fault record, so the reuse distances are computed offline (tools/analyze/mrc.c) from the faults file: crash-safe with
- *     the other streams.
+ *     to 5.4 % high in nine recordings). The threshold drops for the sample's cost too (record
+ *     --mrc-budget, mrc_keep_budget below), down to a floor of 32 pages. Every access the
+ *     runtime sees to a sampled page is a fault record, so the reuse distances are computed
+ *     offline (tools/analyze/mrc.c) from the faults file: crash-safe with the other streams.
  *   --sample-accesses RATE (in the spirit of DAMON's region sampling, in user space): *probes*,
  *     RATE per second (a token bucket). A probe arms one page and watches it for a window of
  *     PROBE_WINDOW_MS (DAMON's sampling interval): a touch within the window is one access sample
@@ -143,6 +144,7 @@ struct fl_probe {
 	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
 	_Atomic uint64_t mrc_progress;       /* --mrc: faults on sample pages so far (first touches and re-touches) */
 	uint64_t mrc_gap_pages;              /* --mrc: FAULTLINE_PROBE_MRC_GAP (record --mrc-gap) */
+	uint64_t mrc_budget;                 /* --mrc: arms + restores per program CPU second (0: no bound) */
 	/* the prober thread's own state */
 	pthread_t thread;
 	bool thread_started;
@@ -153,6 +155,7 @@ struct fl_probe {
 	uint32_t pending_head, pending_tail; /* FIFO indices (modulo PROBE_PENDING) */
 	uint32_t *bucket_count;              /* --mrc */
 	uint64_t mrc_pages;                  /* distinct sampled pages under the current threshold */
+	uint64_t window_cpu_ns, window_spent; /* --mrc budget: program CPU, arms + restores at the window's start */
 	struct probe_slot *slots;            /* --sample-accesses: the set, in no order */
 	size_t nslots, nslots_peak;
 	double tokens;                       /* --sample-accesses: probes allowed now (RATE per second) */
@@ -161,6 +164,7 @@ struct fl_probe {
 	/* counters (stats.json) */
 	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
 	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
+	_Atomic uint64_t budget_cuts, program_cpu_ns; /* --mrc budget: rate drops; the program's CPU time */
 };
 
 int fl_probe_setup(struct fl_runtime *rt)
@@ -191,6 +195,7 @@ int fl_probe_setup(struct fl_runtime *rt)
 		p->mrc_gap_pages = 1;
 	if (p->mrc_gap_pages > (1u << 20)) /* record's own bound; keeps gap x threshold in 64 bits */
 		p->mrc_gap_pages = 1u << 20;
+	p->mrc_budget = fl_env_u64(FL_ENV_PROBE_MRC_BUDGET, FL_PROBE_MRC_BUDGET_DEFAULT);
 	p->access_rate = rate;
 	p->flags = fl_sys_reserve(rt->region_pages, "mmap(access prober page flags)");
 	p->armed_epoch = fl_sys_reserve(rt->region_pages * sizeof(uint32_t), "mmap(access prober epochs)");
@@ -415,6 +420,27 @@ static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 	return true;
 }
 
+/* --mrc: the sample as buckets of 2^16 hash values (the threshold rounded up). */
+static uint32_t mrc_buckets(const struct fl_probe *p)
+{
+	return (uint32_t)(((uint64_t)atomic_load(&p->mrc_threshold) + 0xffff) >> 16);
+}
+
+/* --mrc: the sample shrinks to its first `buckets` buckets (at least one): the pages of the others
+ * leave it, as fixed-size SHARDS lowers its rate (the threshold only ever drops, so `faultline
+ * mrc` keeps the pages under the final one, for the whole run). */
+static void mrc_keep_buckets(struct fl_probe *p, uint32_t buckets)
+{
+	uint32_t bucket = mrc_buckets(p);
+	if (buckets < 1)
+		buckets = 1;
+	if (buckets >= bucket)
+		return;
+	while (bucket > buckets)
+		p->mrc_pages -= p->bucket_count[--bucket];
+	atomic_store(&p->mrc_threshold, bucket << 16);
+}
+
 /* --mrc: a page of the sample seen for the first time; drops the threshold when the sample
  * holds more than mrc_max_pages distinct pages (fixed-size SHARDS). */
 static void mrc_count_page(struct fl_probe *p, size_t page)
@@ -425,13 +451,71 @@ static void mrc_count_page(struct fl_probe *p, size_t page)
 	p->bucket_count[fl_probe_page_hash(page) >> 16]++;
 	if (++p->mrc_pages <= p->mrc_max_pages)
 		return;
-	uint32_t threshold = atomic_load(&p->mrc_threshold);
-	uint32_t bucket = (uint32_t)(((uint64_t)threshold + 0xffff) >> 16);
-	while (bucket > 1 && p->mrc_pages > (uint64_t)p->mrc_max_pages * 15 / 16) {
-		bucket--;
-		p->mrc_pages -= p->bucket_count[bucket];
-	}
-	atomic_store(&p->mrc_threshold, bucket << 16);
+	uint32_t bucket = mrc_buckets(p);
+	uint64_t pages = p->mrc_pages;
+	while (bucket > 1 && pages > (uint64_t)p->mrc_max_pages * 15 / 16)
+		pages -= p->bucket_count[--bucket];
+	mrc_keep_buckets(p, bucket);
+}
+
+/* --mrc: the program's own CPU time: the process's less that of the runtime threads whose work
+ * follows the faults (handlers, evictor, this prober). The process's clock is read last, so it
+ * is never less than their sum. */
+static uint64_t program_cpu_ns(struct fl_runtime *rt)
+{
+	uint64_t internal = fl_sys_thread_cpu_ns() + fl_sys_cpu_ns_of(atomic_load(&rt->evictor.tid));
+	for (unsigned i = 0; i < rt->nhandlers; i++)
+		internal += fl_sys_cpu_ns_of(atomic_load(&rt->handlers[i].tid));
+	uint64_t all = fl_sys_cpu_ns_of(-1);
+	return all > internal ? all - internal : 0;
+}
+
+/* --mrc: the cost budget (record --mrc-budget B). A sample page costs a move each time it is
+ * armed (or restored) and a fault each time it is touched again (about 90 µs of CPU in all here,
+ * while the faulting thread waits), and a program that touches its sample pages faster than they
+ * can be served would pay for every touch: random access cost 100x a plain record. So the arms and
+ * restores so far (each one sample at most) are held to B per second of the program's own CPU time,
+ * plus MRC_BUDGET_START_NS's worth to begin with. Past that allowance, while the rate of the last
+ * window is above B, the sample shrinks by whole buckets (mrc_keep_buckets, as for the size
+ * cap) to bring that rate to B, by half at most per window: the rate never rises again, so one
+ * burst of reuses must not decide it for the whole run more than it has to. A window is at least
+ * MRC_BUDGET_WINDOW_NS of program CPU or MRC_BUDGET_WINDOW_SAMPLES samples, so a cut waits for a
+ * rate measured under the previous one; a burst overdraws by about that many samples per halving.
+ * The budget never takes the sample below the buckets holding MRC_BUDGET_MIN_PAGES of the pages
+ * seen so far: with fewer, the miniature caches and the reuses seen (none nearer than 1 / rate
+ * pages) say nothing at a fifth of a small program's peak. There the cost is the floor's: on a
+ * small random-access program (bench/graph_bfs 2^16, 9 MiB, 0.2 s) 2.3-7x a plain record instead
+ * of over 100x, where the budget alone left 1 or 2 pages and a curve of zeros; 10x on sqlite3
+ * where the floor's pages were among its hottest (-M 2G; 2.4x without), 2.3x with a floor of 8
+ * pages there, but a band of [0, 1.5 M] at every size. */
+#define MRC_BUDGET_START_NS 50000000ull   /* 50 ms of program CPU time's worth of samples to start with */
+#define MRC_BUDGET_WINDOW_NS 5000000ull   /* 5 ms of program CPU time ... */
+#define MRC_BUDGET_WINDOW_SAMPLES 64      /* ... or 64 samples, whichever comes first */
+#define MRC_BUDGET_MIN_WINDOW_NS 100000ull /* a stalled program's window counts as at least 0.1 ms */
+#define MRC_BUDGET_MIN_PAGES 32           /* the budget keeps at least the buckets of this many pages */
+static void mrc_keep_budget(struct fl_runtime *rt, struct fl_probe *p)
+{
+	uint64_t cpu = program_cpu_ns(rt);
+	uint64_t spent = atomic_load_explicit(&p->armed, memory_order_relaxed) + atomic_load_explicit(&p->restored, memory_order_relaxed);
+	atomic_store_explicit(&p->program_cpu_ns, cpu, memory_order_relaxed);
+	uint64_t window_cpu = cpu > p->window_cpu_ns ? cpu - p->window_cpu_ns : 0;
+	uint64_t window_spent = spent - p->window_spent;
+	if (window_cpu < MRC_BUDGET_WINDOW_NS && window_spent < MRC_BUDGET_WINDOW_SAMPLES)
+		return;
+	p->window_cpu_ns = cpu, p->window_spent = spent;
+	double budget = (double)p->mrc_budget, allowed = budget * (double)(cpu + MRC_BUDGET_START_NS) / 1e9;
+	double recent = (double)window_spent * 1e9 /
+			(double)(window_cpu > MRC_BUDGET_MIN_WINDOW_NS ? window_cpu : MRC_BUDGET_MIN_WINDOW_NS);
+	if ((double)spent <= allowed || recent <= budget)
+		return;
+	uint32_t buckets = mrc_buckets(p), floor = 0;
+	for (uint64_t kept = 0; floor < buckets && kept < MRC_BUDGET_MIN_PAGES; floor++)
+		kept += p->bucket_count[floor];
+	double keep = budget / recent;
+	uint32_t want = (uint32_t)((double)buckets * (keep > 0.5 ? keep : 0.5));
+	mrc_keep_buckets(p, want > floor ? want : floor);
+	if (mrc_buckets(p) < buckets)
+		atomic_fetch_add_explicit(&p->budget_cuts, 1, memory_order_relaxed);
 }
 
 static uint64_t next_random(struct fl_probe *p)
@@ -561,6 +645,8 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		}
 		atomic_store_explicit(&r->head, head, memory_order_release);
 	}
+	if (p->mrc && p->mrc_budget)
+		mrc_keep_budget(rt, p);
 	if (p->mrc && (atomic_load(&p->mrc_threshold) < threshold || p->release_again))
 		release_dropped(rt, p);
 	atomic_fetch_add_explicit(&p->rounds, 1, memory_order_relaxed);
@@ -618,6 +704,8 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
 	atomic_store(&p->rounds, 0), atomic_store(&p->cpu_ns, 0), atomic_store(&p->mrc_progress, 0);
+	atomic_store(&p->budget_cuts, 0), atomic_store(&p->program_cpu_ns, 0);
+	p->window_cpu_ns = p->window_spent = 0; /* the child's CPU clock starts again */
 	p->thread_started = false;
 	atomic_store(&p->mirror_ready, false);
 	memset(p->threads, 0, PROBE_THREADS * sizeof(struct probe_thread)); /* the parent's threads */
@@ -630,6 +718,7 @@ void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_META_MRC_THRESHOLD, p && p->mrc ? p->mrc_threshold_start : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_MAX_PAGES, p && p->mrc ? p->mrc_max_pages : 0);
 	fl_buf_json_key_u64(b, FL_META_MRC_GAP_PAGES, p && p->mrc ? p->mrc_gap_pages : 0);
+	fl_buf_json_key_u64(b, FL_META_MRC_BUDGET, p && p->mrc ? p->mrc_budget : 0);
 	fl_buf_json_key_u64(b, FL_META_SAMPLE_ACCESSES_RATE, p ? p->access_rate : 0);
 	fl_buf_json_key_u64(b, FL_META_PROBE_PERIOD_NS, p ? p->period_ns : 0);
 }
@@ -643,6 +732,8 @@ void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
 	if (p->mrc) {
 		fl_buf_json_key_u64(b, FL_STATS_MRC_THRESHOLD, atomic_load(&p->mrc_threshold));
 		fl_buf_json_key_u64(b, FL_STATS_MRC_PAGES, p->mrc_pages);
+		fl_buf_json_key_u64(b, FL_STATS_MRC_BUDGET_CUTS, atomic_load(&p->budget_cuts));
+		fl_buf_json_key_u64(b, FL_STATS_MRC_PROGRAM_CPU_NS, atomic_load(&p->program_cpu_ns));
 	}
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_ARMED, atomic_load(&p->armed));
 	fl_buf_json_key_u64(b, FL_STATS_PROBE_REARMED, atomic_load(&p->rearmed));

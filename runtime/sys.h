@@ -36,6 +36,8 @@ ssize_t fl_sys_send(int fd, const void *buf, size_t n, int flags);
 ssize_t fl_sys_sendmsg(int fd, const struct msghdr *m, int flags);
 int fl_sys_poll(struct pollfd *fds, unsigned long n, int timeout_ms);
 uint64_t fl_sys_thread_cpu_ns(void); /* the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID); 0 on error */
+uint64_t fl_sys_cpu_ns_of(int tid);  /* thread tid's CPU time (the whole process's for -1); 0 on error
+                                         or when the thread is gone */
 
 /* Blocks every signal libc lets a thread block (glibc's sigfillset leaves out the two it uses
  * internally, so setuid() and thread cancellation in the program keep working). */

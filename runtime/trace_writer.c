@@ -228,27 +228,15 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	write_json_file(rt, FL_FILE_NAME_META, &b);
 }
 
-/* CPU time of one thread of this process by its thread id (the kernel's per-thread CPU clock,
- * as pthread_getcpuclockid makes it: no pthread_t needed, so a thread that has exited, or a
- * parent's thread id in a forked child, reads as 0); of the whole process for tid -1. */
-static uint64_t cpu_ns_of(int tid)
-{
-	struct timespec ts;
-	clockid_t clock = tid < 0 ? CLOCK_PROCESS_CPUTIME_ID : (clockid_t)((~(unsigned)tid << 3) | 6);
-	if (tid == 0 || clock_gettime(clock, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Where the process's CPU went: the handlers', the evictor's, and (read last, so it is never
  * less than their sum) the whole process's. */
 static void json_cpu_split(struct fl_runtime *rt, struct fl_buf *b)
 {
 	uint64_t handlers = 0;
 	for (unsigned i = 0; i < rt->nhandlers; i++)
-		handlers += cpu_ns_of(atomic_load(&rt->handlers[i].tid));
-	uint64_t evictor = cpu_ns_of(atomic_load(&rt->evictor.tid));
-	fl_buf_json_key_u64(b, FL_STATS_CPU_NS, cpu_ns_of(-1));
+		handlers += fl_sys_cpu_ns_of(atomic_load(&rt->handlers[i].tid));
+	uint64_t evictor = fl_sys_cpu_ns_of(atomic_load(&rt->evictor.tid));
+	fl_buf_json_key_u64(b, FL_STATS_CPU_NS, fl_sys_cpu_ns_of(-1));
 	fl_buf_json_key_u64(b, FL_STATS_HANDLER_CPU_NS, handlers);
 	fl_buf_json_key_u64(b, FL_STATS_EVICTOR_CPU_NS, evictor);
 }

@@ -47,6 +47,11 @@
                                                         about N other pages (N x rate accesses to
                                                         other sample pages) */
 #define FL_PROBE_MRC_GAP_DEFAULT 32
+#define FL_ENV_PROBE_MRC_BUDGET "FAULTLINE_PROBE_MRC_BUDGET" /* record --mrc-budget N: at most about N
+                                                        access samples per second of the program's
+                                                        own CPU time (the rate drops beyond); 0 = no
+                                                        bound */
+#define FL_PROBE_MRC_BUDGET_DEFAULT 4000
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */
 #define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */

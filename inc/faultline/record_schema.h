@@ -45,6 +45,8 @@
                                                        accesses before a re-arm */
 #define FL_META_MRC_GAP_PAGES    "mrc_gap_pages"    /* --mrc: pages touched before a re-arm (record
                                                        --mrc-gap; in sample accesses: x the rate) */
+#define FL_META_MRC_BUDGET       "mrc_budget"       /* --mrc: access samples allowed per second of the
+                                                       program's CPU time (record --mrc-budget); 0 = no bound */
 #define FL_META_SAMPLE_ACCESSES_RATE "sample_accesses_rate"
 #define FL_META_PROBE_PERIOD_NS  "probe_period_ns"
 /* the counter timeline (runtime/timeline.c) */
@@ -123,6 +125,10 @@
 /* the access prober (runtime/probe.c); the probe_* keys only when it ran */
 #define FL_STATS_MRC_THRESHOLD        "mrc_threshold"  /* --mrc: the threshold at exit */
 #define FL_STATS_MRC_PAGES            "mrc_pages"
+#define FL_STATS_MRC_BUDGET_CUTS      "mrc_budget_cuts" /* --mrc: times the cost budget lowered the rate */
+#define FL_STATS_MRC_PROGRAM_CPU_NS   "mrc_program_cpu_ns" /* --mrc: the program's CPU time at the prober's
+                                                          last budget check (the process's less the
+                                                          handlers', the evictor's and the prober's) */
 #define FL_STATS_PROBE_ARMED          "probe_armed"
 #define FL_STATS_PROBE_REARMED        "probe_rearmed"
 #define FL_STATS_PROBE_ARM_SKIPPED    "probe_arm_skipped"

@@ -10,6 +10,12 @@
 #   - --policy fifo at 16 MiB within 10 % of a real `record -L 16 --policy fifo`; JSON names the policy;
 #   - the recording streamed (the default) and held (FAULTLINE_READ_HELD=1) give the same csv;
 #   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
+# The runs above are made with --mrc-budget 0 (every sampled reuse seen, at 1 page in 8 throughout).
+# At the default cost budget (4000 trial unmaps per second of the program's own CPU time,
+# runtime/probe.c): the budget lowered the rate; arms + restores (what it counts) stay within twice
+# its allowance (without it they are ~40x that); `mrc` says so; at 8, 16 and 32 MiB the prediction is
+# within 10 % of record -L's refaults (or 1 % of all reuses) or, where the band is wider than that,
+# the measurement lies inside the band.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted mrc_loops
@@ -21,7 +27,7 @@ name=loops-mrc
 # 1 page in 8 of ~16,400 pages is about the default cap of 2048 sampled pages: the cap is raised so
 # that the rate stays 1 in 8 throughout (probe_mrc_sqlite checks the defaults)
 export FAULTLINE_PROBE_MRC_MAX=4096
-expect_record "$name" -M 1G --mrc-rate 8 -- "$PLANTED/mrc_loops" "$total" "$loops"
+expect_record "$name" -M 1G --mrc-rate 8 --mrc-budget 0 -- "$PLANTED/mrc_loops" "$total" "$loops"
 same_output "$name" loops
 check_stats "$name" --max $((1024 * MIB)) --procs 1
 check_eq "$name faults_refault" "$(stat_of "$name" faults_refault)" 0
@@ -89,7 +95,7 @@ echo "ok mrc --policy fifo at 16 MiB: predicted $fifo_pred, measured $fifo_measu
 check_eq "$name meta mrc_gap_pages (default)" "$(meta_of "$name" mrc_gap_pages)" 32
 grep -q '^# reuses nearer than 0\.1[0-9] MiB (record --mrc-gap, or 1 / rate pages) are not seen' "$WORK/mrc.txt" ||
 	fail "mrc's table does not say below which size reuses are not seen (32 x 4 KiB = 0.12 MiB): $(grep '^# reuses' "$WORK/mrc.txt")"
-expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 32768 -- "$PLANTED/mrc_loops" "$total" "$loops"
+expect_record loops-gap -M 1G --mrc-rate 8 --mrc-gap 32768 --mrc-budget 0 -- "$PLANTED/mrc_loops" "$total" "$loops"
 check_eq "loops-gap meta mrc_gap_pages" "$(meta_of loops-gap mrc_gap_pages)" 32768
 check_ge "access samples with gap 32 pages (default) >= 10 x those with gap 32768" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
 # with -L the sample is capped at 1/16 of it (armed pages are local memory): mrc says so, and says
@@ -106,7 +112,7 @@ grep -q '^# only [0-9]* sampled pages' "$WORK/mrcL.txt" ||
 	fail "mrc of a sample of <= 64 pages does not say it is small: $(sed -n 1,10p "$WORK/mrcL.txt")"
 echo "ok loops-mrcL: mrc says the sample was capped by -L and is small"
 # record's summary counts the access samples apart from the faults (their stacks are among its stacks)
-"$FAULTLINE" record -o "$WORK/loops-sum" --force -M 1G --mrc -- "$PLANTED/mrc_loops" 16 1 >/dev/null 2>"$WORK/loops-sum.err" ||
+"$FAULTLINE" record -o "$WORK/loops-sum" --force -M 1G --mrc --mrc-budget 0 -- "$PLANTED/mrc_loops" 16 1 >/dev/null 2>"$WORK/loops-sum.err" ||
 	fail "loops-sum: record failed: $(cat "$WORK/loops-sum.err")"
 line=$(grep '^  stacks ' "$WORK/loops-sum.err" | tr -d ,)
 want_f=$(stat_of loops-sum faults_total) want_a=$(stat_of loops-sum access_samples)
@@ -119,6 +125,26 @@ check_eq "mrc --policy arc exit status" "$rc" 2
 
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --format svg >/dev/null 2>&1 || rc=$?
 check_eq "mrc --format svg exit status" "$rc" 2
+# the default cost budget
+unset FAULTLINE_PROBE_MRC_MAX
+expect_record loops-budget -M 1G --mrc -- "$PLANTED/mrc_loops" "$total" "$loops"
+same_output loops-budget loops
+check_eq "loops-budget meta mrc_budget (default)" "$(meta_of loops-budget mrc_budget)" 4000
+check_ge "loops-budget: the budget lowered the rate (mrc_budget_cuts)" "$(stat_of loops-budget mrc_budget_cuts)" 1
+spent=$(( $(stat_of loops-budget probe_armed) + $(stat_of loops-budget probe_restored) ))
+allowance=$(awk -v c="$(stat_of loops-budget mrc_program_cpu_ns)" 'BEGIN { printf "%d", 4000 * (c / 1e9 + 0.05) }')
+check_le "loops-budget: arms + restores within twice the allowance of $allowance (+512)" "$spent" $((2 * allowance + 512))
+"$FAULTLINE" mrc "$WORK/loops-budget" >"$WORK/mrc-budget.txt" 2>&1 || fail "mrc loops-budget: $(cat "$WORK/mrc-budget.txt")"
+grep -q '^# the cost budget (record --mrc-budget 4000: ' "$WORK/mrc-budget.txt" ||
+	fail "mrc of a budget-cut run does not say so: $(sed -n 1,12p "$WORK/mrc-budget.txt")"
+if grep -q '^# the cost budget' "$WORK/mrc.txt"; then fail "mrc of a --mrc-budget 0 run names a budget"; fi
+"$FAULTLINE" mrc "$WORK/loops-budget" --format csv >"$WORK/mrc-budget.csv" 2>&1 || fail "mrc --format csv loops-budget"
+reuses=$("$PY" -c 'import re,sys; p=[int(x) for x in re.search(r"pages=([0-9,]+)", open(sys.argv[1]).read()).group(1).split(",")]; print(sum(p) * (int(sys.argv[2]) - 1))' \
+	"$WORK/loops.native" "$loops")
+"$PY" -m mrc_band "$WORK/mrc-budget.csv" $((reuses / 100)) "budget, -L 8 MiB=$((8 * MIB)):${measured[8]}" \
+	"budget, -L 16 MiB=$((16 * MIB)):${measured[16]}" "budget, -L 32 MiB=$((32 * MIB)):${measured[32]}" ||
+	fail "mrc prediction of the budget-cut run"
+
 rc=0; "$FAULTLINE" mrc "$WORK/loops-L8" >/dev/null 2>"$WORK/nomrc.err" || rc=$?
 check_eq "mrc of a recording without --mrc: exit status" "$rc" 1
 grep -q "not recorded with --mrc" "$WORK/nomrc.err" || fail "mrc without --mrc data: no reason given ($(cat "$WORK/nomrc.err"))"

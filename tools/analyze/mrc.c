@@ -32,6 +32,9 @@
  *     details still decide: modelling inline eviction's batches exactly (local memory swinging
  *     from -L down by 64 pages) moved sqlite3 with 50 k rows at 1/8 (1.05 MiB) from +23 % to
  *     +10 % but the 100 k-row run's 1/8 point from -2 % to -23 %; not kept.
+ * The rate may have dropped during the run, for the sample's size or for its cost (record
+ * --mrc-budget, runtime/probe.c); either way only the pages under the final threshold are kept,
+ * for the whole run, and the band widens as they thin.
  * The band: the estimate is a Horvitz-Thompson sum over the sampled pages, whose variance is
  * (1 - R) / R^2 * sum of m_i^2 (m_i = the misses of sampled page i), and the distance threshold
  * itself is uncertain by the binomial count of sampled pages in C pages (relative error
@@ -224,6 +227,9 @@ static int build_process(const struct fl_process *proc, uint64_t threshold, stru
 	mp->peak_bytes = peak;
 	stats_json_uint(&proc->meta, FL_META_LOCAL_LIMIT, &mp->local_limit_bytes);
 	stats_json_uint(&proc->meta, FL_META_MRC_MAX_PAGES, &mp->max_pages);
+	stats_json_uint(&proc->meta, FL_META_MRC_BUDGET, &mp->budget);
+	if (proc->has_stats)
+		stats_json_uint(&proc->stats, FL_STATS_MRC_BUDGET_CUTS, &mp->budget_cuts);
 	/* the re-arm gap: G pages of the whole, as the runtime counts it, round(G x rate) sample
 	 * accesses and at least one (runtime/probe.c: mrc_gap_accesses), each standing for 1 / rate
 	 * pages; a recording from before mrc_gap_pages counted it in sample accesses */

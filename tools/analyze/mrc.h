@@ -15,6 +15,8 @@ struct mrc_process {
 	double rate;                 /* sampling rate: threshold / 2^32 */
 	uint64_t local_limit_bytes;  /* -L of the --mrc run itself (0: unlimited) */
 	uint64_t max_pages;          /* the run's cap on sampled pages (meta.json mrc_max_pages; 0: unknown) */
+	uint64_t budget;             /* the run's cost budget (meta.json mrc_budget; 0: none or unknown) */
+	uint64_t budget_cuts;        /* times the budget lowered the rate (stats.json mrc_budget_cuts) */
 	double blind_pages;          /* reuses nearer than this many pages are not seen (record --mrc-gap,
 	                              * runtime/probe.c); 0: not recorded (before the option) */
 	uint64_t peak_bytes;         /* its peak of local memory (stats.json), or distinct pages / rate */

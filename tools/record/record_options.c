@@ -78,14 +78,18 @@ void record_usage(void)
 	      "                         the program touched about 32 other pages; at most 2048\n"
 	      "                         pages, or 1/16 of -L when that is fewer (beyond, the rate\n"
 	      "                         drops: fixed-size SHARDS, so large programs are sampled\n"
-	      "                         sparsely; without -L is best). At 1 page in N it costs\n"
-	      "                         about 1/N of a record at a -L too small for the program's\n"
-	      "                         working set\n"
+	      "                         sparsely; without -L is best); and its cost is held to\n"
+	      "                         the budget below (beyond, the rate drops too)\n"
 	      "      --mrc-rate N       --mrc, sampling 1 page in N to start with (default 2)\n"
 	      "      --mrc-gap N        --mrc, re-arming a touched page once about N other pages\n"
 	      "                         were touched (default 32): larger is cheaper, and misses\n"
 	      "                         reuses nearer than N pages (or M pages when 1 page in M\n"
 	      "                         is sampled, M > N)\n"
+	      "      --mrc-budget N     --mrc, at most about N trial unmaps of sample pages (each\n"
+	      "                         a move, and a fault at the next touch) per second of the\n"
+	      "                         program's own CPU time, but never fewer than 32 pages\n"
+	      "                         (default 4000: about 1.5x a plain record's time here);\n"
+	      "                         0 = no bound, every touch of the sample is seen\n"
 	      "      --sample-accesses  sample accesses to resident memory at any -L: probes unmap\n"
 	      "                         a resident page on trial for 5 ms; a touch within that\n"
 	      "                         window is an access sample, a fault record of kind\n"
@@ -123,6 +127,7 @@ static void record_defaults(struct record_options *o)
 	o->far = "mem";
 	o->timeline_ms = RECORD_TIMELINE_MS;
 	o->mrc_gap = FL_PROBE_MRC_GAP_DEFAULT;
+	o->mrc_budget = FL_PROBE_MRC_BUDGET_DEFAULT;
 	snprintf(o->far_spec, sizeof(o->far_spec), "mem");
 }
 
@@ -334,6 +339,11 @@ static int apply_mrc_gap(struct record_options *o, const char *v, char *err, siz
 	return parse_unsigned(v, 1, 1u << 20, &o->mrc_gap, err, errlen);
 }
 
+static int apply_mrc_budget(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 0, 100000000, &o->mrc_budget, err, errlen);
+}
+
 static int apply_sample_accesses_rate(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	return parse_unsigned(v, 1, 1000000, &o->sample_accesses, err, errlen);
@@ -366,6 +376,7 @@ static const struct record_value_option {
 	{ NULL, "--timeline-every", apply_timeline_every },
 	{ NULL, "--mrc-rate", apply_mrc_rate },
 	{ NULL, "--mrc-gap", apply_mrc_gap },
+	{ NULL, "--mrc-budget", apply_mrc_budget },
 	{ NULL, "--sample-accesses-rate", apply_sample_accesses_rate },
 };
 #define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))

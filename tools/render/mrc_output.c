@@ -63,6 +63,14 @@ static void print_table(const struct mrc_model *m, enum mrc_policy policy, const
 	if (run_limit)
 		fprintf(out, "# recorded with -L %.1f MiB: the sample was capped at 1/16 of it, so it is sparse; record\n"
 			     "# --mrc without -L for a denser sample\n", (double)run_limit / (1 << 20));
+	uint64_t budget = 0, cuts = 0; /* the cost budget (runtime/probe.c) lowered the rate */
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].budget_cuts)
+			budget = m->procs[i].budget, cuts += m->procs[i].budget_cuts;
+	if (cuts)
+		fprintf(out, "# the cost budget (record --mrc-budget %" PRIu64 ": trial unmaps per second of the program's CPU\n"
+			     "# time) lowered the rate %" PRIu64 " times; --mrc-budget 0 keeps the rate, at the cost of\n"
+			     "# every sampled reuse\n", budget, cuts);
 	if (pages < MRC_FEW_PAGES)
 		fprintf(out, "# only %" PRIu64 " sampled pages: at the smallest sizes a miniature cache holds a handful of them,\n"
 			     "# and the prediction there can be off by tens of per cent\n", pages);
@@ -97,8 +105,9 @@ static void print_json(const struct mrc_model *m, enum mrc_policy policy, const 
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct mrc_process *p = &m->procs[i];
 		fprintf(out, "%s{\"pid\": %u, \"sampling_rate\": %.8f, \"peak_bytes\": %" PRIu64 ", \"sampled_pages\": %" PRIu64
-			", \"sampled_accesses\": %" PRIu64 ", \"sampled_reuses\": %zu}", i ? ", " : "", p->pid, p->rate,
-			p->peak_bytes, p->sampled_pages, p->accesses, p->nreuses);
+			", \"sampled_accesses\": %" PRIu64 ", \"sampled_reuses\": %zu, \"budget\": %" PRIu64
+			", \"budget_cuts\": %" PRIu64 "}", i ? ", " : "", p->pid, p->rate, p->peak_bytes, p->sampled_pages,
+			p->accesses, p->nreuses, p->budget, p->budget_cuts);
 	}
 	fprintf(out, "], \"rows\": [");
 	for (size_t i = 0; i < nrows; i++)
