@@ -5,7 +5,9 @@
 #   segv       worker 0 stores through NULL        -> record exits 139
 #   abort      worker 0 calls abort()              -> 134
 #   exit 7     worker 0 calls _exit(7)             -> 7
-#   selfkill   worker 0 sends SIGKILL to its process -> 137
+#   selfkill   worker 0 sends SIGKILL to its process, 1.5 s in at the earliest (the runtime writes
+#              an open frame of records 0.5 s after its first record; a quicker kill left none)
+#                                                   -> 137
 #   spin       killed with SIGKILL from outside, with a forked (traced) child that dies with it
 #              (PR_SET_PDEATHSIG)                   -> 137
 # For each: the status equals the native run's, and stdout too. `faultline dump` reads the trace

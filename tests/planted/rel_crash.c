@@ -10,7 +10,9 @@
  *   segv          stores through a NULL pointer
  *   abort         abort()
  *   exit N        _exit(N) from worker 0 (the other threads are still faulting)
- *   selfkill      kill(getpid(), SIGKILL)
+ *   selfkill      kill(getpid(), SIGKILL), once the process has run for at least 1.5 s (a SIGKILL
+ *                 loses what the runtime's writer had not written yet, and it writes an open
+ *                 frame of records 0.5 s after its first record: a quick run left no fault)
  *   spin          never ends by itself: forks a child first (which faults too and dies with its
  *                 parent: PR_SET_PDEATHSIG), prints "rel_crash spin: ready PID CHILD_PID" and waits
  *                 to be killed from outside
@@ -103,9 +105,18 @@ int main(int argc, char **argv)
 		if (err)
 			die_errno_at(err, "pthread_create(worker %u)", i);
 	}
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (unsigned i = 0; i < WORKERS; i++)
 		while (atomic_load(&passes_done[i]) < 2)
 			usleep(1000);
+	if (!strcmp(mode, "selfkill")) {
+		struct timespec now;
+		do {
+			usleep(10000);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 1500000000L);
+	}
 	if (child)
 		printf("rel_crash spin: ready %d %d\n", (int)getpid(), (int)child);
 	else
