@@ -772,6 +772,14 @@ void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
 	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)
 		return;
 	pthread_mutex_lock(&rt->evict_lock);
+	fl_evict_note_installed_locked(rt, page);
+	pthread_mutex_unlock(&rt->evict_lock);
+}
+
+void fl_evict_note_installed_locked(struct fl_runtime *rt, size_t page)
+{
+	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)
+		return;
 	if (ring_count(&rt->fifo) == rt->fifo.cap) {
 		/* full of stale entries (live ones are at most -L): keep only the live ones */
 		size_t n = ring_count(&rt->fifo), p;
@@ -782,7 +790,6 @@ void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
 	}
 	if (ring_count(&rt->fifo) < rt->fifo.cap)
 		ring_push_raw(&rt->fifo, page, rt->epoch[page]);
-	pthread_mutex_unlock(&rt->evict_lock);
 }
 
 /* Evicts about `excess` pages (fewer when all candidates are busy); under evict_lock. */

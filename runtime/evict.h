@@ -14,8 +14,10 @@ void fl_evict_make_room(struct fl_runtime *rt, size_t need);
 /* PAGE, locked, is being installed by a fault of KIND (enum fl_fault_kind): its arrival, for the
  * clock's direct sweep. Lock-free. */
 void fl_evict_note_arrival(struct fl_runtime *rt, size_t page, unsigned kind);
-/* PAGE was installed (resident again, unlocked): fifo's line. */
+/* PAGE was installed (resident again, unlocked): fifo's line. The _locked form for a caller that
+ * holds evict_lock (the prober mapping a page back). */
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
+void fl_evict_note_installed_locked(struct fl_runtime *rt, size_t page);
 /* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
 void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);

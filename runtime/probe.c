@@ -382,7 +382,8 @@ static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page, bool mrc
 }
 
 /* Maps an armed page back (its time in the sample is over), as a soft fault would; false when
- * the page is busy (a fault on it in progress, which will claim it), so it is still armed. */
+ * the page is busy (a fault on it in progress, which will claim it), so it is still armed. The
+ * caller holds evict_lock. */
 static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 {
 	uint8_t old;
@@ -416,6 +417,10 @@ static bool restore(struct fl_runtime *rt, struct fl_probe *p, size_t page)
 	rt->epoch[page]++;
 	atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 	fl_page_unlock(rt, page, (uint8_t)(PG_RESIDENT | (dirty ? PG_DIRTY : 0) | (old & PG_NOACCESS)));
+	/* a new epoch: fifo's entry for the page is stale, so it takes a new place in the line (or
+	 * under --policy fifo no page restored would ever be evicted: a program that left its pages
+	 * untouched while probed stalled eviction once it needed room) */
+	fl_evict_note_installed_locked(rt, page);
 	atomic_fetch_add_explicit(&p->restored, 1, memory_order_relaxed);
 	return true;
 }
