@@ -3,7 +3,8 @@
  * Runs only on handler threads. Takes no lock shared with application threads (a page's
  * BUSY bit is owned for a few system calls at most, by code that never waits for a fault),
  * allocates nothing, and never touches region memory: content comes from a static zero page
- * or from the far mirror, and goes into the region with UFFDIO_COPY.
+ * or from the far mirror, and goes into the region with UFFDIO_COPY (but for an access sample's
+ * dirty page, moved back from the mirror: move_page_in).
  *
  * Message kinds:
  *   MISSING on a FREE page  -> first touch: zeros (write-protected when it was a read, so the
@@ -119,8 +120,9 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
  * 14 32 3 under --mrc took the refused path at 85 % of its arms. Measured on graph_bfs 15 32 3
  * under --mrc --mrc-budget 0: 87 µs of CPU per access sample against 105, and, its re-arms no
  * longer late, 3.1x as many reuses seen: the curve at 1.1 and 2.3 MiB went from 22 and 25 % low
- * to within 1.4 % of record -L. A clean page read back is still copied (its mirror page stays its
- * valid far copy, and its next arm drops it without a move). 0 when moved (the mirror page is
+ * to within 1.4 % of record -L. A clean page read back is still copied (with the in-memory store
+ * its mirror page stays its valid far copy, and its next arm drops it without a move; with another
+ * store the copy is queued to be dropped, as for a soft fault). 0 when moved (the mirror page is
  * gone: the page must count as dirty), or errno with the mirror page still there to copy from. */
 static int move_page_in(struct fl_runtime *rt, size_t page, bool dontwake)
 {
@@ -140,10 +142,14 @@ static int move_page_in(struct fl_runtime *rt, size_t page, bool dontwake)
 		/* a move can report an error for a page it moved (evict.c's top comment), and then it
 		 * woke no one: the faulting threads would sleep on a mapped page */
 		if (!fl_evict_mapped(fl_mirror_addr(rt, page)) && fl_evict_mapped(fl_page_addr(rt, page))) {
+			FL_TESTCASE(err == EEXIST);
 			if (!dontwake)
 				wake_page(rt, page);
 			return 0;
 		}
+		static _Atomic bool reported; /* copied instead: said once (shared with a fork, EBUSY: expected) */
+		if (err != EBUSY && err != ENOENT && err != ESRCH && !atomic_exchange(&reported, true))
+			fl_log_errno("ioctl(UFFDIO_MOVE) of an access sample's page back from the mirror (copied instead)", err);
 		return err;
 	}
 }
@@ -229,8 +235,10 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 			fl_evict_note_soft(rt, page); /* the adaptive clock's evidence (evict.c) */
 		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 		dirty = write || (old & PG_DIRTY);
-		/* the prober registered the mirror as a move destination before its first arm */
-		move_in = kind == FL_FAULT_ACCESS_SAMPLE && (dirty || !rt->write_protect) && rt->move_uffd == rt->uffd;
+		/* the prober registered the mirror as a move destination (under evict_lock) before its
+		 * first arm; movable implies write protection (evict.c, mirror_movable) */
+		move_in = kind == FL_FAULT_ACCESS_SAMPLE && dirty &&
+			  __atomic_load_n(&rt->move_uffd, __ATOMIC_RELAXED) == rt->uffd;
 		if (!move_in)
 			src = fl_far_mirror_source(h, page);
 		break;

@@ -144,7 +144,7 @@ struct fl_probe {
 	struct probe_thread *threads;        /* --mrc: PROBE_THREADS, written by the handler serving the thread */
 	_Atomic uint64_t mrc_progress;       /* --mrc: faults on sample pages so far (first touches and re-touches) */
 	uint64_t mrc_gap_pages;              /* --mrc: FAULTLINE_PROBE_MRC_GAP (record --mrc-gap) */
-	uint64_t mrc_budget;                 /* --mrc: arms + restores per program CPU second (0: no bound) */
+	uint64_t mrc_budget;                 /* --mrc: arms of sample pages per program CPU second (0: no bound) */
 	/* the prober thread's own state */
 	pthread_t thread;
 	bool thread_started;
@@ -155,7 +155,7 @@ struct fl_probe {
 	uint32_t pending_head, pending_tail; /* FIFO indices (modulo PROBE_PENDING) */
 	uint32_t *bucket_count;              /* --mrc */
 	uint64_t mrc_pages;                  /* distinct sampled pages under the current threshold */
-	uint64_t window_cpu_ns, window_spent; /* --mrc budget: program CPU, arms + restores at the window's start */
+	uint64_t window_cpu_ns, window_spent; /* --mrc budget: program CPU and mrc_arms at the window's start */
 	struct probe_slot *slots;            /* --sample-accesses: the set, in no order */
 	size_t nslots, nslots_peak;
 	double tokens;                       /* --sample-accesses: probes allowed now (RATE per second) */
@@ -165,6 +165,7 @@ struct fl_probe {
 	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
 	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
 	_Atomic uint64_t budget_cuts, program_cpu_ns; /* --mrc budget: rate drops; the program's CPU time */
+	_Atomic uint64_t mrc_arms;           /* --mrc budget: arms of sample pages (the cost it holds) */
 };
 
 int fl_probe_setup(struct fl_runtime *rt)
@@ -378,6 +379,8 @@ static bool arm(struct fl_runtime *rt, struct fl_probe *p, size_t page, bool mrc
 	atomic_fetch_add_explicit(&rt->soft_pages, 1, memory_order_relaxed);
 	fl_page_unlock(rt, page, (uint8_t)(PG_SOFT | dirty | (old & PG_NOACCESS)));
 	atomic_fetch_add_explicit(&p->armed, 1, memory_order_relaxed);
+	if (mrc)
+		atomic_fetch_add_explicit(&p->mrc_arms, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -450,6 +453,8 @@ static void mrc_keep_buckets(struct fl_probe *p, uint32_t buckets)
  * holds more than mrc_max_pages distinct pages (fixed-size SHARDS). */
 static void mrc_count_page(struct fl_probe *p, size_t page)
 {
+	if (!in_sample(p, page))
+		return; /* queued before the threshold dropped: its bucket's count was taken off already */
 	uint8_t f = atomic_fetch_or_explicit(&p->flags[page], PROBE_SEEN, memory_order_relaxed);
 	if (f & PROBE_SEEN)
 		return;
@@ -463,9 +468,11 @@ static void mrc_count_page(struct fl_probe *p, size_t page)
 	mrc_keep_buckets(p, bucket);
 }
 
-/* --mrc: the program's own CPU time: the process's less that of the runtime threads whose work
- * follows the faults (handlers, evictor, this prober). The process's clock is read last, so it
- * is never less than their sum. */
+/* --mrc: the program's own CPU time: the process's less that of the handlers, the evictor and this
+ * prober, whose work follows the faults. The frame writer's (compressing every record), the
+ * timeline's and the prefetcher's time, and the program threads' own part of each fault, count
+ * as the program's, so the allowance grows a little with the sampling itself. The process's
+ * clock is read last, so it is never less than the sum. */
 static uint64_t program_cpu_ns(struct fl_runtime *rt)
 {
 	uint64_t internal = fl_sys_thread_cpu_ns() + fl_sys_cpu_ns_of(atomic_load(&rt->evictor.tid));
@@ -478,8 +485,9 @@ static uint64_t program_cpu_ns(struct fl_runtime *rt)
 /* --mrc: the cost budget (record --mrc-budget B). A sample page costs a move each time it is
  * armed (or restored) and a fault each time it is touched again (about 90 µs of CPU in all here,
  * while the faulting thread waits), and a program that touches its sample pages faster than they
- * can be served would pay for every touch: random access cost 100x a plain record. So the arms and
- * restores so far (each one sample at most) are held to B per second of the program's own CPU time,
+ * can be served would pay for every touch: random access cost 100x a plain record. So the arms of
+ * sample pages so far (each one sample at most) are held to B per second of the program's own CPU
+ * time (not the restores a cut itself causes, nor --sample-accesses' probes, which have their own rate),
  * plus MRC_BUDGET_START_NS's worth to begin with. Past that allowance, while the rate of the last
  * window is above B, the sample shrinks by whole buckets (mrc_keep_buckets, as for the size
  * cap) to bring that rate to B, by half at most per window: the rate never rises again, so one
@@ -501,7 +509,7 @@ static uint64_t program_cpu_ns(struct fl_runtime *rt)
 static void mrc_keep_budget(struct fl_runtime *rt, struct fl_probe *p)
 {
 	uint64_t cpu = program_cpu_ns(rt);
-	uint64_t spent = atomic_load_explicit(&p->armed, memory_order_relaxed) + atomic_load_explicit(&p->restored, memory_order_relaxed);
+	uint64_t spent = atomic_load_explicit(&p->mrc_arms, memory_order_relaxed);
 	atomic_store_explicit(&p->program_cpu_ns, cpu, memory_order_relaxed);
 	uint64_t window_cpu = cpu > p->window_cpu_ns ? cpu - p->window_cpu_ns : 0;
 	uint64_t window_spent = spent - p->window_spent;
@@ -642,6 +650,8 @@ static void probe_round(struct fl_runtime *rt, struct fl_probe *p)
 		for (; head != tail; head++) {
 			uint32_t page = r->pages[head % PROBE_RING];
 			mrc_count_page(p, page);
+			if (!in_sample(p, page))
+				continue; /* left the sample since (the threshold dropped) */
 			if (p->pending_tail - p->pending_head < PROBE_PENDING)
 				p->pending[p->pending_tail++ % PROBE_PENDING] =
 					(struct probe_pending){ page, r->progress[head % PROBE_RING] + mrc_gap_accesses(p) };
@@ -709,7 +719,7 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
 	atomic_store(&p->rounds, 0), atomic_store(&p->cpu_ns, 0), atomic_store(&p->mrc_progress, 0);
-	atomic_store(&p->budget_cuts, 0), atomic_store(&p->program_cpu_ns, 0);
+	atomic_store(&p->budget_cuts, 0), atomic_store(&p->program_cpu_ns, 0), atomic_store(&p->mrc_arms, 0);
 	p->window_cpu_ns = p->window_spent = 0; /* the child's CPU clock starts again */
 	p->thread_started = false;
 	atomic_store(&p->mirror_ready, false);

@@ -48,9 +48,9 @@
                                                         other sample pages) */
 #define FL_PROBE_MRC_GAP_DEFAULT 32
 #define FL_ENV_PROBE_MRC_BUDGET "FAULTLINE_PROBE_MRC_BUDGET" /* record --mrc-budget N: at most about N
-                                                        access samples per second of the program's
-                                                        own CPU time (the rate drops beyond); 0 = no
-                                                        bound */
+                                                        trial unmaps of sample pages per second of
+                                                        the program's own CPU time (the rate drops
+                                                        beyond, down to 32 pages); 0 = no bound */
 #define FL_PROBE_MRC_BUDGET_DEFAULT 4000
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */

@@ -45,7 +45,7 @@
                                                        accesses before a re-arm */
 #define FL_META_MRC_GAP_PAGES    "mrc_gap_pages"    /* --mrc: pages touched before a re-arm (record
                                                        --mrc-gap; in sample accesses: x the rate) */
-#define FL_META_MRC_BUDGET       "mrc_budget"       /* --mrc: access samples allowed per second of the
+#define FL_META_MRC_BUDGET       "mrc_budget"       /* --mrc: trial unmaps allowed per second of the
                                                        program's CPU time (record --mrc-budget); 0 = no bound */
 #define FL_META_SAMPLE_ACCESSES_RATE "sample_accesses_rate"
 #define FL_META_PROBE_PERIOD_NS  "probe_period_ns"

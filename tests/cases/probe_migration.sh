@@ -6,7 +6,9 @@
 # zeros (CI: access_hotcold "cold array, word ...: 0x0", sqlite3 "disk I/O error" under --mrc, both
 # on a busy machine). tests/planted/probe_stress rewrites and checks pages from 3 threads while
 # /proc/sys/vm/compact_memory is written every 0.1 s; before the fix it read zeros in 3 runs of 3.
-#   - --sample-accesses at 3000 probes/s, --mrc sampling every page, and -L 4 MiB under the clock
+#   - --sample-accesses at 3000 probes/s, --mrc sampling every page (no cost budget: every reuse
+#     re-armed, as many moves as possible; an access sample's page comes back by a move, fault.c),
+#     and -L 4 MiB under the clock
 #     and under fifo (eviction moves runs of pages): each exits 0 with probe_stress's own checks
 #     passed;
 #   - the prober did arm pages, and the kernel did migrate pages meanwhile (else: skip, nothing shown).
@@ -49,7 +51,7 @@ any=0
 run_compacting sampled -M 1G --sample-accesses --sample-accesses-rate 3000 -- "$PLANTED/probe_stress" 8 3 5
 check_ge "sampled probe_armed" "$(stat_of sampled probe_armed)" 1
 [ "$MIGRATED" -gt 0 ] && any=1
-run_compacting mrc -M 1G --mrc --mrc-rate 1 -- "$PLANTED/probe_stress" 8 3 5
+run_compacting mrc -M 1G --mrc --mrc-rate 1 --mrc-budget 0 -- "$PLANTED/probe_stress" 8 3 5
 check_ge "mrc probe_armed" "$(stat_of mrc probe_armed)" 1
 [ "$MIGRATED" -gt 0 ] && any=1
 run_compacting limited -M 1G -L 4M -- "$PLANTED/probe_stress" 8 3 5

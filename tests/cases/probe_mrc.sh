@@ -12,8 +12,8 @@
 #   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
 # The runs above are made with --mrc-budget 0 (every sampled reuse seen, at 1 page in 8 throughout).
 # At the default cost budget (4000 trial unmaps per second of the program's own CPU time,
-# runtime/probe.c): the budget lowered the rate; arms + restores (what it counts) stay within twice
-# its allowance (without it they are ~40x that); `mrc` says so; at 8, 16 and 32 MiB the prediction is
+# runtime/probe.c): the budget lowered the rate; the arms (what it counts) stay within three times
+# its allowance (without it they are ~20x that); `mrc` says so; at 8, 16 and 32 MiB the prediction is
 # within 10 % of record -L's refaults (or 1 % of all reuses) or, where the band is wider than that,
 # the measurement lies inside the band.
 . "$(dirname "$0")/../lib.sh"
@@ -131,9 +131,10 @@ expect_record loops-budget -M 1G --mrc -- "$PLANTED/mrc_loops" "$total" "$loops"
 same_output loops-budget loops
 check_eq "loops-budget meta mrc_budget (default)" "$(meta_of loops-budget mrc_budget)" 4000
 check_ge "loops-budget: the budget lowered the rate (mrc_budget_cuts)" "$(stat_of loops-budget mrc_budget_cuts)" 1
-spent=$(( $(stat_of loops-budget probe_armed) + $(stat_of loops-budget probe_restored) ))
+# (a margin for arms made by the handlers while the prober waits for the CPU on a busy machine)
 allowance=$(awk -v c="$(stat_of loops-budget mrc_program_cpu_ns)" 'BEGIN { printf "%d", 4000 * (c / 1e9 + 0.05) }')
-check_le "loops-budget: arms + restores within twice the allowance of $allowance (+512)" "$spent" $((2 * allowance + 512))
+check_le "loops-budget: arms within three times the allowance of $allowance (+1024)" \
+	"$(stat_of loops-budget probe_armed)" $((3 * allowance + 1024))
 "$FAULTLINE" mrc "$WORK/loops-budget" >"$WORK/mrc-budget.txt" 2>&1 || fail "mrc loops-budget: $(cat "$WORK/mrc-budget.txt")"
 grep -q '^# the cost budget (record --mrc-budget 4000: ' "$WORK/mrc-budget.txt" ||
 	fail "mrc of a budget-cut run does not say so: $(sed -n 1,12p "$WORK/mrc-budget.txt")"

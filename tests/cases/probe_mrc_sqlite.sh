@@ -10,9 +10,11 @@
 # (2026-11-29: +13 % and +13 % at P/4 and P/2 inside bands of [7.8 k, 609 k] and [4.2 k, 20.6 k]).
 # P/8 (~1.9 MiB) sits on a cliff of sqlite3's curve (13 k refaults at 3.8 MiB, 44 k at 1.9) where
 # the sparse sample is off by half (21.8 k predicted): there the band must hold the measurement
-# and the prediction must not be below the one at P/4. Also: the run exits 0 with the native
-# output, and meta.json records the default sampling (mrc_rate_denominator 2, at most
-# mrc_max_pages 2048 pages, mrc_gap_pages 32, mrc_budget 4000).
+# and the prediction must not be below the one at P/4. A second recording without the budget
+# (--mrc-budget 0: every sampled reuse seen, ~45x a plain record) checks the model itself: within
+# 10 % at P/4 and P/2 (+0.7 and +5.4 % on 2026-11-29) and 50 % on the cliff at P/8 (-7.0 %).
+# Also: the runs exit 0 with the native output, and meta.json records the default sampling
+# (mrc_rate_denominator 2, at most mrc_max_pages 2048 pages, mrc_gap_pages 32, mrc_budget 4000).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_cmd sqlite3
@@ -35,6 +37,10 @@ for d in 8 4 2; do
 	sizes+=("$s") at+=(--at "${s}B")
 done
 "$FAULTLINE" mrc "$WORK/sql-mrc" --format csv "${at[@]}" >"$WORK/mrc.csv" 2>"$WORK/mrc.err" || fail "mrc exited $?: $(cat "$WORK/mrc.err")"
+# the same without the budget: every sampled reuse seen, the model's own accuracy
+expect_record sql-full -M 1G --mrc --mrc-budget 0 -- "${cmd[@]}"
+same_output sql-full sql
+"$FAULTLINE" mrc "$WORK/sql-full" --format csv "${at[@]}" >"$WORK/full.csv" 2>"$WORK/full.err" || fail "mrc (full) exited $?: $(cat "$WORK/full.err")"
 for k in 0 1 2; do
 	s=${sizes[$k]}
 	expect_record "sql-L$k" -M 1G -L "${s}B" -- "${cmd[@]}"
@@ -43,6 +49,11 @@ for k in 0 1 2; do
 	row=$(awk -F, -v s="$s" '$1 == s' "$WORK/mrc.csv")
 	[ -n "$row" ] || fail "mrc --at ${s}B gave no row: $(cat "$WORK/mrc.csv")"
 	next_row=$(awk -F, -v s="${sizes[$((k < 2 ? k + 1 : k))]}" '$1 == s' "$WORK/mrc.csv")
+	full=$(awk -F, -v s="$s" '$1 == s { print $2 }' "$WORK/full.csv")
+	"$PY" -c 'import sys; p, m, k = float(sys.argv[1] or "nan"), int(sys.argv[2]), int(sys.argv[3]); t = 0.5 if k == 0 else 0.10
+sys.exit(0 if m > 0 and abs(p - m) <= t * m else 1)' "$full" "$measured" "$k" ||
+		fail "--mrc-budget 0 at 1/$((8 >> k)) of the peak: predicted ${full:-none}, measured $measured (beyond $([ "$k" = 0 ] && echo 50 || echo 10) %)"
+	echo "ok --mrc-budget 0 at 1/$((8 >> k)) of the peak: predicted $full, measured $measured"
 	if [ "$k" -gt 0 ]; then
 		"$PY" -m mrc_band "$WORK/mrc.csv" 0 "1/$((8 >> k)) of the peak=$s:$measured" || fail "mrc prediction check failed"
 		continue

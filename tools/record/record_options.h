@@ -47,7 +47,7 @@ struct record_options {
 	unsigned timeline_every; /* --timeline-every N faults; 0 = off */
 	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */
 	unsigned mrc_gap;       /* --mrc-gap: pages touched before a touched sample page is re-armed */
-	unsigned mrc_budget;    /* --mrc-budget: access samples per second of the program's CPU time */
+	unsigned mrc_budget;    /* --mrc-budget: trial unmaps per second of the program's CPU time */
 	unsigned sample_accesses; /* --sample-accesses: probes per second; 0 = off */
 	bool quiet;             /* -q: no banner, no summary */
 	bool archive;           /* --archive: keep copies of the mapped binaries with the recording */
