@@ -246,6 +246,10 @@ struct fl_extent {
 
 extern struct fl_runtime fl_rt; /* context.c */
 
+/* CPU time used so far by the threads that serve faults: the handlers' (summed) into *handlers, the
+ * evictor's into *evictor (0 for a thread not started). */
+void fl_runtime_worker_cpu_ns(struct fl_runtime *rt, uint64_t *handlers, uint64_t *evictor);
+
 #define FL_LATE_STACK_MS 200 /* a stack signal taken later than this had been blocked: no stack */
 
 #endif

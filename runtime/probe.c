@@ -475,9 +475,9 @@ static void mrc_count_page(struct fl_probe *p, size_t page)
  * clock is read last, so it is never less than the sum. */
 static uint64_t program_cpu_ns(struct fl_runtime *rt)
 {
-	uint64_t internal = fl_sys_thread_cpu_ns() + fl_sys_cpu_ns_of(atomic_load(&rt->evictor.tid));
-	for (unsigned i = 0; i < rt->nhandlers; i++)
-		internal += fl_sys_cpu_ns_of(atomic_load(&rt->handlers[i].tid));
+	uint64_t handlers, evictor;
+	fl_runtime_worker_cpu_ns(rt, &handlers, &evictor);
+	uint64_t internal = fl_sys_thread_cpu_ns() + handlers + evictor;
 	uint64_t all = fl_sys_cpu_ns_of(-1);
 	return all > internal ? all - internal : 0;
 }

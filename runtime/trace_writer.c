@@ -232,10 +232,8 @@ void fl_trace_write_meta(struct fl_runtime *rt)
  * less than their sum) the whole process's. */
 static void json_cpu_split(struct fl_runtime *rt, struct fl_buf *b)
 {
-	uint64_t handlers = 0;
-	for (unsigned i = 0; i < rt->nhandlers; i++)
-		handlers += fl_sys_cpu_ns_of(atomic_load(&rt->handlers[i].tid));
-	uint64_t evictor = fl_sys_cpu_ns_of(atomic_load(&rt->evictor.tid));
+	uint64_t handlers, evictor;
+	fl_runtime_worker_cpu_ns(rt, &handlers, &evictor);
 	fl_buf_json_key_u64(b, FL_STATS_CPU_NS, fl_sys_cpu_ns_of(-1));
 	fl_buf_json_key_u64(b, FL_STATS_HANDLER_CPU_NS, handlers);
 	fl_buf_json_key_u64(b, FL_STATS_EVICTOR_CPU_NS, evictor);
