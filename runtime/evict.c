@@ -126,7 +126,6 @@ int fl_evict_setup(struct fl_runtime *rt)
 	/* the reserve: 1/16 of -L, within [16, 4096] pages; refilled from half of it */
 	rt->reserve_high = fl_evict_reserve_high(limit);
 	rt->reserve_low = rt->reserve_high / 2;
-	evictor_start(rt);
 	if (rt->policy == FL_POLICY_CLOCK) {
 		size_t target = fl_evict_soft_target(limit);
 		rt->clock_trial = true; /* trials until the adaptive clock has seen a window */
@@ -136,9 +135,14 @@ int fl_evict_setup(struct fl_runtime *rt)
 			return -1;
 		rt->young_installs = fl_evict_young_installs(limit);
 		rt->soft_target_pages = target;
-		return ring_init(&rt->soft, 4 * (target + FL_EVICT_BATCH));
+		if (ring_init(&rt->soft, 4 * (target + FL_EVICT_BATCH)) < 0)
+			return -1;
+	} else if (ring_init(&rt->fifo, 2 * limit + 4096) < 0) {
+		return -1;
 	}
-	return ring_init(&rt->fifo, 2 * limit + 4096);
+	/* last: a setup that failed leaves no thread behind in the program, which then runs untraced */
+	evictor_start(rt);
+	return 0;
 }
 
 /* SOFT -> FAR for pages this thread has locked, as one batch: the backend writes the dirty
