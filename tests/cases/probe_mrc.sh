@@ -138,6 +138,8 @@ check_le "loops-budget: arms within three times the allowance of $allowance (+10
 "$FAULTLINE" mrc "$WORK/loops-budget" >"$WORK/mrc-budget.txt" 2>&1 || fail "mrc loops-budget: $(cat "$WORK/mrc-budget.txt")"
 grep -q '^# the cost budget (record --mrc-budget 4000: ' "$WORK/mrc-budget.txt" ||
 	fail "mrc of a budget-cut run does not say so: $(sed -n 1,12p "$WORK/mrc-budget.txt")"
+check_eq "mrc header: the rate lowered as often as stats.json says (mrc_budget_cuts)" \
+	"$(grep -o 'lowered the rate [0-9]* times' "$WORK/mrc-budget.txt" | grep -o '[0-9]*')" "$(stat_of loops-budget mrc_budget_cuts)"
 if grep -q '^# the cost budget' "$WORK/mrc.txt"; then fail "mrc of a --mrc-budget 0 run names a budget"; fi
 "$FAULTLINE" mrc "$WORK/loops-budget" --format csv >"$WORK/mrc-budget.csv" 2>&1 || fail "mrc --format csv loops-budget"
 reuses=$("$PY" -c 'import re,sys; p=[int(x) for x in re.search(r"pages=([0-9,]+)", open(sys.argv[1]).read()).group(1).split(",")]; print(sum(p) * (int(sys.argv[2]) - 1))' \
