@@ -9,7 +9,8 @@
 #     "150 B") or a marker ("not built yet", "skipped: reason", "n/a ..."); a "failed: ..." cell
 #     fails the test (a program failed or printed a wrong result under the bench);
 #   - Runs is an integer; the rows that can always be measured here (1a 1b 1d H1 H2 3a-3d 4c 8a 8c)
-#     have numbers in all three cells and at least 3 runs — unless the footer says the script's time
+#     have numbers in all three cells and at least 2 runs (the test asks for 2, BENCH_RUNS=2: it
+#     checks the table, not the numbers) — unless the footer says the script's time
 #     budget cut rows short (heavy load), when they may have fewer runs or "skipped: time budget";
 #     row 2 and the kernel-swap rows TB4, TD4, TX4 are skipped in quick mode;
 #   - the footer gives the load average at the start and at the end.
@@ -19,9 +20,9 @@ need_planted fill
 need_cmd gcc sqlite3
 
 out=$WORK/bench.md
-say "BENCH_WORK=$WORK/bench-work scripts/bench.sh --quick -o $out"
+say "BENCH_RUNS=2 BENCH_WORK=$WORK/bench-work scripts/bench.sh --quick -o $out"
 RC=0
-BENCH_WORK=$WORK/bench-work FAULTLINE=$FAULTLINE "$ROOT/scripts/bench.sh" --quick -o "$out" \
+BENCH_RUNS=2 BENCH_WORK=$WORK/bench-work FAULTLINE=$FAULTLINE "$ROOT/scripts/bench.sh" --quick -o "$out" \
 	>"$WORK/bench.out" 2>"$WORK/bench.err" || RC=$?
 if [ "$RC" -ne 0 ]; then
 	tail -n 20 "$WORK/bench.err" >&2
@@ -60,7 +61,7 @@ while IFS=$'\t' read -r id ncells base ours ratio runs; do
 			[ "$budget_hit" = 1 ] && [ "$c" = "skipped: time budget" ] && continue
 			[[ $c =~ $number ]] || fail "row $id: '$c' should be a number"
 		done
-		[ "$budget_hit" = 1 ] || [ "$runs" -ge 3 ] || fail "row $id: $runs runs, want >= 3"
+		[ "$budget_hit" = 1 ] || [ "$runs" -ge 2 ] || fail "row $id: $runs runs, want >= 2"
 	fi
 	case $id in 2a | 2b) [[ $ours == skipped:* ]] || fail "row $id should be skipped in quick mode, got '$ours'" ;; esac
 	case $id in TB4 | TD4 | TX4) [[ $base == skipped:* ]] || fail "row $id should be skipped in quick mode, got '$base'" ;; esac
