@@ -2,7 +2,8 @@
 # tests/cases/record_cli.sh: end-to-end checks of the `faultline` command line and of
 # `faultline record`'s behaviour around the traced program: help and usage errors, command
 # lookup (127/126), static and set-user-ID binaries refused, output directory rules
-# (refuse non-empty, --force removes only pid directories and visualize's files), the child's environment
+# (refuse non-empty, --force removes only an earlier recording's pid directories, those holding its
+# meta.json or stats.json, and then visualize's files), the child's environment
 # (LD_PRELOAD appended, FAULTLINE_*), arguments passed exactly, exit status passthrough,
 # SIGTERM forwarding, and nothing written to stdout by record itself.
 # Runs through the real runtime (build/libfaultline.so, or $FAULTLINE_LIB when set).
@@ -193,7 +194,8 @@ want='[][a b][$HOME][*][it'"'"'s]'
 
 # Existing output directory.
 mkdir -p "$WORK/old/123/sub" "$WORK/old/notes" "$WORK/keep-target"
-touch "$WORK/old/README" "$WORK/old/123/sub/faults" "$WORK/old/notes/a"
+touch "$WORK/old/README" "$WORK/old/123/sub/faults" "$WORK/old/123/meta.json" "$WORK/old/notes/a"
+mkdir -p "$WORK/old/2024" && echo mine >"$WORK/old/2024/notes.txt"   # named like a pid, not a recording's
 # what `faultline visualize` wrote from the old trace (stale once it is replaced)
 touch "$WORK/old/flamegraph.svg" "$WORK/old/flamegraph-refault.svg" "$WORK/old/faults.folded" \
 	"$WORK/old/faults-alloc.folded" "$WORK/old/ranges.txt" "$WORK/old/heatmap.svg" "$WORK/old/timeline.svg" \
@@ -210,11 +212,19 @@ expect "--force accepted" 0 "removed 1 old process directory"
 	bad "--force: no line about visualize's files: $err"
 if [ ! -e "$WORK/old/123" ] && [ -f "$WORK/old/README" ] && [ -f "$WORK/old/notes/a" ] &&
 	[ -L "$WORK/old/456" ] && [ -d "$WORK/keep-target" ] && [ -f "$WORK/old/flamegraph-mine.svg" ] &&
+	[ -f "$WORK/old/2024/notes.txt" ] &&
 	[ -z "$(ls "$WORK/old" | grep -v '^flamegraph-mine\.svg$' | grep -E '\.(svg|folded)$|^ranges\.txt$|^report\.html$')" ]; then
 	ok "--force removed only the pid directory and visualize's files (kept other files, dirs, symlinks)"
 else
 	bad "--force: $(ls -lR "$WORK/old")"
 fi
+# a folder of one's own (no recording in it): --force keeps everything, visualize's names included
+mkdir -p "$WORK/mine/2025" && echo mine >"$WORK/mine/2025/notes.txt" && echo mine >"$WORK/mine/flamegraph.svg"
+run "$F" record -M 64M -o "$WORK/mine" --force -- true
+expect "--force into a folder that holds no recording" 0 ""
+[ -f "$WORK/mine/2025/notes.txt" ] && [ -f "$WORK/mine/flamegraph.svg" ] &&
+	ok "--force over a folder without a recording kept its pid-named folder and its flamegraph.svg" ||
+	bad "--force removed a user's files: $(ls -lR "$WORK/mine")"
 touch "$WORK/plain-file"
 run "$F" record -M 64M -o "$WORK/plain-file" -- true
 expect "output path is a file: refused" 2 "not a directory"

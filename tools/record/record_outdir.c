@@ -1,17 +1,21 @@
 /* record_outdir.c: `faultline record`'s output directory: its default name, refusing a non-empty
- * one unless --force (which removes only old process directories and visualize's files), mkdir -p. */
+ * one unless --force (which removes only an earlier recording's process directories and
+ * visualize's files), mkdir -p. */
 #include "record_options.h"
 #include "record_internal.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binary_id.h"
 #include "cli.h"
 #include "faultline/pmu_events.h"
+#include "faultline/trace.h"
 #include "viz_files.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -147,47 +151,83 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 	return rc;
 }
 
-/* An existing output directory: refuse it when it holds anything, unless force; with force remove
- * only the old per-process directories (all-digit names) and visualize's files in it. */
+/* Whether the directory NAME under DIR_FD is a process directory of an earlier recording: a
+ * process-directory name (all digits, or <pid>.<n>), a directory (not a link), and empty or holding
+ * the meta.json or stats.json every process of a recording writes. A user's folder named like a
+ * year is not one. */
+static bool is_old_process_dir(int dir_fd, const char *name)
+{
+	struct stat st;
+	if (!is_process_dir_name(name) || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool found = fstatat(fd, FL_FILE_NAME_META, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		     fstatat(fd, FL_FILE_NAME_STATS, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	DIR *dir = found ? NULL : fdopendir(fd);
+	if (dir) { /* empty: nothing of the user's either */
+		struct dirent *entry;
+		found = true;
+		while (found && (entry = readdir(dir)) != NULL)
+			found = is_dot_entry(entry->d_name);
+		closedir(dir);
+	} else {
+		close(fd);
+	}
+	return found;
+}
+
+/* An existing output directory: refuse it when it holds anything, unless force. With force remove
+ * only what an earlier recording made: its process directories (is_old_process_dir) and, when
+ * there was a recording (a process directory or record's binaries file), visualize's files.
+ * Anything else stays: `-o DIR --force` over a folder of one's own keeps its files. */
 static int reuse_output_dir(const char *path, bool force, bool quiet)
 {
 	DIR *dir = opendir(path);
 	struct dirent *entry;
 	unsigned removed = 0, derived = 0;
 	int rc = 0, nonempty = 0;
+	bool recording = false;
+	struct stat st;
 
 	if (dir == NULL) {
 		cli_error("cannot open output directory %s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (rc == 0 && (entry = readdir(dir)) != NULL) {
-		char shown[PATH_MAX];
-		struct stat st;
-
+	while ((entry = readdir(dir)) != NULL && !(nonempty && (!force || recording))) {
 		if (is_dot_entry(entry->d_name))
 			continue;
 		nonempty = 1;
-		if (!force)
-			break;
-		if (viz_is_output_name(entry->d_name) &&
+		recording = recording || is_old_process_dir(dirfd(dir), entry->d_name) ||
+			    (strcmp(entry->d_name, BINARY_IDS_FILE) == 0 &&
+			     fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode));
+	}
+	if (nonempty && !force) {
+		closedir(dir);
+		cli_error("output directory '%s' exists and is not empty; give another with -o, or "
+			  "--force to reuse it (removes its old per-process subdirectories and visualize's files)", path);
+		return -1;
+	}
+	rewinddir(dir);
+	while (rc == 0 && (entry = readdir(dir)) != NULL) {
+		char shown[PATH_MAX];
+
+		if (is_dot_entry(entry->d_name))
+			continue;
+		if (recording && viz_is_output_name(entry->d_name) &&
 		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
 			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 				derived++;
 			continue;
 		}
-		if (!is_process_dir_name(entry->d_name) ||
-		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		if (!is_old_process_dir(dirfd(dir), entry->d_name))
 			continue;
 		path_for_message(shown, sizeof(shown), path, entry->d_name);
 		rc = remove_tree_at(dirfd(dir), entry->d_name, shown, 0);
 		removed += rc == 0;
 	}
 	closedir(dir);
-	if (nonempty && !force) {
-		cli_error("output directory '%s' exists and is not empty; give another with -o, or "
-			  "--force to reuse it (removes its old per-process subdirectories and visualize's files)", path);
-		return -1;
-	}
 	if (removed > 0 && !quiet)
 		cli_error("--force: removed %u old process director%s from %s", removed,
 			  removed == 1 ? "y" : "ies", path);
