@@ -107,3 +107,8 @@ RC=0; "$FAULTLINE" export --pprof "$PROF" "$REC" 2>"$WORK/e" || RC=$?
 RC=0; "$FAULTLINE" export "$REC" 2>"$WORK/e" || RC=$?
 [ "$RC" -eq 2 ] || fail "no --sqlite/--pprof: exit $RC"
 echo "ok existing FILE refused without --force; no output named: exit 2"
+# one file named twice, in two spellings: refused before anything is written
+RC=0; (cd "$WORK" && "$FAULTLINE" export --sqlite both.out --pprof "../$(basename "$WORK")/both.out" --force "$REC") 2>"$WORK/e" || RC=$?
+[ "$RC" -eq 2 ] && grep -q 'name the same file' "$WORK/e" && [ ! -e "$WORK/both.out" ] ||
+	fail "--sqlite and --pprof the same file: exit $RC, $(ls "$WORK" | grep -c both.out) file(s): $(cat "$WORK/e")"
+echo "ok --sqlite and --pprof naming one file: refused (exit 2), nothing written"

@@ -107,6 +107,28 @@ static int export_option(void *ctx, int id, const char *value, char *err, size_t
 }
 
 /* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
+/* PATH with its directory resolved (realpath) into buf: one name for one file, existing or not;
+ * PATH itself when its directory cannot be resolved. */
+static const char *resolved_path(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (!realpath(dir, real) || (size_t)snprintf(buf, len, "%s/%s", real, base) >= len)
+		snprintf(buf, len, "%s", path);
+	return buf;
+}
+
+/* Whether paths A and B name one file: the same resolved name, or (both existing) one inode. */
+static bool same_file(const char *a, const char *b)
+{
+	char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+	struct stat sa, sb;
+	if (strcmp(resolved_path(a, ra, sizeof(ra)), resolved_path(b, rb, sizeof(rb))) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int export_parse(int argc, char **argv, struct export_options *o)
 {
 	static const struct cli_opt opts[] = {
@@ -126,6 +148,9 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 		return rc;
 	if (!o->file && !o->pprof)
 		return cli_usage_error("export", "--sqlite FILE or --pprof FILE is required");
+	if (o->file && o->pprof && same_file(o->file, o->pprof))
+		return cli_usage_error("export", "--sqlite and --pprof name the same file, %s: one would replace the other",
+				       o->pprof);
 	return 0;
 }
 /* ----------------------------------------------------------------- the run */
