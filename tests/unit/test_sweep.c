@@ -44,6 +44,9 @@ static void auto_sizes(void)
 	      "64 MiB + 100: %zu sizes, %llu .. %llu", n, (unsigned long long)sizes[0], (unsigned long long)sizes[n - 1]);
 	n = sweep_auto_sizes(4 * MiB, sizes);
 	CHECK(n == 3 && sizes[0] == 4 * MiB && sizes[1] == 2 * MiB && sizes[2] == MiB, "4 MiB: the 1 MiB floor once (%zu)", n);
+	n = sweep_auto_sizes(8320 * 1024, sizes); /* peak/8 is 1040K, peak/16 would be the 1 MiB floor */
+	CHECK(n == 4 && sizes[3] == 1040 * 1024, "8320 KiB: the floor next to 1040K not added (%zu sizes, last %llu)", n,
+	      (unsigned long long)sizes[n - 1]);
 	n = sweep_auto_sizes(4096, sizes);
 	CHECK(n == 1 && sizes[0] == MiB, "a page: only the floor (%zu)", n);
 }

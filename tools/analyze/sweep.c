@@ -69,7 +69,8 @@ size_t sweep_auto_sizes(uint64_t peak_bytes, uint64_t *sizes)
 		uint64_t size = round_page(peak_bytes >> i);
 		if (size < SWEEP_MIN_LOCAL_BYTES)
 			size = SWEEP_MIN_LOCAL_BYTES;
-		if (n == 0 || sizes[n - 1] != size)
+		/* the floor may land next to the size before it (1040K, then 1M): one run, not two */
+		if (n == 0 || sizes[n - 1] - size >= sizes[n - 1] / 4)
 			sizes[n++] = size;
 	}
 	return n;
