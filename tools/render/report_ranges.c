@@ -123,8 +123,8 @@ static void source_summary(const struct ranges_result *res, char *buf, size_t le
 		snprintf(buf, len, "built from %s fault records of %zu processes", cli_format_count(records, c, sizeof(c)),
 			 built);
 	else
-		snprintf(buf, len, "online trees of %zu processes, built from %s fault records of %zu", online,
-			 cli_format_count(records, c, sizeof(c)), built);
+		snprintf(buf, len, "online trees of %zu process%s, built from %s fault records of %zu", online,
+			 online == 1 ? "" : "es", cli_format_count(records, c, sizeof(c)), built);
 }
 
 /* The ε of the trees: one value, or the span when processes differ. */
