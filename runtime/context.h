@@ -220,6 +220,7 @@ struct fl_runtime {
 	/* handlers and trace */
 	struct fl_handler handlers[FL_MAX_HANDLERS];
 	struct fl_readers readers;
+	_Atomic bool first_handler_reads;    /* handler.c: handler 0 may read (serve_until_first_handler) */
 	uint64_t sample_counter[FL_MAX_HANDLERS];
 	_Atomic uint64_t next_seq;
 	int faults_fd;

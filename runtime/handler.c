@@ -35,10 +35,13 @@
 #include "thread_slot.h"
 #include "trace_writer.h"
 #include "diag.h"
+#include "clock.h"
+#include "sys.h"
 #include "uffd_compat.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -51,6 +54,7 @@
 #define FLUSH_RESEND_US 5000   /* fl_handlers_flush signals a handler that has not answered again */
 #define FLUSH_WAIT_US 2000000  /* ... and waits for it at most this long */
 #define READER_SLEEP_MS 100    /* a handler not reading looks again this often */
+#define FIRST_HANDLER_WAIT_NS 30000000000ull /* serve_until_first_handler gives up after this */
 
 /* The handler signal, picked once per process image (a forked child keeps its action). */
 static int handler_signal;
@@ -215,6 +219,10 @@ static void *handler_main(void *arg)
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	start_flush_timer(h);
+	while (!atomic_load(&rt->first_handler_reads)) { /* serve_until_first_handler serves as handler 0 */
+		struct timespec nap = { 0, 100000 };
+		nanosleep(&nap, NULL);
+	}
 	for (;;) {
 		if (atomic_load(&rt->stopping)) {
 			/* the process is dying: serve no fault, answer flush requests until the end */
@@ -260,6 +268,37 @@ static int make_uffd_blocking(struct fl_runtime *rt)
 	return 0;
 }
 
+/* Right after handler 0's thread is created: serves faults as handler 0 until that thread is past
+ * libc's start-up of a thread, then lets it read. That start-up can touch the program's heap
+ * (__ctype_init reads the locale's character tables, which a program that set its locale, such as
+ * python3, allocated there), and in a forked child such a page may be evicted: with no handler
+ * reading yet, no thread could serve it. Before, a forked python3 at -L 8M hung for ever, every
+ * runtime thread of the child asleep in that fault. Threads created later (the other handlers, the
+ * prober, the timeline sampler) are served by handler 0. The userfaultfd is non-blocking until
+ * then, and blocking for the handlers' reads after. 0, or -1 after the message. */
+static int serve_until_first_handler(struct fl_runtime *rt)
+{
+	struct fl_handler *h = &rt->handlers[0];
+	struct uffd_msg msgs[FL_MSG_BATCH];
+	uint64_t deadline = fl_now_ns() + FIRST_HANDLER_WAIT_NS;
+	while (atomic_load(&h->tid) == 0) {
+		struct pollfd p = { rt->uffd, POLLIN, 0 };
+		if (fl_sys_poll(&p, 1, 1) > 0) {
+			ssize_t n = fl_sys_read(rt->uffd, msgs, sizeof(msgs));
+			if (n > 0)
+				fl_fault_serve_batch(h, msgs, (int)(n / (ssize_t)sizeof(msgs[0])));
+		}
+		if (fl_now_ns() > deadline) {
+			fl_log("the first fault handler did not start within 30 s; it reads all the same");
+			break;
+		}
+	}
+	if (make_uffd_blocking(rt) < 0)
+		return -1;
+	atomic_store(&rt->first_handler_reads, true);
+	return 0;
+}
+
 static void *handler_start(void *arg)
 {
 	struct fl_handler *h = arg;
@@ -272,8 +311,9 @@ int fl_handlers_start(struct fl_runtime *rt)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
-	if (setup_handler_signal(rt) < 0 || make_uffd_blocking(rt) < 0)
+	if (setup_handler_signal(rt) < 0)
 		return -1;
+	atomic_store(&rt->first_handler_reads, false);
 	fl_readers_init(rt);
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler *h = &rt->handlers[i];
@@ -296,6 +336,8 @@ int fl_handlers_start(struct fl_runtime *rt)
 			fl_log_errno("pthread_create(fault handler)", err);
 			return -1;
 		}
+		if (i == 0 && serve_until_first_handler(rt) < 0)
+			return -1;
 	}
 	return 0;
 }

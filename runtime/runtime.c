@@ -294,6 +294,12 @@ static int far_after_fork(struct fl_runtime *rt)
 	return 0;
 }
 
+static void child_cannot_start(void)
+{
+	fl_log("the runtime could not start in a forked child; it cannot run correctly");
+	syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
+}
+
 void fl_runtime_fork_child(void)
 {
 	struct fl_runtime *rt = &fl_rt;
@@ -337,14 +343,16 @@ void fl_runtime_fork_child(void)
 	rt->thrash_warned = false;
 	rt->pid = getpid();
 	settle_pages_after_fork(rt);
+	/* the region registered before any thread of the child starts: a thread's start-up in libc
+	 * may read the heap (handler.c, serve_until_first_handler), and a read of an evicted page of
+	 * an unregistered region would map a page of zeros over its content */
+	if (connect_region(rt) < 0)
+		child_cannot_start();
 	fl_evict_rebuild_after_fork(rt);
 	fl_rap_online_after_fork(rt);
 	fl_probe_after_fork(rt);
-	if (far_after_fork(rt) < 0 || connect_region(rt) < 0 || fl_trace_open(rt) < 0 ||
-	    fl_handlers_start(rt) < 0 || fl_probe_start(rt) < 0) {
-		fl_log("the runtime could not start in a forked child; it cannot run correctly");
-		syscall(SYS_exit_group, FL_EXIT_RUNTIME_FAILURE);
-	}
+	if (far_after_fork(rt) < 0 || fl_trace_open(rt) < 0 || fl_handlers_start(rt) < 0 || fl_probe_start(rt) < 0)
+		child_cannot_start();
 	fl_timeline_after_fork(rt);
 	fl_maps_snapshot("start");
 }
