@@ -186,7 +186,6 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 {
 	uint64_t sums[TL_PERF_MAX];
 	size_t n = fl_threads_tids(tl->tids, TL_MAX_THREADS);
-	memcpy(sums, tl->retired, sizeof(sums));
 	if (n > tl->high)
 		tl->high = n;
 	for (size_t i = 0; i < tl->high; i++) {
@@ -200,13 +199,16 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 			if (t->nfds > tl->counted)
 				tl->counted = t->nfds;
 		}
-		if (!t->tid || !t->nfds)
-			continue;
-		if (read_thread(t))
+		if (t->tid && t->nfds && read_thread(t))
 			thread_record(rt, tl, t, reason);
-		for (unsigned k = 0; k < t->nfds; k++)
-			sums[k] += t->last[k];
 	}
+	/* summed once every slot is settled: a thread that ended in this round is in the retired sums
+	 * now (summing before that left its counts out of this one sample: the process's task-clock
+	 * fell by a thread's CPU time where a thread ended, and rose again in the next sample) */
+	memcpy(sums, tl->retired, sizeof(sums));
+	for (size_t i = 0; i < tl->high; i++)
+		for (unsigned k = 0; k < tl->threads[i].nfds; k++)
+			sums[k] += tl->threads[i].last[k];
 	struct fl_timeline_record r;
 	record_init(rt, &r, 0, reason);
 	for (unsigned k = 0; k < tl->counted; k++) { /* the sums of the counters some thread has */
