@@ -243,3 +243,18 @@ mkdir -p "$WORK/empty"
 dump "$WORK/empty"
 [ "$RC" -eq 1 ] && grep -q 'empty: no process directory' "$ERR" || fail "empty dir: exit $RC: $(cat "$ERR")"
 echo "ok missing and empty directories: exit 1"
+
+# Damaged text files: a stats.json that is no JSON is ignored as a missing one would be (the counts
+# come from the records), and a maps file of random bytes leaves the stacks as addresses: each a
+# warning naming the file, every fault dumped (before, every verb refused the whole recording).
+mkdir -p "$WORK/damaged" && cp -r "$REC"/. "$WORK/damaged/"
+P=$(ls -d "$WORK/damaged"/[0-9]* | head -n1)
+echo garbage >"$P/stats.json"
+head -c 3000 /dev/urandom >"$P/maps"
+dump "$WORK/damaged"
+[ "$RC" -eq 0 ] || fail "damaged stats.json and maps: exit $RC: $(cat "$ERR")"
+grep -q "stats.json.*ignored" "$ERR" && grep -q "maps: damaged at offset 0" "$ERR" ||
+	fail "damaged stats.json and maps: no warnings naming them: $(cat "$ERR")"
+want=$(sum_stat "$REC" faults_total)
+[ "$(grep -vc '^#' "$OUT")" = "$want" ] || fail "damaged stats.json and maps: $(grep -vc '^#' "$OUT") faults dumped, want $want"
+echo "ok a damaged stats.json and maps: warnings, every fault dumped ($want)"

@@ -87,9 +87,16 @@ static int load_stats(struct loader *ld)
 			    proc->dir, FL_FILE_NAME_STATS);
 		return 0;
 	}
+	struct stat st;
 	if (stats_json_load(ld->path, &proc->stats, reason, sizeof(reason)) < 0) {
-		snprintf(ld->err, ld->errlen, "%s", reason);
-		return -1;
+		if (lstat(ld->path, &st) < 0 || !S_ISREG(st.st_mode)) { /* a link, a FIFO...: refused */
+			snprintf(ld->err, ld->errlen, "%s", reason);
+			return -1;
+		}
+		/* damaged content, as if missing: the counts come from the records, the trace may be cut */
+		proc->maybe_cut = true;
+		fl_load_warning(ld->rec, "%s: ignored, as if the process had been killed (its trace may be cut)", reason);
+		return 0;
 	}
 	proc->has_stats = true;
 	if (stats_json_uint(&proc->stats, FL_STATS_PID, &v) == 0 && v != proc->pid)

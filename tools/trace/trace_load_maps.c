@@ -85,9 +85,12 @@ int fl_load_maps(struct loader *ld)
 		uint64_t time;
 		char *reason = NULL;
 		int header = parse_maps_header(text + at, line_len, &time, &reason);
-		if (header < 0) {
-			fl_load_unmap(&file);
-			return fl_load_fail_at(ld, at, "malformed snapshot line (want \"# maps TIME REASON\")");
+		if (header < 0 || (header == 1 && proc->nmaps == 0)) {
+			/* damaged: the snapshots before stay, stacks are named by them or shown as addresses */
+			fl_load_warning(ld->rec, "%s: damaged at offset %zu (%s; want \"# maps TIME REASON\"): %zu complete "
+				    "snapshot%s kept, later mappings unknown", ld->path, at, header < 0 ? "a malformed "
+				    "snapshot line" : "text before the first snapshot line", proc->nmaps, proc->nmaps == 1 ? "" : "s");
+			break;
 		}
 		if (header == 0) {
 			if (proc->nmaps && add_snapshot(ld, text + section, at - section, section_offset) < 0) {
@@ -109,9 +112,6 @@ int fl_load_maps(struct loader *ld)
 			proc->maps[proc->nmaps++] = (struct fl_maps_snapshot){ time, reason, NULL };
 			section = (size_t)(nl - text) + 1;
 			section_offset = at;
-		} else if (proc->nmaps == 0) {
-			fl_load_unmap(&file);
-			return fl_load_fail_at(ld, at, "text before the first \"# maps TIME REASON\" line");
 		}
 		at = (size_t)(nl - text) + 1;
 	}
