@@ -100,6 +100,11 @@ check_eq "loops-gap meta mrc_gap_pages" "$(meta_of loops-gap mrc_gap_pages)" 327
 check_ge "access samples with gap 32 pages (default) >= 10 x those with gap 32768" "$(stat_of "$name" access_samples)" $(( $(stat_of loops-gap access_samples) * 10 ))
 # with -L the sample is capped at 1/16 of it (armed pages are local memory): mrc says so, and says
 # when the sample is small; the run without -L above says neither
+# every row's size label differs (the peak's fractions next to the powers of two: 7.96 and 8 MiB)
+labels=$(awk '/^ *[0-9.]+ [MG]iB / { print $1, $2 }' "$WORK/mrc.txt")
+[ -n "$labels" ] && [ "$(sort <<<"$labels" | uniq -d)" = "" ] ||
+	fail "mrc's rows share a size label: $(sort <<<"$labels" | uniq -d | tr '\n' ' ')"
+echo "ok mrc's $(wc -l <<<"$labels") rows have distinct size labels"
 if grep -q '^# recorded with -L\|^# only [0-9]* sampled pages' "$WORK/mrc.txt"; then
 	fail "mrc of a run without -L and ~820 sampled pages warns: $(grep '^# recorded\|^# only' "$WORK/mrc.txt")"
 fi

@@ -20,12 +20,14 @@ static double rate_of(const struct mrc_model *m)
 	return stood_for > 0 ? sampled / stood_for : 0;
 }
 
+/* A row's size: whole MiB (or GiB) without decimals, any other with two, so that the peak's
+ * eighth (7.96 MiB) and the power of two next to it (8 MiB) never share a label. */
 static void print_size(uint64_t bytes, FILE *out)
 {
 	if (bytes >= (1ull << 30) && bytes % (1ull << 20) == 0)
-		fprintf(out, "%10.2f GiB", (double)bytes / (1ull << 30));
+		fprintf(out, bytes % (1ull << 30) ? "%10.2f GiB" : "%10.0f GiB", (double)bytes / (1ull << 30));
 	else
-		fprintf(out, "%10.1f MiB", (double)bytes / (1ull << 20));
+		fprintf(out, bytes % (1ull << 20) ? "%10.2f MiB" : "%10.0f MiB", (double)bytes / (1ull << 20));
 }
 
 /* Fewer sampled pages than this: say that small sizes are rough (sqlite3's 56 pages at 1/8 of its
