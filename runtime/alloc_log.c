@@ -55,7 +55,7 @@ int fl_alloc_log_setup(struct fl_runtime *rt)
 {
 	if (!rt->alloc_log_full || z.cctx)
 		return 0;
-	z.cctx = ZSTD_createCCtx_advanced(fl_zstd_mem());
+	z.cctx = fl_zstd_cctx(ZSTD_LEVEL);
 	z.dst_cap = ZSTD_compressBound(FULL_CHUNK_BYTES);
 	z.dst = fl_sys_mmap(NULL, z.dst_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!z.cctx || z.dst == MAP_FAILED) {
@@ -95,7 +95,7 @@ static void full_write(struct fl_thread *t, struct fl_full_log *f)
 	uint32_t header[4] = { FL_ALLOC_CHUNK_MAGIC, (uint32_t)t->tid, f->nevents, 0 };
 	memcpy(f->buf, header, sizeof(header));
 	spin_lock(&z.lock);
-	size_t n = ZSTD_compressCCtx(z.cctx, z.dst, z.dst_cap, f->buf, f->len, ZSTD_LEVEL);
+	size_t n = ZSTD_compress2(z.cctx, z.dst, z.dst_cap, f->buf, f->len);
 	if (ZSTD_isError(n)) {
 		fl_side_dropped(f->len);
 	} else {

@@ -93,8 +93,8 @@ static void write_frame(unsigned file)
 	if (fr->failed || fw.fds[file] < 0) {
 		err = fr->failed ? ENOSPC : 0;
 	} else {
-		n = ZSTD_compressCCtx(fw.cctx, fw.out + sizeof(struct fl_frame_header),
-				      fw.out_cap - sizeof(struct fl_frame_header), fr->buf, fr->len, ZSTD_LEVEL);
+		n = ZSTD_compress2(fw.cctx, fw.out + sizeof(struct fl_frame_header),
+				   fw.out_cap - sizeof(struct fl_frame_header), fr->buf, fr->len);
 		if (ZSTD_isError(n)) {
 			fl_log(ZSTD_getErrorName(n));
 			err = EIO;
@@ -224,7 +224,7 @@ static int set_up(void)
 	if (fw.set_up)
 		return 0;
 	unsigned char *slots = raw_alloc(NSLOTS * SLOT_BYTES);
-	fw.cctx = ZSTD_createCCtx_advanced(fl_zstd_mem());
+	fw.cctx = fl_zstd_cctx(ZSTD_LEVEL);
 	fw.out_cap = sizeof(struct fl_frame_header) + ZSTD_compressBound(FL_FRAME_ENCODED_MAX);
 	fw.out = raw_alloc(fw.out_cap);
 	if (!slots || !fw.cctx || !fw.out) {

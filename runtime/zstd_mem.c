@@ -1,5 +1,6 @@
-/* zstd_mem.c: zstd's allocator over raw anonymous mappings (zstd_mem.h). Each block keeps its
- * mapping's length in a 16-byte prefix, so free can unmap it. */
+/* zstd_mem.c: zstd's allocator over raw anonymous mappings (zstd_mem.h), and the runtime's
+ * compression contexts over it. Each block keeps its mapping's length in a 16-byte prefix, so
+ * free can unmap it. */
 #include "zstd_mem.h"
 #include "sys.h"
 
@@ -27,4 +28,15 @@ ZSTD_customMem fl_zstd_mem(void)
 {
 	ZSTD_customMem mem = { zstd_mem_alloc, zstd_mem_free, NULL };
 	return mem;
+}
+
+ZSTD_CCtx *fl_zstd_cctx(int level)
+{
+	ZSTD_CCtx *cctx = ZSTD_createCCtx_advanced(fl_zstd_mem());
+	if (cctx && (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+		     ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)))) {
+		ZSTD_freeCCtx(cctx);
+		cctx = NULL;
+	}
+	return cctx;
 }

@@ -10,4 +10,10 @@
 /* The allocator to pass to ZSTD_createCCtx_advanced. */
 ZSTD_customMem fl_zstd_mem(void);
 
+/* A compression context over that allocator for ZSTD_compress2 at LEVEL, each zstd frame with its
+ * content checksum (XXH64, 4 bytes): a reader's decompression then fails on a frame whose bytes
+ * changed, where without it a flipped byte could decode into other records unseen. NULL when it
+ * cannot be created. */
+ZSTD_CCtx *fl_zstd_cctx(int level);
+
 #endif
