@@ -242,7 +242,10 @@ dump "$WORK/does-not-exist"
 mkdir -p "$WORK/empty"
 dump "$WORK/empty"
 [ "$RC" -eq 1 ] && grep -q 'empty: no process directory' "$ERR" || fail "empty dir: exit $RC: $(cat "$ERR")"
-echo "ok missing and empty directories: exit 1"
+dump "$(ls -d "$REC"/[0-9]* | head -n1)"
+[ "$RC" -eq 1 ] && grep -q 'a process directory of a recording, not a recording: give the directory that holds it' "$ERR" ||
+	fail "a process directory given: exit $RC: $(cat "$ERR")"
+echo "ok missing and empty directories, and a process directory given for a recording: exit 1"
 
 # Damaged text files: a stats.json that is no JSON is ignored as a missing one would be (the counts
 # come from the records), and a maps file of random bytes leaves the stacks as addresses: each a

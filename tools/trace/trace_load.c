@@ -330,8 +330,15 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		return -1;
 	}
 	if (rec->nprocs == 0) {
-		snprintf(err, errlen, "%s: no process directory (DIR/<pid>) in it: not a faultline recording, "
-			 "or nothing was traced", dir);
+		char meta[PATH_MAX];
+		struct stat ms;
+		snprintf(meta, sizeof(meta), "%s/%s", dir, FL_FILE_NAME_META);
+		if (lstat(meta, &ms) == 0 && S_ISREG(ms.st_mode)) /* DIR is one process's directory */
+			snprintf(err, errlen, "%s: a process directory of a recording, not a recording: give the "
+				 "directory that holds it (DIR/..)", dir);
+		else
+			snprintf(err, errlen, "%s: no process directory (DIR/<pid>) in it: not a faultline recording, "
+				 "or nothing was traced", dir);
 		fl_recording_close(rec);
 		return -1;
 	}
