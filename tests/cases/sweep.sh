@@ -120,7 +120,8 @@ done
 	fail "sweep -s 4 exited $?"
 check_eq "the user's -s 4 is kept" "$(meta_of "sw4/L-2M" sample)" 4
 
-# --auto: the unlimited run's peak, halved down to 1/16.
+# --auto: the unlimited run's peak, halved down to 1/16 (the 1 MiB floor once, and not next to a size
+# within a quarter of it).
 "$FAULTLINE" sweep --policy fifo --auto --format csv -o "$WORK/auto" -- "$PLANTED/cyclic_scan" 512 2 >"$WORK/auto.csv" 2>"$WORK/auto.err" ||
 	{ cat "$WORK/auto.err" >&2; fail "sweep --auto exited $?"; }
 peak=$(max_stat "$WORK/auto/unlimited" peak_resident_bytes) || fail "--auto: no unlimited recording"
@@ -129,9 +130,9 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 peak = int(sys.argv[2])
 want = [0]
-for i in range(5):  # halves down to 1/16, none below the runtime's 1 MiB floor, no size twice
-    size = max(((peak >> i) + 4095) // 4096 * 4096, 2**20)
-    if size != want[-1]:
+for i in range(5):  # halves down to 1/16, none below the runtime's 1 MiB floor, no size twice,
+    size = max(((peak >> i) + 4095) // 4096 * 4096, 2**20)  # nor the floor within a quarter of the one before
+    if len(want) == 1 or want[-1] - size >= want[-1] // 4:
         want.append(size)
 got = [int(r["local_bytes"]) for r in rows]
 ok = got == want and len(want) >= 3
