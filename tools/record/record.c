@@ -95,7 +95,8 @@ static double monotonic_seconds(void);
 /* Waits for the child; forwards the signals record receives from other processes. In record's
  * process group (OWN_GROUP false: record has a terminal) terminal-generated signals (si_code
  * SI_KERNEL) already reached the child, so they are not sent twice; in a group of its own
- * (has_controlling_terminal) the child gets each signal from record alone. However the signal came,
+ * (has_controlling_terminal) that group (the program and the processes it started) gets each
+ * signal from record alone. However the signal came,
  * record waits for the program's runtime to finish its trace (the runtime's handler writes
  * every buffered record and stats.json before the program dies), as `perf record` finishes its
  * file on Ctrl-C. A stop signal again, a second or more after the first (a second Ctrl-C, not
@@ -129,11 +130,13 @@ static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *stat
 		} else if (now - first_signal >= 1.0 && !killed) {
 			cli_error("%s again: killing the program (SIGKILL); its trace keeps what was written until now",
 				  strsignal(sig));
-			kill(pid, SIGKILL);
+			kill(own_group ? -pid : pid, SIGKILL);
 			killed = true;
 			continue;
 		}
-		if (own_group || info.si_code != SI_KERNEL)
+		if (own_group) /* the program's whole group, as the signal to record's would have reached it */
+			kill(-pid, sig);
+		else if (info.si_code != SI_KERNEL)
 			kill(pid, sig);
 	}
 }
