@@ -29,16 +29,9 @@ int main(int argc, char **argv)
 		die("usage: fork_locale LOCALE [N_MiB]");
 	if (!setlocale(LC_ALL, argv[1]))
 		die("setlocale(LC_ALL, %s) failed: the locale is not installed", argv[1]);
-	size_t mib = arg_ulong(argc, argv, 2, 32);
-	size_t nwords = mib * MiB / sizeof(uint64_t);
-	uint64_t *p = malloc(mib * MiB);
-	if (!p)
-		die("malloc of %zu MiB failed", mib);
-	fill_words(p, nwords, SEED_A);
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0)
-		die_errno("fork");
+	size_t mib = arg_ulong(argc, argv, 2, 32), nwords;
+	uint64_t *p = malloc_filled(mib, SEED_A, &nwords);
+	pid_t pid = fork_flushed();
 	if (pid == 0) {
 		pthread_t t;
 		int err = pthread_create(&t, NULL, thread_main, NULL);

@@ -46,16 +46,9 @@ int main(int argc, char **argv)
 {
 	if (argc != 4)
 		die("usage: fork_sigmask N_MiB READY_FILE GO_FILE");
-	size_t mib = arg_ulong(argc, argv, 1, 32);
-	size_t nwords = mib * MiB / sizeof(uint64_t);
-	uint64_t *buf = malloc(mib * MiB);
-	if (!buf)
-		die_errno("malloc(%zu MiB)", mib);
-	fill_words(buf, nwords, SEED);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		die_errno("fork");
+	size_t mib = arg_ulong(argc, argv, 1, 32), nwords;
+	uint64_t *buf = malloc_filled(mib, SEED, &nwords);
+	pid_t pid = fork_flushed();
 	if (pid == 0) {
 		verify_words(buf, nwords, SEED, "child: inherited pattern");
 		write_ready(argv[2]);

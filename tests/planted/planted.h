@@ -83,6 +83,29 @@ static void fill_words(uint64_t *p, size_t nwords, uint64_t seed)
 		p[i] = pattern_word(i, seed);
 }
 
+/* fork() after flushing stdio (so no buffered line is printed twice); dies when fork fails. */
+__attribute__((unused))
+static pid_t fork_flushed(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die_errno("fork");
+	return pid;
+}
+
+/* malloc(mib MiB) filled with seed's pattern (dies when malloc fails); its words in *nwords. */
+__attribute__((unused))
+static uint64_t *malloc_filled(size_t mib, uint64_t seed, size_t *nwords)
+{
+	uint64_t *p = malloc(mib * MiB);
+	if (!p)
+		die_errno("malloc(%zu MiB)", mib);
+	*nwords = mib * MiB / sizeof(uint64_t);
+	fill_words(p, *nwords, seed);
+	return p;
+}
+
 /* Checks every word; on mismatch reports the first few bad pages and the number of bad pages, then
  * dies. Returns a checksum of the contents otherwise (same for every correct run). */
 __attribute__((unused))
