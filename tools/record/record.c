@@ -45,21 +45,6 @@ static void forwarded_signals(sigset_t *set)
 	sigaddset(set, SIGCHLD);
 }
 
-/* Whether record has a controlling terminal. Without one (a batch job, CI, cron, a setsid'd
- * script) the program runs in a process group of its own: a signal sent to record's group
- * (`timeout`, a scheduler, `kill -- -PGID`) then reaches record alone, which forwards it once.
- * In record's group, the program took it twice: the group's copy and record's (a Python program
- * stopped so printed "lost sys.stderr" in 2 runs of 10). With a terminal the program stays in
- * record's group, where the terminal's Ctrl-C reaches it and job control works as before. */
-static bool has_controlling_terminal(void)
-{
-	int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 /* Exit status of a shell for a command that could not be executed. */
 static int exec_failure_status(int error)
 {
@@ -70,12 +55,9 @@ static int exec_failure_status(int error)
  * errno through report_fd (close-on-exec, so a successful exec closes it silently). */
 static void __attribute__((noreturn))
 child_exec(const struct record_options *o, const struct child_env *env, const sigset_t *old_mask,
-	   const struct sigaction *old_sigchld, int report_fd, pid_t record_pid, bool own_group)
+	   const struct sigaction *old_sigchld, int report_fd, pid_t record_pid)
 {
 	int error;
-
-	if (own_group)
-		setpgid(0, 0); /* record does it too: whichever comes first */
 
 	/* the program dies with record: a record killed with SIGKILL leaves no orphan recording on */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != record_pid)
@@ -92,17 +74,15 @@ child_exec(const struct record_options *o, const struct child_env *env, const si
 
 static double monotonic_seconds(void);
 
-/* Waits for the child; forwards the signals record receives from other processes. In record's
- * process group (OWN_GROUP false: record has a terminal) terminal-generated signals (si_code
- * SI_KERNEL) already reached the child, so they are not sent twice; in a group of its own
- * (has_controlling_terminal) that group (the program and the processes it started) gets each
- * signal from record alone. However the signal came,
+/* Waits for the child; forwards the signals record receives from other processes.
+ * Terminal-generated signals (si_code SI_KERNEL) already reached the child, which is in
+ * record's foreground process group, so they are not sent twice. However the signal came,
  * record waits for the program's runtime to finish its trace (the runtime's handler writes
  * every buffered record and stats.json before the program dies), as `perf record` finishes its
  * file on Ctrl-C. A stop signal again, a second or more after the first (a second Ctrl-C, not
  * the burst of copies that `timeout` or a scheduler sends to the whole group), cuts that short:
  * the program is killed with SIGKILL and its trace keeps what was written until then. */
-static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *status, bool own_group)
+static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *status)
 {
 	double first_signal = 0;
 	bool killed = false;
@@ -130,13 +110,11 @@ static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *stat
 		} else if (now - first_signal >= 1.0 && !killed) {
 			cli_error("%s again: killing the program (SIGKILL); its trace keeps what was written until now",
 				  strsignal(sig));
-			kill(own_group ? -pid : pid, SIGKILL);
+			kill(pid, SIGKILL);
 			killed = true;
 			continue;
 		}
-		if (own_group) /* the program's whole group, as the signal to record's would have reached it */
-			kill(-pid, sig);
-		else if (info.si_code != SI_KERNEL)
+		if (info.si_code != SI_KERNEL)
 			kill(pid, sig);
 	}
 }
@@ -188,15 +166,12 @@ static int run_command(const struct record_options *o, const struct child_env *e
 	fflush(NULL);
 	run->seconds = monotonic_seconds();
 	pid_t record_pid = getpid();
-	bool own_group = !has_controlling_terminal();
 	pid = fork();
 	if (pid == 0) {
 		close(report[0]);
-		child_exec(o, env, &old_mask, &old_sigchld, report[1], record_pid, own_group);
+		child_exec(o, env, &old_mask, &old_sigchld, report[1], record_pid);
 	}
 	close(report[1]);
-	if (pid > 0 && own_group)
-		setpgid(pid, pid); /* before any signal is forwarded (EACCES once it exec'd: done by then) */
 	if (pid < 0) {
 		cli_error("fork: %s", strerror(errno));
 		close(report[0]);
@@ -208,7 +183,7 @@ static int run_command(const struct record_options *o, const struct child_env *e
 		cli_error("cannot run '%s': %s", o->command[0], strerror(error));
 		return exec_failure_status(error);
 	}
-	if (wait_forwarding_signals(pid, &signals, &run->status, own_group) < 0)
+	if (wait_forwarding_signals(pid, &signals, &run->status) < 0)
 		return 1;
 	run->seconds = monotonic_seconds() - run->seconds;
 	return 0;
