@@ -3,7 +3,7 @@
 # `faultline record`'s behaviour around the traced program: help and usage errors, command
 # lookup (127/126), static and set-user-ID binaries refused, output directory rules
 # (refuse non-empty, --force removes only an earlier recording's pid directories, those holding its
-# meta.json or stats.json, and then visualize's files), the child's environment
+# meta.json or stats.json and nothing but its files, and then visualize's files), the child's environment
 # (LD_PRELOAD appended, FAULTLINE_*), arguments passed exactly, exit status passthrough,
 # SIGTERM forwarding, and nothing written to stdout by record itself.
 # Runs through the real runtime (build/libfaultline.so, or $FAULTLINE_LIB when set).
@@ -193,9 +193,11 @@ want='[][a b][$HOME][*][it'"'"'s]'
 	bad "arguments: exit $rc, got '$out', want '$want'"
 
 # Existing output directory.
-mkdir -p "$WORK/old/123/sub" "$WORK/old/notes" "$WORK/keep-target"
-touch "$WORK/old/README" "$WORK/old/123/sub/faults" "$WORK/old/123/meta.json" "$WORK/old/notes/a"
-mkdir -p "$WORK/old/2024" && echo mine >"$WORK/old/2024/notes.txt"   # named like a pid, not a recording's
+mkdir -p "$WORK/old/123" "$WORK/old/notes" "$WORK/keep-target"
+touch "$WORK/old/README" "$WORK/old/123/faults" "$WORK/old/123/meta.json" "$WORK/old/notes/a"
+# named like pids, not a recording's: a note, nothing, a meta.json among one's own files
+mkdir -p "$WORK/old/2024" "$WORK/old/2025" "$WORK/old/2026" && echo mine >"$WORK/old/2024/notes.txt"
+echo '{}' >"$WORK/old/2026/meta.json" && echo mine >"$WORK/old/2026/notes.txt"
 # what `faultline visualize` wrote from the old trace (stale once it is replaced)
 touch "$WORK/old/flamegraph.svg" "$WORK/old/flamegraph-refault.svg" "$WORK/old/faults.folded" \
 	"$WORK/old/faults-alloc.folded" "$WORK/old/ranges.txt" "$WORK/old/heatmap.svg" "$WORK/old/timeline.svg" \
@@ -212,7 +214,7 @@ expect "--force accepted" 0 "removed 1 old process directory"
 	bad "--force: no line about visualize's files: $err"
 if [ ! -e "$WORK/old/123" ] && [ -f "$WORK/old/README" ] && [ -f "$WORK/old/notes/a" ] &&
 	[ -L "$WORK/old/456" ] && [ -d "$WORK/keep-target" ] && [ -f "$WORK/old/flamegraph-mine.svg" ] &&
-	[ -f "$WORK/old/2024/notes.txt" ] &&
+	[ -f "$WORK/old/2024/notes.txt" ] && [ -d "$WORK/old/2025" ] && [ -f "$WORK/old/2026/notes.txt" ] &&
 	[ -z "$(ls "$WORK/old" | grep -v '^flamegraph-mine\.svg$' | grep -E '\.(svg|folded)$|^ranges\.txt$|^report\.html$')" ]; then
 	ok "--force removed only the pid directory and visualize's files (kept other files, dirs, symlinks)"
 else

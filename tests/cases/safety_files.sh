@@ -5,9 +5,10 @@
 #     shim/, lib/ (comments aside): nothing runs through a shell with text from a trace or from the
 #     traced program;
 #   - record -o: an existing non-empty directory is refused and left as it was; an existing file, or
-#     a link to one, is refused; nothing is created through a dangling link; --force removes the old
-#     process directories without following the links inside them (a link named like a process
-#     directory is left alone, its target untouched) and keeps everything else;
+#     a link to one, is refused; nothing is created through a dangling link; --force removes an old
+#     process directory holding nothing but a recording's regular files, and keeps one with links
+#     (never followed) or other files in it, a link named like a process directory (its target
+#     untouched) and everything else;
 #   - the runtime: links planted in a live process directory where it writes at exit (stats.json,
 #     ranges.rap.tmp, ranges.rap) are not followed; in a fresh pid namespace, where the traced
 #     program's pid is known (1), a planted DIR/1 (full of links) and DIR/1.1 (a link) are skipped
@@ -129,26 +130,27 @@ echo "ok -o a link to a directory: the link is never replaced"
 
 # --force over planted links and trees.
 F=$WORK/forced
-mkdir -p "$F/4243/deep/deeper" "$F/4244"
+mkdir -p "$F/4243" "$F/4244" "$F/4245"
 ln -s "$VICTIM/dir" "$F/4242"                 # a link named like a process directory
-ln -s "$VICTIM/file" "$F/4243/faults"         # links inside an old process directory
-ln -s "$VICTIM/dir" "$F/4243/sub"
-ln -s "$VICTIM" "$F/4243/deep/deeper/up"
+ln -s "$VICTIM/file" "$F/4243/faults"         # links with a recording's names in a process directory
+ln -s "$VICTIM/dir" "$F/4243/stacks"
 echo old >"$F/4243/meta.json"
-ln "$VICTIM/file" "$F/4244/hardlink" 2>/dev/null || echo x >"$F/4244/hardlink"
-echo old >"$F/4244/stats.json"
+echo mine >"$F/4244/notes.txt" && echo old >"$F/4244/stats.json"   # a stats.json among one's own files
+echo old >"$F/4245/meta.json" && echo old >"$F/4245/faults"   # an earlier recording's, all of it
 echo "not a process dir" >"$F/notes.txt"
 mkdir -p "$F/not-a-pid"
 ln -s "$VICTIM/dir" "$F/not-a-pid/link"
 rec "$F" --force
 [ "$RC" -eq 0 ] || fail "record --force over planted links: exit $RC: $(cat "$WORK/rec.err")"
 victim_intact "record --force"
-[ -e "$F/4243" ] || [ -e "$F/4244" ] && fail "--force left an old process directory"
+[ -e "$F/4245" ] && fail "--force left an old process directory"
+[ -L "$F/4243/faults" ] && [ -L "$F/4243/stacks" ] && [ -f "$F/4244/notes.txt" ] ||
+	fail "--force removed a process directory holding links or files no recording writes"
 [ -L "$F/4242" ] || fail "--force removed or replaced the link named 4242 (it should leave non-directories alone)"
 [ -f "$F/notes.txt" ] && [ -L "$F/not-a-pid/link" ] || fail "--force removed something that is no process directory"
 n=$(find "$F" -mindepth 2 -maxdepth 2 -name faults -type f | wc -l)
 [ "$n" -ge 1 ] || fail "--force: no new recording"
-echo "ok record --force: old process directories removed without following links; links and other entries kept; victim intact"
+echo "ok record --force: an old process directory removed; those holding links or other files, links and other entries kept; victim intact"
 
 # ---------------------------------------------------------------- the runtime, live
 mkfifo "$WORK/go"
@@ -214,7 +216,7 @@ else
 fi
 
 # ---------------------------------------------------------------- dump reads, never writes
-R=$(find "$F" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | head -n1)
+R=$(find "$F" -mindepth 2 -maxdepth 2 -name faults -type f -printf '%h\n' | head -n1)   # the new recording's
 [ -n "$R" ] || fail "no process directory in $F"
 pname=$(basename "$R")
 passwd_before=$(stat -c '%s %Y' /etc/passwd; sha256sum /etc/passwd)

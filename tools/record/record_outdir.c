@@ -151,31 +151,50 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 	return rc;
 }
 
-/* Whether the directory NAME under DIR_FD is a process directory of an earlier recording: a
- * process-directory name (all digits, or <pid>.<n>), a directory (not a link), and empty or holding
- * the meta.json or stats.json every process of a recording writes. A user's folder named like a
- * year is not one. */
+/* The files a process directory of a recording holds (trace.h), and rap_online.c's temporary. */
+static bool is_recording_file_name(const char *name)
+{
+	static const char *const names[] = {
+		FL_FILE_NAME_META, FL_FILE_NAME_STATS, FL_FILE_NAME_FAULTS, FL_FILE_NAME_CONTEXTS,
+		FL_FILE_NAME_STACKS, FL_FILE_NAME_ALLOCS, FL_FILE_NAME_ALLOCS_ZSTD, FL_FILE_NAME_SITES,
+		FL_FILE_NAME_MAPS, FL_FILE_NAME_RAP, FL_FILE_NAME_RAP ".tmp", FL_FILE_NAME_EVICTIONS,
+		FL_FILE_NAME_TIMELINE, FL_FILE_NAME_FAR_KEYS,
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the directory NAME under DIR_FD is a process directory of an earlier recording, all of
+ * it faultline's: a process-directory name (all digits, or <pid>.<n>), a directory (not a link)
+ * holding a meta.json or stats.json, and nothing but regular files of a recording's names. A
+ * user's folder named like a year (empty, or with a note in it, or a meta.json among other files)
+ * is not one, nor a planted link. */
 static bool is_old_process_dir(int dir_fd, const char *name)
 {
 	struct stat st;
 	if (!is_process_dir_name(name) || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return false;
 	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
 		return false;
-	bool found = fstatat(fd, FL_FILE_NAME_META, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		     fstatat(fd, FL_FILE_NAME_STATS, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	DIR *dir = found ? NULL : fdopendir(fd);
-	if (dir) { /* empty: nothing of the user's either */
-		struct dirent *entry;
-		found = true;
-		while (found && (entry = readdir(dir)) != NULL)
-			found = is_dot_entry(entry->d_name);
-		closedir(dir);
-	} else {
-		close(fd);
 	}
-	return found;
+	bool ours = true, described = false;
+	struct dirent *entry;
+	while (ours && (entry = readdir(dir)) != NULL) {
+		if (is_dot_entry(entry->d_name))
+			continue;
+		ours = is_recording_file_name(entry->d_name) &&
+		       fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		described = described || strcmp(entry->d_name, FL_FILE_NAME_META) == 0 ||
+			    strcmp(entry->d_name, FL_FILE_NAME_STATS) == 0;
+	}
+	closedir(dir);
+	return ours && described;
 }
 
 /* An existing output directory: refuse it when it holds anything, unless force. With force remove
