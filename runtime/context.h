@@ -61,6 +61,7 @@ struct fl_handler {
 	unsigned index;
 	int cpu;                             /* pinned CPU, or -1 */
 	_Atomic int tid;                     /* its thread id once running (the handler signal's target); 0 = none */
+	bool serving_startup;                /* handler.c: served by the thread starting it (runtime threads' faults) */
 	struct fl_handler_stats stats;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */

@@ -338,7 +338,9 @@ static void plan_fault(struct fl_handler *h, const struct uffd_msg *msg, struct 
 	if (msg->event != UFFD_EVENT_PAGEFAULT || (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
 	    !fl_in_region((const void *)(uintptr_t)msg->arg.pagefault.address))
 		return;
-	plan->want_stack = rt->stack_signal && rt->sample != 0 &&
+	/* the runtime's own threads' start-up faults (handler.c, serve_until_first_handler) ask no
+	 * stack: a stack signal would make such a thread a program thread in its handler */
+	plan->want_stack = rt->stack_signal && rt->sample != 0 && !h->serving_startup &&
 			   (rt->sample == 1 || rt->sample_counter[h->index]++ % rt->sample == 0);
 	plan->time_ns = fl_now_ns() - rt->start_ns;
 	plan->seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);

@@ -281,6 +281,7 @@ static int serve_until_first_handler(struct fl_runtime *rt)
 	struct fl_handler *h = &rt->handlers[0];
 	struct uffd_msg msgs[FL_MSG_BATCH];
 	uint64_t deadline = fl_now_ns() + FIRST_HANDLER_WAIT_NS;
+	h->serving_startup = true;
 	while (atomic_load(&h->tid) == 0) {
 		struct pollfd p = { rt->uffd, POLLIN, 0 };
 		if (fl_sys_poll(&p, 1, 1) > 0) {
@@ -293,10 +294,11 @@ static int serve_until_first_handler(struct fl_runtime *rt)
 			break;
 		}
 	}
-	if (make_uffd_blocking(rt) < 0)
-		return -1;
+	h->serving_startup = false;
+	int rc = make_uffd_blocking(rt);
+	/* let handler 0 go in any case: on a non-blocking userfaultfd its read fails and it stops */
 	atomic_store(&rt->first_handler_reads, true);
-	return 0;
+	return rc;
 }
 
 static void *handler_start(void *arg)

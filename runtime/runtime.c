@@ -303,8 +303,13 @@ static void child_cannot_start(void)
 void fl_runtime_fork_child(void)
 {
 	struct fl_runtime *rt = &fl_rt;
+	sigset_t all, saved;
 	if (atomic_load(&fl_rt_state) != FL_RT_READY)
 		return;
+	/* no program signal handler runs until the child's runtime serves faults (it could touch an
+	 * evicted page, with no handler to serve it); the threads started here inherit the mask */
+	sigfillset(&all);
+	fl_sys_sigprocmask(SIG_BLOCK, &all, &saved);
 	close(rt->uffd);
 	close(rt->faults_fd);
 	close(rt->maps_fd);
@@ -355,4 +360,5 @@ void fl_runtime_fork_child(void)
 		child_cannot_start();
 	fl_timeline_after_fork(rt);
 	fl_maps_snapshot("start");
+	fl_sys_sigprocmask(SIG_SETMASK, &saved, NULL);
 }
