@@ -588,9 +588,9 @@ static void test_stats_json_load(void)
 	CHECK(stats_json_load(path, &j, err, sizeof(err)) == -1 && strstr(err, path) &&
 	      strstr(err, "No such file"), "missing file: %s", err);
 	write_file(path, "");
-	CHECK(stats_json_load(path, &j, err, sizeof(err)) == -1 && strstr(err, "empty file"), "empty: %s", err);
+	CHECK(stats_json_load(path, &j, err, sizeof(err)) == STATS_JSON_DAMAGED && strstr(err, "empty file"), "empty: %s", err);
 	write_file(path, "{\"faults_total\": 12,\n\"exit\": ");
-	CHECK(stats_json_load(path, &j, err, sizeof(err)) == -1 && strstr(err, path) && strstr(err, "line 2"),
+	CHECK(stats_json_load(path, &j, err, sizeof(err)) == STATS_JSON_DAMAGED && strstr(err, path) && strstr(err, "line 2"),
 	      "truncated: %s", err);
 	write_file(path, stats_example);
 	CHECK(stats_json_load(path, &j, err, sizeof(err)) == 0 && stats_json_uint(&j, "evictions", &u) == 0 &&

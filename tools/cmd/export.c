@@ -106,7 +106,6 @@ static int export_option(void *ctx, int id, const char *value, char *err, size_t
 	}
 }
 
-/* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
 /* PATH with its directory resolved (realpath) into buf: one name for one file, existing or not;
  * PATH itself when its directory cannot be resolved. */
 static const char *resolved_path(const char *path, char *buf, size_t len)
@@ -129,6 +128,7 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
 static int export_parse(int argc, char **argv, struct export_options *o)
 {
 	static const struct cli_opt opts[] = {

@@ -644,13 +644,13 @@ int stats_json_load(const char *path, struct flat_json *out, char *err, size_t e
 	if (len == 0) {
 		snprintf(err, errlen, "%s: empty file (the runtime names it only once written and then rewrites it in place, never empty: it was damaged after the run)", path);
 		free(data);
-		return -1;
+		return STATS_JSON_DAMAGED;
 	}
 	rc = stats_json_parse(data, len, out, reason, sizeof(reason));
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", path, reason);
 	free(data);
-	return rc;
+	return rc < 0 ? STATS_JSON_DAMAGED : 0;
 }
 
 void stats_json_free(struct flat_json *json)

@@ -36,8 +36,11 @@ struct flat_json {
 	size_t count;
 };
 
-/* Reads and parses the file at path (at most 16 MiB). On error returns -1, leaves *out
- * empty and writes "path: reason" into err. */
+/* Reads and parses the file at path (at most 16 MiB). On error leaves *out empty, writes
+ * "path: reason" into err and returns STATS_JSON_UNREADABLE (no regular file, cannot be opened or
+ * read) or STATS_JSON_DAMAGED (read, but empty or no JSON object). */
+#define STATS_JSON_UNREADABLE (-1)
+#define STATS_JSON_DAMAGED (-2)
 int stats_json_load(const char *path, struct flat_json *out, char *err, size_t errlen);
 
 /* Parses len bytes of text. On error returns -1, leaves *out empty, reason in err. */

@@ -87,9 +87,9 @@ static int load_stats(struct loader *ld)
 			    proc->dir, FL_FILE_NAME_STATS);
 		return 0;
 	}
-	struct stat st;
-	if (stats_json_load(ld->path, &proc->stats, reason, sizeof(reason)) < 0) {
-		if (lstat(ld->path, &st) < 0 || !S_ISREG(st.st_mode)) { /* a link, a FIFO...: refused */
+	int rc = stats_json_load(ld->path, &proc->stats, reason, sizeof(reason));
+	if (rc < 0) {
+		if (rc != STATS_JSON_DAMAGED) { /* a link, a FIFO, an I/O error: refused */
 			snprintf(ld->err, ld->errlen, "%s", reason);
 			return -1;
 		}
