@@ -438,8 +438,9 @@ static void header_records(const struct report *r, FILE *out)
 				"record -s 0, or where this machine gave no perf samples or samples without a time)\n", title[l]);
 	}
 	if (rr->virtual_n)
-		fprintf(out, "# virtual time:    up to %.3f s of thread CPU time (task-clock) at the last fault; "
-			"%s of %s faults have one\n", (double)rr->virtual_max / 1e9, cli_format_count(rr->virtual_n, a, sizeof(a)),
+		fprintf(out, "# virtual time:    one thread's own CPU time (task-clock) at its faults, up to %.3f s; "
+			"%s of %s faults have one (--time virtual's axis is the process's: its threads' summed)\n",
+			(double)rr->virtual_max / 1e9, cli_format_count(rr->virtual_n, a, sizeof(a)),
 			cli_format_count(r->selected, b, sizeof(b)));
 	if (!rr->evictions_present)
 		return;
