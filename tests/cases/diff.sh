@@ -157,3 +157,8 @@ echo "ok bad input: exit 2 for usage, 1 for a missing recording"
 "$FAULTLINE" diff --help >"$WORK/help" 2>&1 && grep -q -- '--flame FILE' "$WORK/help" || fail "diff --help"
 "$FAULTLINE" export --help >"$WORK/help" 2>&1 && grep -q -- '--pprof FILE' "$WORK/help" || fail "export --help lacks --pprof"
 echo "ok diff --help, export --help"
+# an output that cannot be written is refused before any work: no table printed, exit 1
+RC=0; "$FAULTLINE" diff "$A" "$B" --flame "$WORK/no-such-dir/d.svg" >"$WORK/noflame.out" 2>"$WORK/noflame.err" || RC=$?
+[ "$RC" -eq 1 ] && grep -q "cannot write in" "$WORK/noflame.err" && [ ! -s "$WORK/noflame.out" ] ||
+	fail "--flame into a missing directory: exit $RC, $(wc -c <"$WORK/noflame.out") bytes out: $(cat "$WORK/noflame.err")"
+echo "ok --flame into a missing directory: refused before the diff is made (exit 1)"

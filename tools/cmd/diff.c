@@ -5,8 +5,11 @@
  * Exit status: 0; 1 when a recording cannot be read, memory runs out or an output cannot be written;
  * 2 on a usage error. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "diff.h"
@@ -250,6 +253,25 @@ out:
 	return rc;
 }
 
+/* Whether an output file can be written at PATH, checked before any work: its directory exists
+ * and is writable, and PATH is not a directory. 0, or 1 after the message. */
+static int check_output_path(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (access(dir, W_OK | X_OK) < 0) {
+		cli_error("diff: %s: cannot write in %s: %s", path, dir, strerror(errno));
+		return 1;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		cli_error("diff: %s is a directory", path);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_options o;
@@ -262,6 +284,10 @@ int cmd_diff(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	}
 	memset(sides, 0, sizeof(sides));
+	if ((o.flame && check_output_path(o.flame)) || (o.folded && check_output_path(o.folded))) {
+		free(o.ro.skip);
+		return 1;
+	}
 	rc = side_open(&sides[0], &o.ro, o.dirs[0]);
 	if (rc == 0)
 		rc = side_open(&sides[1], &o.ro, o.dirs[1]);
