@@ -23,18 +23,18 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-/* The verbs, in the order `faultline --help` lists them: X(name, one-line description).
+/* The verbs, in the order `faultline --help` lists them (the README's): X(name, one-line description).
  * Every line ends with a backslash; the list ends at the comment. */
 #define FAULTLINE_VERBS(X) \
 	X(record, "run a command with the far-memory runtime and trace its page faults") \
-	X(dump, "print every fault of a recording, one line each, in time order") \
-	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
 	X(report, "rank the faults of a recording by callsite, function, allocation site, thread or process") \
-	X(export, "write a whole recording into one SQLite database (--sqlite FILE) or a pprof profile (--pprof FILE)") \
-	X(ranges, "hot address ranges of the faults (RAP), with allocation sites and mappings") \
+	X(visualize, "flame graphs (SVG, folded stacks) and an address x time heatmap of the faults") \
 	X(mrc, "predicted refaults for every -L from one `record --mrc` run (miss-ratio curve)") \
+	X(ranges, "hot address ranges of the faults (RAP), with allocation sites and mappings") \
+	X(export, "write a whole recording into one SQLite database (--sqlite FILE) or a pprof profile (--pprof FILE)") \
 	X(diff, "compare two recordings: faults per callsite or allocation site, deltas, differential flame graph") \
 	X(sweep, "record a command at several local-memory sizes: faults, far traffic and time per size") \
+	X(dump, "print every fault of a recording, one line each, in time order") \
 	/* end of FAULTLINE_VERBS */
 
 #define DECLARE_VERB(name, summary) int cmd_##name(int argc, char **argv);
