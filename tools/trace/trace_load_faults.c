@@ -537,7 +537,7 @@ int fl_load_fault_joins(struct loader *ld)
 			known_obj_stack = r->obj_stack_id;
 		}
 	}
-	fl_load_report_dangling(ld, "fault stack ids");
+	fl_load_report_dangling(ld, "stack ids of fault records (a fault's own and its object's allocation stack)");
 	return 0;
 }
 
