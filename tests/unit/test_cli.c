@@ -152,6 +152,9 @@ static void test_formatting(void)
 	CHECK(strcmp(cli_format_count(1234567, buf, sizeof(buf)), "1,234,567") == 0, "-> %s", buf);
 	CHECK(strcmp(cli_format_count(UINT64_MAX, buf, sizeof(buf)), "18,446,744,073,709,551,615") == 0,
 	      "count max -> %s", buf);
+	CHECK(strcmp(cli_path_dir("out/d.svg", buf, sizeof(buf)), "out/") == 0, "dir of out/d.svg -> %s", buf);
+	CHECK(strcmp(cli_path_dir("/x", buf, sizeof(buf)), "/") == 0, "dir of /x -> %s", buf);
+	CHECK(strcmp(cli_path_dir("d.svg", buf, sizeof(buf)), ".") == 0, "dir of d.svg -> %s", buf);
 	CHECK(strcmp(cli_shell_quote("faultline-sh-12", buf, sizeof(buf)), "faultline-sh-12") == 0, "%s", buf);
 	CHECK(strcmp(cli_shell_quote("a b", buf, sizeof(buf)), "'a b'") == 0, "quote 'a b' -> %s", buf);
 	CHECK(strcmp(cli_shell_quote("it's", buf, sizeof(buf)), "'it'\\''s'") == 0, "quote it's -> %s", buf);

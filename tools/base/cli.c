@@ -272,6 +272,13 @@ static int needs_shell_quoting(const char *text)
 	return 0;
 }
 
+const char *cli_path_dir(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	snprintf(buf, len, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	return buf;
+}
+
 const char *cli_shell_quote(const char *text, char *buf, size_t len)
 {
 	size_t out = 0;

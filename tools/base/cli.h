@@ -130,6 +130,10 @@ const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
 /* Formats a count with thousands separators: "1,234,567". Returns buf. */
 const char *cli_format_count(uint64_t count, char *buf, size_t len);
 
+/* The directory part of PATH, with its last slash ("out/d.svg" -> "out/", "/x" -> "/"), or "." for a
+ * bare name, into buf. Returns buf. */
+const char *cli_path_dir(const char *path, char *buf, size_t len);
+
 /* Quotes text for a POSIX shell when it needs quoting ('it'\''s'), so that a printed
  * command can be pasted back. Returns buf; text longer than len is cut with "...". */
 const char *cli_shell_quote(const char *text, char *buf, size_t len);

@@ -259,9 +259,7 @@ static int check_output_path(const char *path)
 {
 	char dir[PATH_MAX];
 	struct stat st;
-	const char *slash = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-	if (access(dir, W_OK | X_OK) < 0) {
+	if (access(cli_path_dir(path, dir, sizeof(dir)), W_OK | X_OK) < 0) {
 		cli_error("diff: %s: cannot write in %s: %s", path, dir, strerror(errno));
 		return 1;
 	}

@@ -112,8 +112,7 @@ static const char *resolved_path(const char *path, char *buf, size_t len)
 {
 	char dir[PATH_MAX], real[PATH_MAX];
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-	if (!realpath(dir, real) || (size_t)snprintf(buf, len, "%s/%s", real, base) >= len)
+	if (!realpath(cli_path_dir(path, dir, sizeof(dir)), real) || (size_t)snprintf(buf, len, "%s/%s", real, base) >= len)
 		snprintf(buf, len, "%s", path);
 	return buf;
 }

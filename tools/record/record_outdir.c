@@ -151,6 +151,13 @@ static int remove_tree_at(int parent_fd, const char *name, const char *shown, in
 	return rc;
 }
 
+/* Whether NAME under DIR_FD is a regular file itself (not a link to one). */
+static bool is_regular_at(int dir_fd, const char *name)
+{
+	struct stat st;
+	return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
 /* The files a process directory of a recording holds (trace.h), and rap_online.c's temporary. */
 static bool is_recording_file_name(const char *name)
 {
@@ -188,8 +195,7 @@ static bool is_old_process_dir(int dir_fd, const char *name)
 	while (ours && (entry = readdir(dir)) != NULL) {
 		if (is_dot_entry(entry->d_name))
 			continue;
-		ours = is_recording_file_name(entry->d_name) &&
-		       fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		ours = is_recording_file_name(entry->d_name) && is_regular_at(dirfd(dir), entry->d_name);
 		described = described || strcmp(entry->d_name, FL_FILE_NAME_META) == 0 ||
 			    strcmp(entry->d_name, FL_FILE_NAME_STATS) == 0;
 	}
@@ -208,7 +214,6 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 	unsigned removed = 0, derived = 0;
 	int rc = 0, nonempty = 0;
 	bool recording = false;
-	struct stat st;
 
 	if (dir == NULL) {
 		cli_error("cannot open output directory %s: %s", path, strerror(errno));
@@ -219,8 +224,7 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 			continue;
 		nonempty = 1;
 		recording = recording || is_old_process_dir(dirfd(dir), entry->d_name) ||
-			    (strcmp(entry->d_name, BINARY_IDS_FILE) == 0 &&
-			     fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode));
+			    (strcmp(entry->d_name, BINARY_IDS_FILE) == 0 && is_regular_at(dirfd(dir), entry->d_name));
 	}
 	if (nonempty && !force) {
 		closedir(dir);
@@ -234,8 +238,7 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 
 		if (is_dot_entry(entry->d_name))
 			continue;
-		if (recording && viz_is_output_name(entry->d_name) &&
-		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		if (recording && viz_is_output_name(entry->d_name) && is_regular_at(dirfd(dir), entry->d_name)) {
 			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 				derived++;
 			continue;
