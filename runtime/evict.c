@@ -107,8 +107,6 @@ static void evict_lock_init(struct fl_runtime *rt)
 	pthread_mutexattr_destroy(&attr);
 }
 
-static void evictor_start(struct fl_runtime *rt);
-
 int fl_evict_setup(struct fl_runtime *rt)
 {
 	size_t limit = rt->local_limit_pages;
@@ -140,8 +138,6 @@ int fl_evict_setup(struct fl_runtime *rt)
 	} else if (ring_init(&rt->fifo, 2 * limit + 4096) < 0) {
 		return -1;
 	}
-	/* last: a setup that failed leaves no thread behind in the program, which then runs untraced */
-	evictor_start(rt);
 	return 0;
 }
 
@@ -935,8 +931,9 @@ static void *evictor_main(void *arg)
 	return NULL;
 }
 
-/* Starts the evictor (at start, and in a forked child); without it faults evict inline. */
-static void evictor_start(struct fl_runtime *rt)
+/* Starts the evictor (at start, after every setup step, and in a forked child); without it
+ * faults evict inline. */
+void fl_evict_start(struct fl_runtime *rt)
 {
 	struct fl_evictor *ev = &rt->evictor;
 	ev->wake_fd = -1;
@@ -973,7 +970,7 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 	if (rt->evictor.pidfd >= 0)
 		close(rt->evictor.pidfd); /* the parent's process */
 	rt->evictor.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	evictor_start(rt);
+	fl_evict_start(rt);
 	for (size_t p = 0; p < rt->va_high_pages; p++) {
 		uint8_t s = atomic_load(&rt->state[p]) & PG_WHERE;
 		FL_TESTCASE(s == PG_FAR); /* a forked child that starts with evicted pages */

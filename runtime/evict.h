@@ -20,7 +20,8 @@ void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
 void fl_evict_note_installed_locked(struct fl_runtime *rt, size_t page);
 /* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
 void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
-int fl_evict_setup(struct fl_runtime *rt);
+int fl_evict_setup(struct fl_runtime *rt);   /* state and rings, no thread */
+void fl_evict_start(struct fl_runtime *rt);  /* the evictor thread, once every setup step passed */
 void fl_evict_rebuild_after_fork(struct fl_runtime *rt);
 bool fl_evict_mirror_movable(struct fl_runtime *rt);              /* under evict_lock */
 bool fl_evict_moved_anyway(struct fl_runtime *rt, size_t page);   /* the page is locked */

@@ -238,7 +238,7 @@ static int start_thread(struct fl_runtime *rt)
 	return 0;
 }
 
-int fl_prefetch_start(struct fl_runtime *rt)
+int fl_prefetch_setup(struct fl_runtime *rt)
 {
 	struct fl_far_state *fs = &rt->farst;
 	if (fs->prefetch == 0 || rt->local_limit_pages == 0)
@@ -259,7 +259,12 @@ int fl_prefetch_start(struct fl_runtime *rt)
 	pf->cap = cap;
 	pf->budget = budget;
 	fs->pf = pf;
-	return start_thread(rt);
+	return 0;
+}
+
+int fl_prefetch_start(struct fl_runtime *rt)
+{
+	return rt->farst.pf ? start_thread(rt) : 0;
 }
 
 void fl_prefetch_after_fork(struct fl_runtime *rt)

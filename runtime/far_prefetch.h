@@ -8,7 +8,8 @@
 
 struct fl_runtime;
 
-int fl_prefetch_start(struct fl_runtime *rt);          /* thread + queue, when prefetch > 0; after fl_far_open */
+int fl_prefetch_setup(struct fl_runtime *rt);          /* the queue, when prefetch > 0; after fl_far_open */
+int fl_prefetch_start(struct fl_runtime *rt);          /* its thread, once every setup step passed */
 void fl_prefetch_after_fork(struct fl_runtime *rt);    /* child: staged pages dropped, thread restarted */
 void fl_prefetch_after_refault(struct fl_runtime *rt, size_t page);  /* fault path: queue read-ahead */
 void fl_prefetch_hit(struct fl_runtime *rt, size_t page);            /* a STAGED page was faulted in */

@@ -176,6 +176,32 @@ static int find_own_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Every step of the start that can fail for a reason of its own (configuration, files, memory),
+ * before any thread starts: a runtime that cannot start leaves no thread in the program. */
+static int setup_steps(struct fl_runtime *rt)
+{
+	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 || fl_far_open(rt) < 0 ||
+	    fl_prefetch_setup(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 ||
+	    fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 || fl_objects_setup(rt) < 0 ||
+	    fl_alloc_log_setup(rt) < 0 || fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 ||
+	    fl_unwind_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_timeline_setup(rt) < 0 ||
+	    fl_rap_online_setup(rt) < 0)
+		return -1;
+	return 0;
+}
+
+/* The runtime's threads: the trace's writer, read-ahead, the evictor (without it faults evict
+ * inline), the fault handlers, the prober and the timeline's sampler. */
+static int start_threads(struct fl_runtime *rt)
+{
+	if (fl_trace_open(rt) < 0 || fl_prefetch_start(rt) < 0)
+		return -1;
+	fl_evict_start(rt);
+	if (fl_handlers_start(rt) < 0 || fl_probe_start(rt) < 0 || fl_timeline_start(rt) < 0)
+		return -1;
+	return 0;
+}
+
 int fl_runtime_init(void)
 {
 	struct fl_runtime *rt = &fl_rt;
@@ -199,13 +225,7 @@ int fl_runtime_init(void)
 	fl_debug_marks_setup();
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
-	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 ||
-	    fl_far_open(rt) < 0 || fl_prefetch_start(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 || fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 ||
-	    fl_objects_setup(rt) < 0 || fl_alloc_log_setup(rt) < 0 ||
-	    fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 || fl_unwind_setup(rt) < 0 ||
-	    fl_fault_context_setup(rt) < 0 || fl_timeline_setup(rt) < 0 || fl_trace_open(rt) < 0 ||
-	    fl_rap_online_setup(rt) < 0 || fl_handlers_start(rt) < 0 ||
-	    fl_probe_start(rt) < 0 || fl_timeline_start(rt) < 0) {
+	if (setup_steps(rt) < 0 || start_threads(rt) < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
 	}

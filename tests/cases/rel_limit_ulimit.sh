@@ -46,3 +46,19 @@ limit_case() {  # NAME ULIMIT_KiB WHAT: WHAT = regex of the message naming the f
 
 limit_case ulimit-600M $((600 * 1024)) '(-M|region).*failed.*Cannot allocate memory'
 limit_case ulimit-1300M $((1300 * 1024)) 'failed.*Cannot allocate memory'
+
+# A start that fails late (after the far store and read-ahead are set up) leaves no runtime thread
+# in the program: sh, traced with --prefetch 8, counts its own threads under limits where the
+# region fits but a later reservation does not. Every run that says the runtime could not start
+# must count 1.
+late=0
+for mib in 600 800 1000 1200; do
+	out=$( (ulimit -v $((mib * 1024)) && exec timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -q -o "$WORK/late" --force \
+		-L 4M -M 256M --prefetch 8 -- sh -c 'ls /proc/$$/task | wc -l') 2>"$WORK/late.err") || true
+	grep -q 'could not start' "$WORK/late.err" || continue
+	grep -q 'far store mirror' "$WORK/late.err" && continue   # failed before read-ahead was set up
+	late=$((late + 1))
+	check_eq "ulimit -v ${mib}M, --prefetch 8: threads of the program after a failed start" "$out" 1
+done
+[ "$late" -gt 0 ] || fail "no limit made the runtime's start fail after the far store was set up"
+echo "ok late-failure: $late limits failed the start late, each leaving the program with its one thread"
