@@ -113,8 +113,9 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 }
 
 /* An access sample's page back from its mirror page by a move, where a copy would leave the
- * mirror page obsolete (the page is or becomes dirty): the prober (probe.c) soon unmaps it on
- * trial again by a move out, which an obsolete mirror page refuses (EEXIST) until dropped. So a
+ * mirror page obsolete (a write, or a dirty page of a far store other than the mirror): the
+ * prober (probe.c) soon unmaps it on trial again by a move out, which an obsolete mirror page
+ * refuses (EEXIST) until dropped. So a
  * move in and a move out (two TLB shootdowns, two system calls) instead of a read of the mirror,
  * a copy, a failed move, a check, a drop and a move (two shootdowns, six calls): bench/graph_bfs
  * 14 32 3 under --mrc took the refused path at 85 % of its arms. Measured on graph_bfs 15 32 3
@@ -189,6 +190,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 			fl_log_errno("ioctl(UFFDIO_WRITEPROTECT, unprotect)", errno);
 		fl_page_unlock(rt, page, (uint8_t)(old | PG_DIRTY | PG_REF));
 		fl_far_mirror_dirtied(h, page); /* the in-memory store's far copy is obsolete */
+		fl_probe_written(rt, page);
 	} else {
 		/* already writable, or no longer mapped: the thread retries (and may fault again) */
 		fl_page_unlock(rt, page, old);
@@ -234,7 +236,14 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		if (kind == FL_FAULT_SOFT)
 			fl_evict_note_soft(rt, page); /* the adaptive clock's evidence (evict.c) */
 		atomic_fetch_sub_explicit(&rt->soft_pages, 1, memory_order_relaxed);
+		/* an access sample's read: its mirror page holds its content exactly (nothing wrote it
+		 * since it was unmapped), and where the mirror is the far store itself that is a valid far
+		 * copy, so the page may come back clean (probe.c, fl_probe_back_clean). A clock trial's
+		 * soft fault keeps its dirty bit: a page read there is often written next, and the write
+		 * would cost a write-protect round trip to save a drop over a move. */
 		dirty = write || (old & PG_DIRTY);
+		if (dirty && !write && kind == FL_FAULT_ACCESS_SAMPLE && rt->far->mirror_is_far && rt->write_protect)
+			dirty = !fl_probe_back_clean(rt, page);
 		/* the prober registered the mirror as a move destination (under evict_lock) before its
 		 * first arm; movable implies write protection (evict.c, mirror_movable) */
 		move_in = kind == FL_FAULT_ACCESS_SAMPLE && dirty &&
