@@ -101,7 +101,7 @@ $(BUILD)/examples/%: examples/%.c
 
 # Unit tests of runtime modules (test_rt_*.c): linked with the module under test and the
 # runtime's diagnostics and raw system calls, never with the shim (no interposed malloc).
-RT_UNIT_OBJ := $(BUILD)/obj/runtime/region.o $(BUILD)/obj/runtime/diag.o $(BUILD)/obj/runtime/sys.o
+RT_UNIT_OBJ := $(BUILD)/obj/runtime/region.o $(BUILD)/obj/runtime/diag.o $(BUILD)/obj/runtime/sys.o $(BUILD)/obj/runtime/fds.o
 $(RT_UNIT_OBJ): $(BUILD)/obj/%.o: %.c $(wildcard inc/faultline/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@

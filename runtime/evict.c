@@ -44,6 +44,7 @@
  * Everything here runs on handler threads or the evictor under evict_lock, which application
  * threads never take; pages are claimed with trylock only, so eviction never waits for a page. */
 #include "evict.h"
+#include "fds.h"
 #include "pages.h"
 #include "diag.h"
 #include "uffd_compat.h"
@@ -118,7 +119,7 @@ int fl_evict_setup(struct fl_runtime *rt)
 	rt->clock_hand = 0;
 	rt->move_uffd = (copy && strcmp(copy, "1") == 0) ? -2 : -1;
 	rt->evictor.wake_fd = -1;
-	rt->evictor.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	rt->evictor.pidfd = fl_fd_keep((int)syscall(SYS_pidfd_open, getpid(), 0));
 	if (limit == 0)
 		return 0;
 	/* the reserve: 1/16 of -L, within [16, 4096] pages; refilled from half of it */
@@ -941,7 +942,7 @@ void fl_evict_start(struct fl_runtime *rt)
 	atomic_store(&ev->tid, 0); /* in a forked child: the parent's evictor does not run here */
 	if (rt->local_limit_pages < FL_EVICTOR_MIN_PAGES || ev->off)
 		return;
-	int fd = eventfd(0, EFD_CLOEXEC);
+	int fd = fl_fd_keep(eventfd(0, EFD_CLOEXEC));
 	if (fd < 0) {
 		fl_log_errno("eventfd(evictor)", errno);
 		return;
@@ -950,7 +951,7 @@ void fl_evict_start(struct fl_runtime *rt)
 	int err = pthread_create(&ev->thread, NULL, evictor_main, rt);
 	if (err) {
 		fl_log_errno("pthread_create(evictor)", err);
-		close(fd);
+		fl_sys_close(fd);
 		ev->wake_fd = -1;
 	}
 }
@@ -966,10 +967,10 @@ void fl_evict_rebuild_after_fork(struct fl_runtime *rt)
 	if (rt->move_uffd != -2)
 		rt->move_uffd = -1; /* the child's userfaultfd is new: the mirror is registered again */
 	if (rt->evictor.wake_fd >= 0)
-		close(rt->evictor.wake_fd); /* the parent's; its thread does not exist here */
+		fl_sys_close(rt->evictor.wake_fd); /* the parent's; its thread does not exist here */
 	if (rt->evictor.pidfd >= 0)
-		close(rt->evictor.pidfd); /* the parent's process */
-	rt->evictor.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		fl_sys_close(rt->evictor.pidfd); /* the parent's process */
+	rt->evictor.pidfd = fl_fd_keep((int)syscall(SYS_pidfd_open, getpid(), 0));
 	fl_evict_start(rt);
 	for (size_t p = 0; p < rt->va_high_pages; p++) {
 		uint8_t s = atomic_load(&rt->state[p]) & PG_WHERE;

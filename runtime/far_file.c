@@ -30,6 +30,7 @@
  * (pread), write-back 2.3-3.6 vs 2.1-2.2 us/page. io_uring stays the default (batches of reads for
  * read-ahead go out at once); FAULTLINE_FAR_IO=psync is the faster choice for write-heavy runs here. */
 #include "far_store.h"
+#include "fds.h"
 #include "context.h"
 #include "pages.h"
 #include "diag.h"
@@ -233,7 +234,7 @@ static int open_direct_or_not(struct file_store *fs, unsigned gen, const char *p
 	fs->direct[gen] = fd >= 0;
 	if (fd < 0 && (errno == EINVAL || fs->buffered))
 		fd = open(path, flags, mode);
-	return fd;
+	return fl_fd_keep(fd);
 }
 
 static int create_file(struct fl_runtime *rt, unsigned gen)
@@ -278,7 +279,7 @@ static int create_file(struct fl_runtime *rt, unsigned gen)
 	if (ftruncate(fd, (off_t)(rt->region_pages * FL_PAGE_SIZE)) < 0) {
 		int err = errno;
 		fl_log_errno("ftruncate(far store file to -M bytes)", err);
-		close(fd);
+		fl_sys_close(fd);
 		return err;
 	}
 	rt->farst.gens[gen].fd = fd;
@@ -297,7 +298,7 @@ static int open_blockdev(struct fl_runtime *rt, unsigned gen)
 	}
 	if (ioctl(fd, BLKGETSIZE64, &bytes) < 0 || bytes < rt->region_pages * FL_PAGE_SIZE) {
 		fl_log_u64("far store file: the block device is smaller than -M (bytes: ", bytes, ")");
-		close(fd);
+		fl_sys_close(fd);
 		return ENOSPC;
 	}
 	struct fl_buf name = { fs->names[gen], 0, sizeof(fs->names[gen]) };
@@ -318,7 +319,7 @@ static int file_new_gen(struct fl_runtime *rt, unsigned gen)
 
 static void file_drop_gen(struct fl_runtime *rt, unsigned gen)
 {
-	close(rt->farst.gens[gen].fd);
+	fl_sys_close(rt->farst.gens[gen].fd);
 	rt->farst.gens[gen].fd = -1;
 }
 

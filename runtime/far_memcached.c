@@ -27,6 +27,7 @@
  * 120-139 us (a round trip is two wake-ups across vCPUs), write-back 15-16 us/page in pipelined
  * batches of 64 (about 1 ms per batch). */
 #include "far_store.h"
+#include "fds.h"
 #include "context.h"
 #include "diag.h"
 
@@ -179,12 +180,12 @@ static int fail(struct fl_runtime *rt, unsigned server, const char *what, size_t
 
 static int connect_server(struct mc_server *sv)
 {
-	int fd = socket(sv->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = fl_fd_keep(socket(sv->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sv->addr, sv->addrlen) < 0 && errno != EINPROGRESS) {
 		int err = errno;
-		close(fd);
+		fl_sys_close(fd);
 		return -err;
 	}
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
@@ -192,7 +193,7 @@ static int connect_server(struct mc_server *sv)
 	socklen_t len = sizeof(soerr);
 	int r = fl_sys_poll(&p, 1, MC_TIMEOUT_MS);
 	if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr) {
-		close(fd);
+		fl_sys_close(fd);
 		return -(r == 0 ? ETIMEDOUT : soerr ? soerr : errno);
 	}
 	int one = 1;
@@ -239,7 +240,7 @@ static struct mc_conn *conn_of(struct fl_runtime *rt, unsigned s, size_t page, i
 static void drop_conn(struct mc_conn *c)
 {
 	if (c->fd >= 0)
-		close(c->fd);
+		fl_sys_close(c->fd);
 	c->fd = -1, c->rpos = c->rlen = 0;
 }
 
@@ -583,7 +584,7 @@ static int probe(struct mc_server *sv)
 	char buf[16];
 	ssize_t r = fl_sys_send(fd, "mn\r\n", 4, MSG_NOSIGNAL) == 4 ? fl_sys_recv(fd, buf, sizeof(buf), 0) : -1;
 	int err = r >= 4 && memcmp(buf, "MN\r\n", 4) == 0 ? 0 : r < 0 ? errno : EPROTO;
-	close(fd);
+	fl_sys_close(fd);
 	return err;
 }
 

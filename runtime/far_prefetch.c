@@ -23,6 +23,7 @@
  * application thread takes it) and write an eventfd when the thread sleeps. The prefetch
  * thread allocates nothing and touches only the mirror. */
 #include "far_prefetch.h"
+#include "fds.h"
 #include "far_store.h"
 #include "far_latency.h"
 #include "context.h"
@@ -225,7 +226,7 @@ static int start_thread(struct fl_runtime *rt)
 	pf->head = pf->tail = 0;
 	atomic_store(&rt->farst.prefetch_staged, 0);
 	atomic_store(&pf->sleeping, false);
-	pf->wake_fd = eventfd(0, EFD_CLOEXEC);
+	pf->wake_fd = fl_fd_keep(eventfd(0, EFD_CLOEXEC));
 	if (pf->wake_fd < 0) {
 		fl_log_errno("eventfd(prefetch)", errno);
 		return -1;
@@ -282,7 +283,7 @@ void fl_prefetch_after_fork(struct fl_runtime *rt)
 			atomic_store(&rt->state[p], (uint8_t)(s & ~PG_STAGED));
 		}
 	}
-	close(pf->wake_fd);
+	fl_sys_close(pf->wake_fd);
 	if (start_thread(rt) < 0)
 		rt->farst.pf = NULL;
 }

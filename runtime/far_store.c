@@ -29,6 +29,7 @@
  * rings, per-handler stale lists (<= 64 pages each in the mirror), the prefetch staging (counted
  * in -L), and the runtime's and libraries' code. */
 #include "far_store.h"
+#include "fds.h"
 #include "far_latency.h"
 #include "context.h"
 #include "env.h"
@@ -77,7 +78,7 @@ int fl_far_open(struct fl_runtime *rt)
 	if (fs->prefetch > 1024)
 		fs->prefetch = 1024;
 	fs->cur = -1;
-	fs->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0); /* for process_madvise; -1: one madvise per run */
+	fs->pidfd = fl_fd_keep((int)syscall(SYS_pidfd_open, getpid(), 0)); /* for process_madvise; -1: one madvise per run */
 	if (!rt->far->mirror_is_far) {
 		fs->gen_of = fl_sys_reserve(rt->region_pages, "mmap(far copy generations)");
 		if (!fs->gen_of)
@@ -459,7 +460,7 @@ static void settle_written_soft_pages(struct fl_runtime *rt)
 		fl_local_sub(rt, 1);
 		fixed++;
 	}
-	close(fd);
+	fl_sys_close(fd);
 	(void)fixed;
 }
 
@@ -489,8 +490,8 @@ int fl_far_after_fork(struct fl_runtime *rt)
 		memset(fs->nstale, 0, sizeof(fs->nstale));
 	}
 	if (fs->pidfd >= 0)
-		close(fs->pidfd); /* the parent's process */
-	fs->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		fl_sys_close(fs->pidfd); /* the parent's process */
+	fs->pidfd = fl_fd_keep((int)syscall(SYS_pidfd_open, getpid(), 0));
 	if (rt->far->after_fork(rt) < 0)
 		return -1;
 	return 0;

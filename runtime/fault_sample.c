@@ -158,7 +158,7 @@ int fl_sample_setup(struct fl_runtime *rt)
 			sampler_attr(&attr, kernel, with_time);
 			int fd = fl_perf_event_open(0, &attr, -1);
 			if (fd >= 0) {
-				close(fd);
+				fl_sys_close(fd);
 				sampling = true;
 				sampling_kernel = kernel;
 				sampling_time = with_time;
@@ -222,7 +222,7 @@ static void open_group(struct fl_runtime *rt, struct fl_thread *t)
 			size_t len = (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE;
 			void *ring = fl_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, leader, 0);
 			if (ring == MAP_FAILED) { /* locked-memory limit (perf_event_mlock_kb) */
-				close(leader);
+				fl_sys_close(leader);
 				leader = -1;
 			} else {
 				s->ring = ring;
@@ -270,9 +270,9 @@ static void close_group(struct fl_sampler *s, bool unmap)
 		fl_sys_munmap(s->ring, (1 + FL_SAMPLE_RING_PAGES) * FL_PAGE_SIZE);
 	s->ring = NULL;
 	for (unsigned i = 0; i < s->nmembers; i++)
-		close(s->member_fds[i]);
+		fl_sys_close(s->member_fds[i]);
 	if (s->leader_fd >= 0)
-		close(s->leader_fd);
+		fl_sys_close(s->leader_fd);
 	s->leader_fd = -1;
 	s->nmembers = 0;
 	s->tried = false;

@@ -1,5 +1,6 @@
 /* frame_writer.c: the framed, compressed record files and their writer thread (frame_writer.h). */
 #include "frame_writer.h"
+#include "fds.h"
 #include "internal_thread.h"
 #include "runtime_api.h"
 #include "clock.h"
@@ -263,8 +264,8 @@ int fl_frames_start(struct fl_runtime *rt, const int fds[FL_FRAMED_COUNT])
 	atomic_store(&fw.running, false);
 	atomic_store(&fw.sleeping, false);
 	if (fw.wake_fd > 0)
-		close(fw.wake_fd);
-	fw.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		fl_sys_close(fw.wake_fd);
+	fw.wake_fd = fl_fd_keep(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (fw.wake_fd < 0) {
 		fl_log_errno("eventfd(frame writer)", errno);
 		return 0; /* the producers write at once */

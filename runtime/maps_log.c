@@ -43,7 +43,7 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || !grow(1 << 20)) {
 		if (fd >= 0)
-			close(fd);
+			fl_sys_close(fd);
 		return;
 	}
 	head = (struct fl_buf){ scratch, 0, 200 };
@@ -58,7 +58,7 @@ static void take_snapshot(struct fl_runtime *rt, const char *reason)
 		if (len < scratch_cap || !grow(2 * scratch_cap))
 			break;
 	}
-	close(fd);
+	fl_sys_close(fd);
 	size_t written;
 	if (fl_write_all(rt->maps_fd, scratch, len, &written) != 0)
 		fl_side_dropped(len - written);

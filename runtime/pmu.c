@@ -8,6 +8,7 @@
  * events (`record` says so once in its summary). Each thread's counters are members of its perf
  * group (fault_sample.c), whose samples carry their values at every fault without a read(2). */
 #include "pmu.h"
+#include "fds.h"
 #include "context.h"
 #include "diag.h"
 
@@ -35,7 +36,7 @@ static void counter_attr(struct perf_event_attr *attr, uint32_t type, uint64_t c
  * in GROUP_FD's group (-1: a new group), close-on-exec. Counters here, samples in fault_sample.c. */
 int fl_perf_event_open(int tid, struct perf_event_attr *attr, int group_fd)
 {
-	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return fl_fd_keep((int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC));
 }
 
 static int open_counter(uint32_t type, uint64_t config, int group_fd)
@@ -54,7 +55,7 @@ static bool add_event(struct fl_runtime *rt, const char *name, size_t len, bool 
 	if (e && rt->pmu_count < FL_PMU_MAX) {
 		int fd = open_counter(e->type, e->config, -1);
 		if (fd >= 0) {
-			close(fd);
+			fl_sys_close(fd);
 			rt->pmu_type[rt->pmu_count] = e->type;
 			rt->pmu_config[rt->pmu_count] = e->config;
 			rt->pmu_count++;
@@ -132,11 +133,11 @@ bool fl_pmu_hardware_present(void)
 	int fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1);
 	if (fd < 0)
 		return false;
-	close(fd);
+	fl_sys_close(fd);
 	fd = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1);
 	if (fd < 0)
 		return false;
-	close(fd);
+	fl_sys_close(fd);
 	return true;
 }
 

@@ -239,7 +239,7 @@ static void write_file(struct fl_runtime *rt, const void *buf, size_t len)
 		return;
 	}
 	int err = write_all(fd, buf, len);
-	if (close(fd) < 0 && !err)
+	if (fl_sys_close(fd) < 0 && !err)
 		err = errno;
 	if (!err && rename(tmp, path) < 0)
 		err = errno;

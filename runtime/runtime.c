@@ -22,6 +22,7 @@
 #include "alloc_log.h"
 #include "env.h"
 #include "evict.h"
+#include "fds.h"
 #include "far_store.h"
 #include "fault_context.h"
 #include "handler.h"
@@ -67,7 +68,7 @@ static int open_uffd(void)
 	if (fd >= 0) {
 		int uffd = ioctl(fd, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
 		int err = errno;
-		close(fd);
+		fl_sys_close(fd);
 		if (uffd >= 0)
 			return uffd;
 		errno = err;
@@ -87,12 +88,12 @@ static int connect_region(struct fl_runtime *rt)
 	}
 	if (ioctl(probe, UFFDIO_API, &api) < 0) {
 		fl_log_errno("ioctl(UFFDIO_API)", errno);
-		close(probe);
+		fl_sys_close(probe);
 		return -1;
 	}
-	close(probe);
+	fl_sys_close(probe);
 	rt->features = api.features & wanted;
-	rt->uffd = open_uffd();
+	rt->uffd = fl_fd_keep(open_uffd());
 	if (rt->uffd < 0) {
 		fl_log_errno("userfaultfd", errno);
 		return -1;
@@ -330,13 +331,13 @@ void fl_runtime_fork_child(void)
 	 * evicted page, with no handler to serve it); the threads started here inherit the mask */
 	sigfillset(&all);
 	fl_sys_sigprocmask(SIG_BLOCK, &all, &saved);
-	close(rt->uffd);
-	close(rt->faults_fd);
-	close(rt->maps_fd);
-	close(rt->stats_fd);
-	close(rt->sites_fd);
+	fl_sys_close(rt->uffd);
+	fl_sys_close(rt->faults_fd);
+	fl_sys_close(rt->maps_fd);
+	fl_sys_close(rt->stats_fd);
+	fl_sys_close(rt->sites_fd);
 	if (rt->allocs_zst_fd >= 0)
-		close(rt->allocs_zst_fd);
+		fl_sys_close(rt->allocs_zst_fd);
 	fl_stream_files_close();
 	fl_threads_after_fork();
 	fl_sample_registry_after_fork();

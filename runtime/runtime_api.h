@@ -13,6 +13,7 @@
 #include "faultline/trace.h" /* FL_ALLOC_* event kinds */
 #include "diag.h"
 #include "sys.h"
+#include "fds.h" /* fl_fd_is_runtime: the descriptors a program must not close */
 
 #define FL_PAGE_SIZE 4096UL
 #define FL_PAGE_SHIFT 12

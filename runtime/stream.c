@@ -2,6 +2,7 @@
 #include "stream.h"
 #include "diag.h"
 #include "frame_writer.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <sys/syscall.h>
@@ -48,7 +49,7 @@ void fl_stream_files_close(void)
 {
 	for (int i = 0; i < FL_SF_COUNT; i++) {
 		if (file_fd_plus_one[i])
-			close(file_fd_plus_one[i] - 1);
+			fl_sys_close(file_fd_plus_one[i] - 1);
 		file_fd_plus_one[i] = 0;
 	}
 }

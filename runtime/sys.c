@@ -2,6 +2,7 @@
 #include "sys.h"
 #include "internal_thread.h"
 #include "diag.h"
+#include "fds.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,7 +27,11 @@ void *fl_sys_mremap(void *old, size_t oldsz, size_t newsz, int flags, void *newa
 	return (void *)syscall(SYS_mremap, old, oldsz, newsz, flags, newaddr);
 }
 
-int fl_sys_close(int fd) { return (int)syscall(SYS_close, fd); }
+int fl_sys_close(int fd)
+{
+	fl_fd_forget(fd); /* a descriptor of the runtime's no more (fds.c) */
+	return (int)syscall(SYS_close, fd);
+}
 ssize_t fl_sys_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 ssize_t fl_sys_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
 ssize_t fl_sys_pread(int fd, void *buf, size_t n, off_t off) { return syscall(SYS_pread64, fd, buf, n, off); }

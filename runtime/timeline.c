@@ -156,7 +156,7 @@ static bool read_thread(struct tl_thread *t)
 static void close_thread(struct tl_thread *t)
 {
 	for (unsigned i = 0; i < t->nfds; i++)
-		close(t->fds[i]);
+		fl_sys_close(t->fds[i]);
 	memset(t, 0, sizeof(*t));
 }
 

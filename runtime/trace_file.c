@@ -3,6 +3,7 @@
  * nothing is clobbered or followed. trace_writer.c opens the trace's files with these, timeline.c
  * its own. */
 #include "trace_file.h"
+#include "fds.h"
 #include "context.h"
 #include "diag.h"
 
@@ -19,7 +20,7 @@ int fl_trace_create_file(const struct fl_runtime *rt, const char *name, int extr
 	fl_buf_str(&b, rt->dir);
 	fl_buf_str(&b, "/");
 	fl_buf_str(&b, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644);
+	int fd = fl_fd_keep(open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644));
 	if (fd < 0)
 		fl_log_errno(path, errno);
 	return fd;
@@ -69,7 +70,7 @@ int fl_trace_open_binary(struct fl_runtime *rt, const char *name, uint32_t kind,
 	int err = fl_write_all(fd, &hdr, sizeof(hdr), NULL);
 	if (err) {
 		fl_log_errno(name, err);
-		close(fd);
+		fl_sys_close(fd);
 		return -1;
 	}
 	return fd;

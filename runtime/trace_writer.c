@@ -115,7 +115,7 @@ static size_t read_proc(const char *path, char *buf, size_t cap)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = fd < 0 ? 0 : fl_sys_read_all(fd, buf, cap - 1);
 	if (fd >= 0)
-		close(fd);
+		fl_sys_close(fd);
 	buf[len] = '\0';
 	return len;
 }
@@ -129,7 +129,7 @@ static void write_json_file(struct fl_runtime *rt, const char *name, struct fl_b
 	int err = fl_write_all(fd, b->p, b->len, NULL);
 	if (err)
 		fl_log_errno(name, err);
-	close(fd);
+	fl_sys_close(fd);
 }
 
 /* Rewrites stats.json in place, in the space reserved at start (no new blocks needed). */

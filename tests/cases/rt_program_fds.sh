@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# rt_program_fds: programs that close or reuse descriptors they never opened. The runtime's
+# userfaultfd and trace files share the program's descriptor table; before the fix a daemon-style
+# closefrom(3) closed the userfaultfd, later faults went unserved, evicted pages read back as zeros
+# and the program still exited 0 ("sum" wrong), and a program started with stdin and stdout closed
+# had its userfaultfd at descriptor 0 or 1, which its own redirections closed: it hung.
+#   - tests/planted/fd_closer 32 at -L 4M (fill 32 MiB, closefrom(3), close 3..fd limit,
+#     close_range, dup2 onto 3..7, fill 32 MiB more, verify both): the native output, exit 0, a
+#     complete recording with evictions;
+#   - sh -c 'ls / >/dev/null; echo done >&2' started with stdin and stdout closed: exit 0 within a
+#     deadline, "done" on stderr, a complete recording.
+. "$(dirname "$0")/../lib.sh"
+need_faultline
+need_planted fd_closer
+
+run_native closer "$PLANTED/fd_closer" 32
+run_record closer -L 4M -M 512M -- "$PLANTED/fd_closer" 32
+same_output closer closer
+check_stats closer --local $((4 * MIB)) --max $((512 * MIB)) --procs 1
+check_ge "closer evictions" "$(stat_of closer evictions)" 1000
+
+say "faultline record -- sh -c 'ls / >/dev/null; echo done >&2' <&- >&-"
+RC=0
+timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -q -o "$WORK/closed" --force -- sh -c 'ls / >/dev/null; echo done >&2' \
+	<&- >&- 2>"$WORK/closed.err" || RC=$?
+[ "$RC" -ne 124 ] && [ "$RC" -ne 137 ] || fail "closed stdio: record did not finish within $(scaled 60) s (hung)"
+[ "$RC" -eq 0 ] || { sed 's/^/# stderr: /' "$WORK/closed.err"; fail "closed stdio: record exited $RC, want 0"; }
+grep -qx done "$WORK/closed.err" || fail "closed stdio: the program's 'done' is not on stderr"
+check_stats closed --procs 2
+echo "ok closed stdio: exit 0, the program ran to its end, a complete recording"
