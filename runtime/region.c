@@ -231,19 +231,24 @@ void fl_region_set_noaccess(void *addr, size_t size, bool noaccess)
 }
 
 /* Gives discarded pages [first, first + count) back to the free extents. */
-static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
+/* The first free extent that ends after page P (under va_lock). */
+static size_t extent_after(const struct fl_runtime *rt, size_t p)
 {
-	size_t i, lo = 0, hi;
-	pthread_mutex_lock(&rt->va_lock);
-	hi = rt->nfree; /* first extent starting after `first` */
+	size_t lo = 0, hi = rt->nfree;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (rt->free_extents[mid].first < first)
+		if (rt->free_extents[mid].first + rt->free_extents[mid].count <= p)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	i = lo;
+	return lo;
+}
+
+/* Pages [first, first + count), none of them free, join the free extents (under va_lock). */
+static void free_run(struct fl_runtime *rt, size_t first, size_t count)
+{
+	size_t i = extent_after(rt, first);
 	bool join_prev = i > 0 && rt->free_extents[i - 1].first + rt->free_extents[i - 1].count == first;
 	bool join_next = i < rt->nfree && first + count == rt->free_extents[i].first;
 	if (join_prev && join_next) {
@@ -256,9 +261,30 @@ static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
 	} else {
 		insert_extent(rt, i, first, count);
 	}
+}
+
+/* Gives pages [first, first + count) back to the free extents. Pages already free stay as they
+ * are: a program may munmap a range twice, or a range with holes (munmap of its middle first, an
+ * mremap that shrank it), and the kernel accepts that; giving such pages back twice would hand
+ * the same addresses to two later mappings. */
+static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
+{
+	size_t end = first + count, released = 0;
+	pthread_mutex_lock(&rt->va_lock);
+	for (size_t p = first; p < end;) {
+		size_t i = extent_after(rt, p);
+		if (i < rt->nfree && rt->free_extents[i].first <= p) { /* p is free already: skip its extent */
+			p = rt->free_extents[i].first + rt->free_extents[i].count;
+			continue;
+		}
+		size_t run_end = i < rt->nfree && rt->free_extents[i].first < end ? rt->free_extents[i].first : end;
+		free_run(rt, p, run_end - p);
+		released += run_end - p;
+		p = run_end;
+	}
 	FL_ASSERT(extents_valid(rt));
 	pthread_mutex_unlock(&rt->va_lock);
-	atomic_fetch_sub(&rt->heap_bytes, count << FL_PAGE_SHIFT);
+	atomic_fetch_sub(&rt->heap_bytes, released << FL_PAGE_SHIFT);
 }
 
 void fl_region_free(void *addr, size_t size)

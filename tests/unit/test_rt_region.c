@@ -170,6 +170,19 @@ int main(void)
 	check_extents("freeing everything");
 	CHECK(rt->nfree == 1 && rt->free_extents[0].first == 0 && rt->free_extents[0].count == PAGES,
 	      "everything free again: one extent of the whole region (%zu extents)", rt->nfree);
+	/* a range unmapped twice, or with a hole unmapped first (the kernel accepts both): its pages
+	 * go back once, or two later mappings would get the same addresses */
+	char *blk = fl_region_alloc(64 * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	CHECK(blk != NULL && atomic_load(&rt->heap_bytes) == 64 * FL_PAGE_SIZE, "a block of 64 pages");
+	fl_region_unmap(blk + 5 * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	fl_region_unmap(blk, 64 * FL_PAGE_SIZE);
+	fl_region_unmap(blk, 64 * FL_PAGE_SIZE);
+	fl_region_free(blk + 10 * FL_PAGE_SIZE, 4 * FL_PAGE_SIZE);
+	CHECK(rt->nfree == 1 && rt->free_extents[0].first == 0 && rt->free_extents[0].count == PAGES,
+	      "unmapped with a hole, then twice, then a part freed: one free extent of the whole region (%zu extents)",
+	      rt->nfree);
+	CHECK(atomic_load(&rt->heap_bytes) == 0, "heap_bytes 0 after the repeated unmaps (%zu)",
+	      (size_t)atomic_load(&rt->heap_bytes));
 	/* exhaustion, then reuse: -M bounds the peak, not the total */
 	void *all = fl_region_alloc((size_t)REGION_MIB << 20, FL_PAGE_SIZE);
 	CHECK(all != NULL, "the whole region in one block");
