@@ -948,7 +948,7 @@ void fl_evict_start(struct fl_runtime *rt)
 		return;
 	}
 	ev->wake_fd = fd;
-	int err = pthread_create(&ev->thread, NULL, evictor_main, rt);
+	int err = fl_thread_create(&ev->thread, evictor_main, rt);
 	if (err) {
 		fl_log_errno("pthread_create(evictor)", err);
 		fl_sys_close(fd);

@@ -231,7 +231,7 @@ static int start_thread(struct fl_runtime *rt)
 		fl_log_errno("eventfd(prefetch)", errno);
 		return -1;
 	}
-	int err = pthread_create(&pf->thread, NULL, prefetch_main, rt);
+	int err = fl_thread_create(&pf->thread, prefetch_main, rt);
 	if (err) {
 		fl_log_errno("pthread_create(prefetch)", err);
 		return -1;

@@ -270,7 +270,7 @@ int fl_frames_start(struct fl_runtime *rt, const int fds[FL_FRAMED_COUNT])
 		fl_log_errno("eventfd(frame writer)", errno);
 		return 0; /* the producers write at once */
 	}
-	int err = pthread_create(&fw.thread, NULL, writer_main, NULL);
+	int err = fl_thread_create(&fw.thread, writer_main, NULL);
 	if (err) {
 		fl_log_errno("pthread_create(frame writer)", err);
 		return 0;

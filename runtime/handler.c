@@ -333,7 +333,7 @@ int fl_handlers_start(struct fl_runtime *rt)
 		}
 		atomic_store(&h->flush_request, 0);
 		atomic_store(&h->flush_done, 0);
-		int err = pthread_create(&h->thread, NULL, handler_start, h);
+		int err = fl_thread_create(&h->thread, handler_start, h);
 		if (err) {
 			fl_log_errno("pthread_create(fault handler)", err);
 			return -1;

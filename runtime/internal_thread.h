@@ -5,6 +5,8 @@
 #ifndef FL_INTERNAL_THREAD_H
 #define FL_INTERNAL_THREAD_H
 
+#include <pthread.h>
+
 /* Set on the runtime's own threads (also declared in runtime_api.h for the shim). */
 extern __thread int fl_internal_thread;
 
@@ -13,5 +15,12 @@ extern __thread int fl_internal_thread;
  * child would keep the stack signal open), and names the thread NAME (at most 15 bytes).
  * Returns 0, or -1 with errno when the mask could not be set. */
 int fl_internal_thread_enter(const char *name);
+
+/* pthread_create for the runtime's threads, on a stack of their own mapped here (outside the
+ * region, so libc takes none from its cache of exited threads' stacks: in a forked child, taking
+ * one clears its descriptor's thread-local table, which the program's malloc put in the region,
+ * and an evicted page there would fault before any handler runs). Returns what pthread_create
+ * returns (ENOMEM when no stack could be mapped). */
+int fl_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
 
 #endif

@@ -739,7 +739,7 @@ int fl_probe_start(struct fl_runtime *rt)
 	for (unsigned h = 0; h < FL_MAX_HANDLERS; h++)
 		atomic_store(&p->rings[h].head, 0), atomic_store(&p->rings[h].tail, 0);
 	p->pending_head = p->pending_tail = 0;
-	int err = pthread_create(&p->thread, NULL, probe_main, rt);
+	int err = fl_thread_create(&p->thread, probe_main, rt);
 	if (err) {
 		fl_log_errno("pthread_create(access prober)", err);
 		return -1;

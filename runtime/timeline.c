@@ -278,7 +278,7 @@ int fl_timeline_start(struct fl_runtime *rt)
 		return 0;
 	}
 	tl->last_flush_ns = fl_now_ns();
-	int err = pthread_create(&tl->thread, NULL, sampler_main, rt);
+	int err = fl_thread_create(&tl->thread, sampler_main, rt);
 	if (err) {
 		fl_log_errno("pthread_create(timeline sampler)", err);
 		atomic_store(&tl->stop, true); /* samples at the end only */
