@@ -16,7 +16,9 @@
 #   - dump: meta.json a link to /etc/passwd, faults a link to /dev/zero, stats.json a link to a
 #     directory: a clean error (exit 1), the targets unchanged, the recording unchanged;
 #   - dump, report, ranges, visualize, mrc, diff: a FIFO in place of faults, contexts or meta.json:
-#     exit 1 at once, never blocking (the streaming open included).
+#     exit 1 at once, never blocking (the streaming open included);
+#   - export --force to a FIFO or a symbolic link: refused (exit 2), the FIFO still a FIFO, the
+#     link and its target unchanged (a rename over them had replaced them by a plain file).
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -271,3 +273,19 @@ for f in contexts faults meta.json; do
 	done
 	echo "ok dump, report, ranges, visualize, mrc, diff with $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
 done
+
+# export --force never replaces what is not a regular file: a FIFO, a link (with a file behind it).
+mkfifo "$WORK/out.fifo"
+echo "keep me" >"$WORK/link-target"
+ln -sf "$WORK/link-target" "$WORK/out.link"
+for out in "$WORK/out.fifo" "$WORK/out.link"; do
+	for fmt in --sqlite --pprof; do
+		RC=0
+		timeout 30 "$FAULTLINE" export "$fmt" "$out" --force "$R" >/dev/null 2>"$WORK/export.err" || RC=$?
+		[ "$RC" -eq 2 ] && grep -q "not a regular file" "$WORK/export.err" ||
+			fail "export $fmt $out --force: exit $RC, want 2 and 'not a regular file': $(cat "$WORK/export.err")"
+	done
+done
+[ -p "$WORK/out.fifo" ] || fail "export --force replaced a FIFO"
+[ -L "$WORK/out.link" ] && [ "$(cat "$WORK/link-target")" = "keep me" ] || fail "export --force replaced a link or its target"
+echo "ok export --force to a FIFO or a link: refused with exit 2, both unchanged"

@@ -15,6 +15,7 @@
 #include "temp_file.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -102,9 +103,25 @@ static int rename_no_replace(const char *tmp, const char *path, const char **cal
 	return 0;
 }
 
+int temp_file_check_target(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" :
+			   S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+	snprintf(err, errlen, "%s: not a regular file (%s): refused, give the path of a file to write", path, what);
+	errno = EEXIST;
+	return -1;
+}
+
 int temp_file_commit(struct temp_file *t, enum temp_file_install how, char *err, size_t errlen)
 {
 	const char *call = "rename";
+	if (how == TEMP_FILE_REPLACE && temp_file_check_target(t->path, err, errlen) < 0) {
+		temp_file_discard(t);
+		return -1;
+	}
 	int rc = how == TEMP_FILE_REPLACE ? rename(t->tmp, t->path) : rename_no_replace(t->tmp, t->path, &call);
 
 	if (rc < 0) {

@@ -29,6 +29,12 @@ enum temp_file_install {
 int temp_file_begin(struct temp_file *t, const char *path, const char *suffix, bool guard, char *err,
 		    size_t errlen);
 
+/* 0 when PATH may be replaced by a file written under a temporary name: it does not exist, or it is
+ * a regular file (not followed through a symbolic link). -1 with "PATH: not a regular file (...):
+ * refused" in err for a device, a FIFO, a directory, a socket or a symbolic link, which a rename
+ * over it would replace by a plain file (/dev/null with a database, a link with a copy). */
+int temp_file_check_target(const char *path, char *err, size_t errlen);
+
 /* Renames the written temporary file to its final name. 0, or -1 with the failing call and errno in
  * err and errno kept (for callers that word it their own way); the temporary file is then removed.
  * Either way it is no longer guarded. */

@@ -150,6 +150,12 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 	if (o->file && o->pprof && same_file(o->file, o->pprof))
 		return cli_usage_error("export", "--sqlite and --pprof name the same file, %s: one would replace the other",
 				       o->pprof);
+	const char *outs[] = { o->file, o->pprof };
+	for (int i = 0; i < 2; i++) {
+		char err[PATH_MAX + 128];
+		if (outs[i] && temp_file_check_target(outs[i], err, sizeof(err)) < 0)
+			return cli_usage_error("export", "%s", err);
+	}
 	return 0;
 }
 /* ----------------------------------------------------------------- the run */
