@@ -5,7 +5,8 @@
 # (refuse non-empty, --force removes only an earlier recording's pid directories, those holding its
 # meta.json or stats.json and nothing but its files, and then visualize's files), the child's environment
 # (LD_PRELOAD appended, FAULTLINE_*), arguments passed exactly, exit status passthrough,
-# SIGTERM forwarding, and nothing written to stdout by record itself.
+# SIGTERM forwarding, a process that outlives the command said to be running, and nothing
+# written to stdout by record itself.
 # Runs through the real runtime (build/libfaultline.so, or $FAULTLINE_LIB when set).
 # Exit 0 when every check passes, 1 otherwise (each failure printed), 77 when the runtime
 # is missing or userfaultfd is unavailable (after running the checks that need neither).
@@ -186,6 +187,11 @@ run "$F" record -M 64M -o "$WORK/status143" -- sh -c 'kill -TERM $$'
 expect "killed by SIGTERM: 143" 143 "killed by signal 15"
 run "$F" record -M 64M -o "$WORK/status70" -- sh -c 'exit 70'
 expect "exit 70 passed through" 70
+# a background job that outlives the command is said to be running, not killed
+run "$F" record -M 64M -o "$WORK/bg" -- sh -c 'sleep 3 & exit 0'
+expect "a process outliving the command: still running" 0 "still running (it outlived the command)"
+[[ $err != *"process killed?"* ]] && ok "a process outliving the command: not called killed" ||
+	bad "a process outliving the command called killed: $err"
 
 run "$F" record -q -M 64M -o "$WORK/args" -- sh -c 'printf "[%s]" "$@"' argv0 "" "a b" '$HOME' '*' "it's"
 want='[][a b][$HOME][*][it'"'"'s]'

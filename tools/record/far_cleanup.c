@@ -11,6 +11,7 @@
  * record waits for its direct child only: when a traced process still runs (a daemon, a shell's
  * background job), nothing is deleted, with a warning. */
 #include "far_cleanup.h"
+#include "record_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,14 +49,9 @@ static pid_t still_running(const char *dir)
 
 	if (!d)
 		return 0;
-	while (!found && (e = readdir(d)) != NULL) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (pid <= 0 || end == e->d_name || (*end != '\0' && *end != '.'))
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
-			found = (pid_t)pid;
-	}
+	while (!found && (e = readdir(d)) != NULL)
+		if (process_dir_running(e->d_name))
+			found = (pid_t)strtol(e->d_name, NULL, 10);
 	closedir(d);
 	return found;
 }

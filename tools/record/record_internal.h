@@ -28,6 +28,9 @@ int check_userfaultfd(void);
 int output_dir_name(const struct record_options *o, char *out, size_t len);
 /* A process directory: "<pid>", or "<pid>.<n>" for a later exec image of the same pid. */
 int is_process_dir_name(const char *name);
+/* The process of process directory NAME ("<pid>" or "<pid>.<n>") is still running: a daemon or a
+ * background job that outlived the command (record waits for its direct child only). */
+int process_dir_running(const char *name);
 /* Makes the output directory ready and writes its absolute path into ABSOLUTE. */
 int prepare_output_dir(const char *path, const struct record_options *o, char *absolute);
 

@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -89,6 +91,16 @@ int is_process_dir_name(const char *name)
 			return 0;
 	}
 	return digits > 0;
+}
+
+int process_dir_running(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+
+	if (!is_process_dir_name(name) || pid <= 0 || pid > INT_MAX)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
 static int is_dot_entry(const char *name)

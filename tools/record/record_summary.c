@@ -27,6 +27,7 @@
 struct record_totals {
 	unsigned processes;      /* DIR/<pid>/ directories */
 	unsigned with_stats;     /* ... of which had a readable stats.json */
+	unsigned running;        /* ... of which are still running (outlived the command: no stats.json yet) */
 	uint64_t faults, first_touch, refault, soft, concurrent;
 	uint64_t evictions, writebacks;
 	uint64_t peak_resident, peak_heap;   /* max over processes */
@@ -123,8 +124,14 @@ static void totals_add_process(struct record_totals *t, const char *dir, const c
 		return;
 	}
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		if (!quiet)
+		if (process_dir_running(pid)) {
+			t->running++;
+			if (!quiet)
+				cli_error("pid %s is still running (it outlived the command): its stats.json and the rest "
+					  "of its trace are written when it exits", pid);
+		} else if (!quiet) {
 			cli_error("no stats for pid %s (process killed?)", pid);
+		}
 		return;
 	}
 	if (stats_json_load(path, &stats, err, sizeof(err)) < 0) {
@@ -281,9 +288,12 @@ static void print_totals_checked(const struct record_totals *t, const struct rec
 			  "incomplete", t->processes);
 		return;
 	}
-	if (t->with_stats < t->processes)
+	if (t->with_stats + t->running < t->processes)
 		cli_error("%u of %u processes left no readable stats.json: the trace is incomplete",
-			  t->processes - t->with_stats, t->processes);
+			  t->processes - t->with_stats - t->running, t->processes);
+	if (t->running)
+		cli_error("%u of %u processes still running: the totals below are those of the others", t->running,
+			  t->processes);
 	print_totals(t, o);
 }
 
