@@ -262,7 +262,7 @@ void fl_runtime_shutdown(const char *why)
 {
 	struct fl_runtime *rt = &fl_rt;
 	struct fl_buf reason = { rt->exit_reason, 0, sizeof(rt->exit_reason) };
-	if (atomic_load(&fl_rt_state) != FL_RT_READY || rt->pid != getpid())
+	if (atomic_load(&fl_rt_state) != FL_RT_READY || fl_runtime_in_vfork_child())
 		return; /* not traced, or a vfork child sharing the parent's memory */
 	fl_buf_str(&reason, why);
 	if (rt->check_states)
@@ -282,6 +282,11 @@ void fl_runtime_shutdown(const char *why)
 	fl_frames_drain(); /* every record handed to the frame writer is in its file */
 	fl_trace_write_stats(rt);
 	fl_debug_marks_report(); /* debug build with FAULTLINE_DEBUG_MARKS=1: FL_ASSERT/FL_TESTCASE counts */
+}
+
+bool fl_runtime_in_vfork_child(void)
+{
+	return atomic_load(&fl_rt_state) == FL_RT_READY && fl_rt.pid != getpid();
 }
 
 /* Child of fork: settle pages that were in transition in the parent at the fork. */

@@ -51,6 +51,7 @@ static inline bool fl_in_region(const void *p)
 int fl_runtime_init(void);                 /* reads FAULTLINE_*; 0 = ready, 1 = disabled, -1 = failed */
 void fl_runtime_shutdown(const char *why); /* flush records, write stats.json */
 void fl_runtime_fork_child(void);          /* atfork child: new uffd, handlers, trace directory */
+bool fl_runtime_in_vfork_child(void);      /* the calling process shares the traced one's memory (vfork) */
 
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */
 void *fl_region_alloc(size_t size, size_t align);

@@ -78,6 +78,15 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uc)
 	struct fl_buf b = { why, 0, sizeof(why) };
 	pid_t self = (pid_t)syscall(SYS_gettid), expected = 0;
 	(void)uc;
+	if (fl_runtime_in_vfork_child()) {
+		/* a vfork child shares the traced process's memory, not its signal actions: it dies as it
+		 * would have, and claims nothing (a claim it took would make the parent's own fatal signal
+		 * wait for ever for a shutdown that never comes) */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		real_sigaction(sig, &dfl, NULL);
+		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+		return;
+	}
 	if (fl_fatal_defer && !is_synchronous(sig, info)) {
 		fl_fatal_pending = sig; /* raised again when the append ends (stream.c) */
 		return;

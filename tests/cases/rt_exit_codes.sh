@@ -28,6 +28,9 @@ done
 run_case "_exit-7" 7 yes _exit 7
 run_case "_exit-0" 0 yes _exit 0
 run_case "signal-TERM" $((128 + 15)) yes signal TERM
+# a vfork child, which shares the process's memory, dies of SIGTERM first: it must not claim the
+# shutdown (before the fix, the parent's own SIGTERM then waited for ever for it)
+run_case "vfork-signal-TERM" $((128 + 15)) yes vfork-signal TERM
 run_case "signal-INT" $((128 + 2)) yes signal INT
 run_case "signal-USR1" $((128 + 10)) yes signal USR1
 run_case "signal-SEGV" $((128 + 11)) yes signal SEGV

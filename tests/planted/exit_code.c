@@ -8,9 +8,12 @@
  *                               SIG is a number or a name (TERM, SIGTERM, KILL, SEGV, ABRT, ...)
  *        exit_code signal-dfl SIG   signal(SIG, SIG_DFL), then raise(SIG): the pattern of programs
  *                               that clean up on a signal and then die of it (GNU sort does this)
+ *        exit_code vfork-signal SIG   a vfork child dies of SIG first (it shares the process's memory,
+ *                               not its signal actions), then the process raises SIG too
  * Exits 99 with a message if it is still alive after raising the signal. */
 #include "planted.h"
 #include <signal.h>
+#include <sys/wait.h>
 
 static int signal_number(const char *s)
 {
@@ -60,6 +63,20 @@ int main(int argc, char **argv)
 		touch_heap();
 		_exit(status);
 	}
+	if (argc == 3 && !strcmp(argv[1], "vfork-signal")) {
+		int sig = signal_number(argv[2]), status;
+		touch_heap();
+		pid_t pid = vfork();
+		if (pid == 0) {
+			kill(getpid(), sig);
+			_exit(98);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || WTERMSIG(status) != sig)
+			die("the vfork child did not die of signal %d", sig);
+		raise(sig);
+		fprintf(stderr, "exit_code: still alive after raise(%d)\n", sig);
+		return 99;
+	}
 	if (argc == 3 && (!strcmp(argv[1], "signal") || !strcmp(argv[1], "signal-dfl"))) {
 		int sig = signal_number(argv[2]);
 		touch_heap();
@@ -74,6 +91,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "exit_code: still alive after raise(%d)\n", sig);
 		return 99;
 	}
-	fprintf(stderr, "usage: exit_code N | exit_code _exit N | exit_code signal|signal-dfl SIG\n");
+	fprintf(stderr, "usage: exit_code N | exit_code _exit N | exit_code signal|signal-dfl|vfork-signal SIG\n");
 	return 2;
 }
