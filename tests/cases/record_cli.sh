@@ -74,6 +74,17 @@ run "$F" --version
 [ "$rc" -eq 0 ] && [[ $out == "faultline "* ]] && ok "--version" || bad "--version: exit $rc: $out"
 run "$F"
 expect "no arguments: usage, exit 2" 2 "usage:"
+run "$F" --version extra
+expect "--version with an argument: exit 2" 2 "takes no argument"
+if [ -w /dev/full ]; then
+	for args in "--help" "--version" "record --help"; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$F" $args >/dev/full 2>"$WORK/.err" || rc=$?
+		[ "$rc" -eq 1 ] && grep -q "writing standard output" "$WORK/.err" && ok "$args > /dev/full: exit 1" ||
+			bad "$args > /dev/full: exit $rc, want 1 and a message: $(cat "$WORK/.err")"
+	done
+fi
 run "$F" frobnicate
 expect "unknown verb: exit 2" 2 "unknown command 'frobnicate'"
 

@@ -188,7 +188,8 @@ static int list_options(int argc, char **argv)
 	return 1;
 }
 
-int main(int argc, char **argv)
+/* Runs the verb named by argv[1]. */
+static int run(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : NULL;
 	const struct verb *verb;
@@ -202,6 +203,10 @@ int main(int argc, char **argv)
 	if (strcmp(name, "__options") == 0)
 		return list_options(argc - 1, argv + 1);
 	if (cli_is_flag(name, "-V", "--version") || strcmp(name, "version") == 0) {
+		if (argc > 2) {
+			cli_error("%s takes no argument (got '%s')", name, argv[2]);
+			return CLI_EXIT_USAGE;
+		}
 		printf("faultline %s\n", PACKAGE_VERSION);
 		return 0;
 	}
@@ -212,4 +217,17 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	return verb->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	/* what a verb printed (its help included) must have reached stdout: a full disk or a closed
+	 * pipe is a failure, as in any Unix tool */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("writing standard output: %s", strerror(errno ? errno : EIO));
+		return rc == 0 ? 1 : rc;
+	}
+	return rc;
 }
