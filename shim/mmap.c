@@ -61,11 +61,12 @@ static void *map_fixed_over_region(void *addr, size_t len, int prot, int flags)
 		errno = ENOTSUP;
 		return MAP_FAILED;
 	}
-	if (flags & MAP_FIXED_NOREPLACE) {
+	/* claims the addresses if they were all free (unmapped before): MAP_FIXED_NOREPLACE wants that */
+	bool claimed = fl_region_alloc_at(addr, len);
+	if ((flags & MAP_FIXED_NOREPLACE) && !claimed) {
 		errno = EEXIST;
 		return MAP_FAILED;
 	}
-	fl_region_alloc_at(addr, len); /* claims the addresses if they were free */
 	fl_region_discard(addr, len);
 	fl_sys_mprotect(addr, len, prot);
 	fl_region_set_noaccess(addr, len, !(prot & PROT_READ));

@@ -5,7 +5,8 @@
  *
  *   sizes:    mmap of 1 page .. 8 MiB: zeros, then a pattern that survives eviction
  *   munmap:   head, tail and middle of a mapping; the rest intact, touching a hole faults (SIGSEGV),
- *             MAP_FIXED over a live range and over a hole reads zeros
+ *             MAP_FIXED over a live range and over a hole reads zeros, MAP_FIXED_NOREPLACE refused
+ *             over live pages and granted in a hole
  *   mremap:   grow (may move), shrink, move to a fixed address (MREMAP_FIXED, checked last):
  *             contents preserved, new tail zeros
  *   madvise:  MADV_DONTNEED on resident and on evicted pages reads back zeros, neighbours intact
@@ -140,8 +141,21 @@ static void test_munmap(void)
 	verify_pages(p, 16, 200 - 16, 200, "munmap: pages before the middle hole");
 	verify_pages(p, 240, n - 16 - 240, 200, "munmap: pages after the middle hole");
 
+	/* MAP_FIXED_NOREPLACE: refused over live pages (EEXIST), granted in a hole the program made */
+	errno = 0;
+	void *q = mmap(p + 100 * PG, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (q != MAP_FAILED || errno != EEXIST)
+		die("MAP_FIXED_NOREPLACE over live pages: got %p (errno %d), want MAP_FAILED with EEXIST", q, errno);
+	verify_pages(p, 100, 4, 200, "live pages a MAP_FIXED_NOREPLACE was refused over");
+	q = mmap(p + (n - 16) * PG, 16 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (q != p + (n - 16) * PG)
+		die_errno("MAP_FIXED_NOREPLACE into the tail hole: got %p, want %p", q, (void *)(p + (n - 16) * PG));
+	verify_zero_pages(p, n - 16, 16, "MAP_FIXED_NOREPLACE into a hole");
+	unmap(p + (n - 16) * PG, 16 * PG, "munmap the tail again");
+	expect_unmapped(p + (n - 16) * PG, 16 * PG, "munmap the tail again");
+
 	/* MAP_FIXED over a hole the program made: fresh zeros, not the old data */
-	void *q = mmap(p + 200 * PG, 40 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	q = mmap(p + 200 * PG, 40 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (q != p + 200 * PG)
 		die_errno("MAP_FIXED into the middle hole: got %p, want %p", q, (void *)(p + 200 * PG));
 	verify_zero_pages(p, 200, 40, "MAP_FIXED into a hole");
