@@ -261,6 +261,13 @@ grep -q "stats.json.*ignored" "$ERR" && grep -q "maps: damaged at offset 0" "$ER
 want=$(sum_stat "$REC" faults_total)
 [ "$(grep -vc '^#' "$OUT")" = "$want" ] || fail "damaged stats.json and maps: $(grep -vc '^#' "$OUT") faults dumped, want $want"
 echo "ok a damaged stats.json and maps: warnings, every fault dumped ($want)"
+for how in missing empty; do
+	if [ "$how" = missing ]; then rm -f "$P/maps"; else : >"$P/maps"; fi
+	dump "$WORK/damaged"
+	[ "$RC" -eq 0 ] && grep -q "maps: $how: no memory maps" "$ERR" ||
+		fail "maps $how: exit $RC, want 0 and a warning: $(cat "$ERR")"
+done
+echo "ok maps missing or empty: a warning that code addresses stay numbers"
 
 # One flipped bit inside a frame's compressed bytes: every zstd frame carries its content checksum,
 # so the frame is reported as corrupt (a warning naming the file) and the file is read up to it:

@@ -174,6 +174,11 @@ int main(int argc, char **argv)
 	if (fclose(meta) != 0)
 		die("meta.json");
 
+	FILE *maps = create(dir, FL_FILE_NAME_MAPS); /* one snapshot, of no file: frames stay numbers */
+	fprintf(maps, "# maps %llu start\n", (unsigned long long)START_NS);
+	if (fclose(maps) != 0)
+		die("maps");
+
 	FILE *stacks = create(dir, FL_FILE_NAME_STACKS);
 	put_header(stacks, FL_FILE_STACKS, 0);
 	for (uint32_t s = 1; s <= STACKS; s++) {

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <stdbool.h>
 
 
 /* Where maps.c's diagnostics go: the recording's warnings. */
@@ -60,6 +63,19 @@ static int add_snapshot(struct loader *ld, const char *text, size_t len, size_t 
 	return 0;
 }
 
+/* The process directory of MAPS_PATH (".../maps") holds a non-empty stacks file. */
+static bool has_stacks(const char *maps_path)
+{
+	char path[PATH_MAX];
+	const char *slash = strrchr(maps_path, '/');
+	struct stat st;
+	int dir_len = slash ? (int)(slash - maps_path) : 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dir_len, maps_path, FL_FILE_NAME_STACKS) >= sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
 int fl_load_maps(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
@@ -69,8 +85,17 @@ int fl_load_maps(struct loader *ld)
 	if (fl_load_set_path(ld, FL_FILE_NAME_MAPS) < 0)
 		return -1;
 	int rc = fl_load_map(ld, &file);
-	if (rc <= 0)
+	if (rc < 0)
 		return rc;
+	if (rc == 0 || file.len == 0) {
+		/* the runtime writes a snapshot at start: with stacks recorded, the file was lost or cut */
+		if (has_stacks(ld->path))
+			fl_load_warning(ld->rec, "%s: %s: no memory maps, so code addresses are shown as numbers, "
+				    "not functions", ld->path, rc == 0 ? "missing" : "empty");
+		if (rc > 0)
+			fl_load_unmap(&file);
+		return 0;
+	}
 	const char *text = (const char *)file.data;
 	size_t len = file.len;
 	while (at < len) {
