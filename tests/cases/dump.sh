@@ -268,6 +268,16 @@ for how in missing empty; do
 		fail "maps $how: exit $RC, want 0 and a warning: $(cat "$ERR")"
 done
 echo "ok maps missing or empty: a warning that code addresses stay numbers"
+# a missing stacks file is read as a cut trace (its references warnings), as an empty one is; a
+# meta.json without its format_version is read as the current version, with a warning
+rm -f "$P/stacks"
+sed -i 's/"format_version": *[0-9]*,//' "$P/meta.json"
+dump "$WORK/damaged"
+[ "$RC" -eq 0 ] && grep -q "stack ids of fault records .* missing from the trace" "$ERR" &&
+	grep -q 'no integer "format_version": read as format version' "$ERR" ||
+	fail "stacks missing, meta.json without format_version: exit $RC: $(cat "$ERR")"
+[ "$(grep -vc '^#' "$OUT")" = "$want" ] || fail "stacks missing: $(grep -vc '^#' "$OUT") faults dumped, want $want"
+echo "ok stacks missing and no format_version: warnings, every fault dumped ($want)"
 
 # One flipped bit inside a frame's compressed bytes: every zstd frame carries its content checksum,
 # so the frame is reported as corrupt (a warning naming the file) and the file is read up to it:

@@ -45,7 +45,10 @@ static int load_meta(struct loader *ld)
 		return fl_load_fail(ld, "no integer \"pid\"");
 	if (v != proc->pid)
 		return fl_load_fail(ld, "pid %llu, but the process directory is %s", (unsigned long long)v, proc->name);
-	if (stats_json_uint(&proc->meta, FL_META_FORMAT_VERSION, &v) == 0 && v > FL_TRACE_VERSION)
+	if (stats_json_uint(&proc->meta, FL_META_FORMAT_VERSION, &v) < 0)
+		fl_load_warning(ld->rec, "%s: no integer \"%s\": read as format version %d", ld->path,
+				FL_META_FORMAT_VERSION, FL_TRACE_VERSION);
+	else if (v > FL_TRACE_VERSION)
 		return fl_load_fail(ld, "format version %llu is newer than this faultline reads (%d): use a newer "
 				 "faultline", (unsigned long long)v, FL_TRACE_VERSION);
 	proc->exe = stats_json_string(&proc->meta, FL_META_EXE);

@@ -488,7 +488,11 @@ int fl_load_stacks(struct loader *ld)
 	size_t unused;
 	int rc = fl_load_binary(ld, FL_FILE_NAME_STACKS, FL_FILE_STACKS, file, &unused);
 
-	if (rc <= 0)
+	if (rc == 0) { /* the runtime always writes one: lost, so references to it are warnings, as when cut */
+		proc->maybe_cut = true;
+		return 0;
+	}
+	if (rc < 0)
 		return rc;
 	long n = walk_stacks(ld, file->data, file->len, NULL);
 	if (n < 0)
