@@ -61,3 +61,27 @@ expect "faultline report " faultline-prog-1 faultline-prog-2
 expect "faultline visualize faultline-prog-1 --kind all -o plain" plain-dir
 expect "faultline diff faultline-prog-1 " faultline-prog-1 faultline-prog-2
 expect_has "faultline record -L 64M -- " ls bash
+# the values of the options that take a word from a fixed set
+expect "faultline record --policy " clock fifo
+expect "faultline mrc --policy " clock fifo lru
+expect "faultline report --by " callsite function alloc thread process
+expect "faultline diff --by " callsite function alloc
+expect "faultline visualize --kind refault,s" refault,soft
+expect "faultline report --format " table csv json
+expect "faultline sweep --format " table csv
+expect "faultline record --alloc-log " sampled full
+expect "faultline report --time " wall virtual
+# no word offered twice (sweep merges record's options; a builtin and a program of one name)
+for line in "faultline sweep --" "faultline record -- ech"; do
+	dups=$(bash -c '
+		. "$1" || exit 1
+		COMP_LINE=$2 COMP_POINT=${#2}
+		read -ra COMP_WORDS <<<"$2"
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_faultline
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$line" | sort | uniq -d)
+	[ -z "$dups" ] || fail "completing '$line' offers these twice: $(echo $dups)"
+done
+echo "ok   no completion offered twice"
+[ "$(grep -c "compopt -o filenames" "$COMPLETION")" -ge 4 ] || fail "file and directory names completed without -o filenames: names with spaces unquoted"
+echo "ok   -o filenames where names of files or directories are completed"
