@@ -289,3 +289,11 @@ done
 [ -p "$WORK/out.fifo" ] || fail "export --force replaced a FIFO"
 [ -L "$WORK/out.link" ] && [ "$(cat "$WORK/link-target")" = "keep me" ] || fail "export --force replaced a link or its target"
 echo "ok export --force to a FIFO or a link: refused with exit 2, both unchanged"
+# an output in a directory that does not exist: said of that directory, before any work
+for fmt in --sqlite --pprof; do
+	RC=0
+	"$FAULTLINE" export "$fmt" "$WORK/no-such-dir/out" "$R" >/dev/null 2>"$WORK/export.err" || RC=$?
+	[ "$RC" -eq 1 ] && grep -q "out: cannot write in .*no-such-dir/: No such file or directory" "$WORK/export.err" ||
+		fail "export $fmt into a missing directory: exit $RC: $(cat "$WORK/export.err")"
+done
+echo "ok export into a missing directory: exit 1, the directory named"

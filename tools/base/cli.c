@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void cli_error(const char *fmt, ...)
 {
@@ -277,6 +280,21 @@ const char *cli_path_dir(const char *path, char *buf, size_t len)
 	const char *slash = strrchr(path, '/');
 	snprintf(buf, len, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
 	return buf;
+}
+
+int cli_check_output_path(const char *verb, const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	if (access(cli_path_dir(path, dir, sizeof(dir)), W_OK | X_OK) < 0) {
+		cli_error("%s: %s: cannot write in %s: %s", verb, path, dir, strerror(errno));
+		return 1;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		cli_error("%s: %s is a directory", verb, path);
+		return 1;
+	}
+	return 0;
 }
 
 const char *cli_shell_quote(const char *text, char *buf, size_t len)

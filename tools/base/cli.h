@@ -134,6 +134,11 @@ const char *cli_format_count(uint64_t count, char *buf, size_t len);
  * bare name, into buf. Returns buf. */
 const char *cli_path_dir(const char *path, char *buf, size_t len);
 
+/* Whether VERB can write an output file at PATH, checked before any work: its directory exists and
+ * is writable, and PATH is not a directory. 0, or 1 after saying why ("VERB: PATH: cannot write in
+ * DIR: reason"). */
+int cli_check_output_path(const char *verb, const char *path);
+
 /* Quotes text for a POSIX shell when it needs quoting ('it'\''s'), so that a printed
  * command can be pasted back. Returns buf; text longer than len is cut with "...". */
 const char *cli_shell_quote(const char *text, char *buf, size_t len);

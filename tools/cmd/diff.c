@@ -253,23 +253,6 @@ out:
 	return rc;
 }
 
-/* Whether an output file can be written at PATH, checked before any work: its directory exists
- * and is writable, and PATH is not a directory. 0, or 1 after the message. */
-static int check_output_path(const char *path)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-	if (access(cli_path_dir(path, dir, sizeof(dir)), W_OK | X_OK) < 0) {
-		cli_error("diff: %s: cannot write in %s: %s", path, dir, strerror(errno));
-		return 1;
-	}
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		cli_error("diff: %s is a directory", path);
-		return 1;
-	}
-	return 0;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_options o;
@@ -282,7 +265,7 @@ int cmd_diff(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	}
 	memset(sides, 0, sizeof(sides));
-	if ((o.flame && check_output_path(o.flame)) || (o.folded && check_output_path(o.folded))) {
+	if ((o.flame && cli_check_output_path("diff", o.flame)) || (o.folded && cli_check_output_path("diff", o.folded))) {
 		free(o.ro.skip);
 		return 1;
 	}

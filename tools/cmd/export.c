@@ -155,6 +155,8 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 		char err[PATH_MAX + 128];
 		if (outs[i] && temp_file_check_target(outs[i], err, sizeof(err)) < 0)
 			return cli_usage_error("export", "%s", err);
+		if (outs[i] && cli_check_output_path("export", outs[i]) != 0)
+			return 1;
 	}
 	return 0;
 }
@@ -175,21 +177,21 @@ static void collect_warning(void *ctx, const char *message)
 	report_warn(ctx, "%s", message);
 }
 
-/* An error while writing the temporary database is said of the file the user named: the
+/* An error while writing a temporary file (the database, the profile) is said of FILE, the one the
+ * user named: the
  * temporary name is an implementation detail (it was shown as is). */
-static void name_the_file(struct exporter *x, const char *tmp)
+static void name_the_file(struct exporter *x, const char *tmp, const char *file)
 {
 	char detail[sizeof(x->err)];
 	size_t n = strlen(tmp), used = 0;
 	const char *from = x->err, *hit;
 	while ((hit = strstr(from, tmp)) != NULL && used < sizeof(detail)) {
-		used += (size_t)snprintf(detail + used, sizeof(detail) - used, "%.*s%s", (int)(hit - from), from,
-					 x->o->file);
+		used += (size_t)snprintf(detail + used, sizeof(detail) - used, "%.*s%s", (int)(hit - from), from, file);
 		from = hit + n;
 	}
 	if (used < sizeof(detail))
 		snprintf(detail + used, sizeof(detail) - used, "%s", from);
-	snprintf(x->err, sizeof(x->err), "cannot write %.256s: %.700s", x->o->file, detail);
+	snprintf(x->err, sizeof(x->err), "cannot write %.256s: %.700s", file, detail);
 }
 
 /* --pprof: the profile written next to FILE under a temporary name, then installed. */
@@ -204,6 +206,7 @@ static int export_pprof(struct exporter *x)
 		return 1;
 	report_progress_phase(&x->progress, "writing the pprof profile", 0);
 	if (pprof_write(x->rec, x->callsites, t.tmp, &st, x->err, sizeof(x->err)) < 0) {
+		name_the_file(x, t.tmp, x->o->pprof);
 		temp_file_discard(&t);
 		return 1;
 	}
@@ -258,7 +261,7 @@ static int export_recording(struct exporter *x, const char *dir, bool stream)
 	rc = sqlite_export_write(x->db, t.tmp);
 	if (rc != 0) {
 		if (rc != SQLITE_EXPORT_HOLD)
-			name_the_file(x, t.tmp);
+			name_the_file(x, t.tmp, x->o->file);
 		temp_file_discard(&t);
 		return rc == SQLITE_EXPORT_HOLD ? EXPORT_HOLD : 1;
 	}

@@ -994,7 +994,11 @@ static int write_html(struct viz *v)
 			goto nomem;
 	if (html_model_add_mrc(&v->html) < 0 || html_model_add_sweep(&v->html) < 0 || html_model_finish(&v->html) < 0)
 		goto nomem;
-	snprintf(title, sizeof(title), "%s: faultline report of %s", v->o->title ? v->o->title : "page faults", v->rec->dir);
+	char of_pid[32] = "";
+	if (v->o->pid)
+		snprintf(of_pid, sizeof(of_pid), ", pid %ld", (long)v->o->pid);
+	snprintf(title, sizeof(title), "%s: faultline report of %s%s", v->o->title ? v->o->title : "page faults",
+		 v->rec->dir, of_pid);
 	ho.title = title;
 	ho.header = v->html_header;
 	ho.time_label = fl_time_axis_label(v->o->time_axis);

@@ -23,7 +23,7 @@ void sweep_print_table(const struct sweep_point *points, size_t n, size_t knee, 
 {
 	char c[9][32];
 
-	fprintf(out, "# faultline sweep: %zu sizes, recordings in %s/L-<size> (and %s/unlimited with --auto)\n", n, dir, dir);
+	fprintf(out, "# faultline sweep: %zu size%s, recordings in %s/L-<size> (and %s/unlimited with --auto)\n", n, n == 1 ? "" : "s", dir, dir);
 	fprintf(out, "# virtual-s: user + system CPU time of the run (the program and its runtime threads), from wait4's rusage\n");
 	fprintf(out, "# %-12s %12s %12s %12s %10s %12s %12s %9s %10s  %s\n", "local", "faults", "first-touch", "refault",
 		"soft", "far-read", "far-write", "wall-s", "virtual-s", "recording");
