@@ -13,6 +13,7 @@
  * its own through fl_sys_close (sys.c), which clears the mark. Below sys.c: raw system calls here. */
 #include "fds.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -91,6 +92,28 @@ int fl_fd_keep(int fd)
 	}
 	set_mark(fd, true);
 	return fd;
+}
+
+void fl_fd_hold_standard(int held[3])
+{
+	for (int fd = 0; fd < 3; fd++) {
+		held[fd] = 0;
+		if (syscall(SYS_fcntl, fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free number: this one, as the lower ones are open by now */
+		int got = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
+		if (got == fd)
+			held[fd] = 1;
+		else if (got >= 0)
+			syscall(SYS_close, got);
+	}
+}
+
+void fl_fd_release_standard(const int held[3])
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (held[fd])
+			syscall(SYS_close, fd);
 }
 
 int fl_fd_high(void)

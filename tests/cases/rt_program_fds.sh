@@ -8,7 +8,9 @@
 #     close_range, dup2 onto 3..7, fill 32 MiB more, verify both): the native output, exit 0, a
 #     complete recording with evictions;
 #   - sh -c 'ls / >/dev/null; echo done >&2' started with stdin and stdout closed: exit 0 within a
-#     deadline, "done" on stderr, a complete recording.
+#     deadline, "done" on stderr, a complete recording;
+#   - cat started with stdin closed finds it closed, as natively ("Bad file descriptor"; before, a
+#     pipe libunwind had opened while the runtime started sat there).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fd_closer
@@ -28,3 +30,11 @@ timeout -k 5 "$(scaled 60)" "$FAULTLINE" record -q -o "$WORK/closed" --force -- 
 grep -qx done "$WORK/closed.err" || fail "closed stdio: the program's 'done' is not on stderr"
 check_stats closed --procs 2
 echo "ok closed stdio: exit 0, the program ran to its end, a complete recording"
+
+RC=0
+cat <&- 2>"$WORK/cat.native" || RC=$?
+"$FAULTLINE" record -q -o "$WORK/cat" --force -- cat <&- 2>"$WORK/cat.err" || true
+grep -v '^faultline' "$WORK/cat.err" >"$WORK/cat.traced"
+cmp -s "$WORK/cat.native" "$WORK/cat.traced" ||
+	fail "cat with stdin closed: stderr [$(cat "$WORK/cat.traced")], natively [$(cat "$WORK/cat.native")]"
+echo "ok cat with stdin closed: the native error ($(head -n1 "$WORK/cat.native"))"
