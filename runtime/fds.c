@@ -6,8 +6,8 @@
  * number, or that starts with stdin or stdout closed (the runtime's first descriptor then takes
  * number 0) would close or replace the userfaultfd under the handlers: every fault after that
  * goes unserved, and evicted pages could read back as zeros. So each such descriptor is moved to
- * a number in the upper half of the soft RLIMIT_NOFILE (fcntl F_DUPFD_CLOEXEC: the lowest free
- * one there), away from the numbers programs pick, and marked in a bitmap. The shim consults the
+ * a number in the upper half of the soft RLIMIT_NOFILE, from 4096 at most (fcntl F_DUPFD_CLOEXEC:
+ * the lowest free one there), away from the numbers programs pick, and marked in a bitmap. The shim consults the
  * bitmap (shim/fds.c): the program's close of a marked descriptor succeeds without closing it,
  * close_range and closefrom skip marked ones, and a dup2 onto one is refused. The runtime closes
  * its own through fl_sys_close (sys.c), which clears the mark. Below sys.c: raw system calls here. */
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #define FD_MARK_BITS (1u << 21)          /* descriptors below 2 M can be marked (256 KiB reserved) */
+#define FD_FLOOR_MAX 4096                /* kept descriptors start at most here */
 
 static _Atomic(_Atomic uint64_t *) marks;  /* one bit per descriptor number, made on first use */
 static _Atomic int floor_fd;             /* 0 until computed */
@@ -38,6 +39,8 @@ int fl_fd_floor(void)
 	if (soft > FD_MARK_BITS)
 		soft = FD_MARK_BITS;
 	f = (int)(soft / 2);
+	if (f > FD_FLOOR_MAX) /* the kernel's table grows to the highest descriptor, and every fork copies it */
+		f = FD_FLOOR_MAX;
 	if (f < 3)
 		f = 3;
 	atomic_store_explicit(&floor_fd, f, memory_order_relaxed);
@@ -123,7 +126,9 @@ int fl_fd_high(void)
 
 void fl_fd_forget(int fd)
 {
-	set_mark(fd, false);
+	_Atomic uint64_t *m = atomic_load_explicit(&marks, memory_order_acquire);
+	if (m && fd >= 0 && (unsigned)fd < FD_MARK_BITS) /* nothing marked yet: nothing to map */
+		atomic_fetch_and_explicit(&m[fd / 64], ~(1ull << (fd % 64)), memory_order_release);
 }
 
 bool fl_fd_is_runtime(int fd)

@@ -6,12 +6,22 @@
  * fault unserved, so a close of a marked descriptor succeeds without closing anything (each is
  * close-on-exec: an exec still drops it), and close_range and closefrom close the ranges between
  * marked ones. A dup2 or dup3 onto a marked descriptor cannot be honoured without taking it from
- * the runtime: it fails with EBUSY (as dup2 may on Linux), said once on stderr. */
+ * the runtime: it fails with EBUSY (as dup2 may on Linux), said once on stderr.
+ *
+ * Libraries the runtime uses may open descriptors of their own: libunwind opens a pipe to check
+ * that an address is readable (a byte written from it, then read back). A pipe2 or pipe made on
+ * the runtime's behalf (a runtime thread, or a program thread inside the runtime) is moved out of
+ * the way and marked like the runtime's own, or a program's closefrom(3) and a reopen would have
+ * libunwind read a byte from the program's file and write one into another. */
 #include "shim.h"
 #include "../runtime/runtime_api.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <linux/close_range.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -46,6 +56,11 @@ static int close_range_sparing(unsigned first, unsigned last, unsigned flags)
 {
 	if (flags & CLOSE_RANGE_CLOEXEC) /* only marks close-on-exec, which the runtime's are */
 		return (int)syscall(SYS_close_range, first, last, flags);
+	if (flags & CLOSE_RANGE_UNSHARE) { /* the table made the process's own once, before the gaps */
+		if (unshare(CLONE_FILES) < 0)
+			return -1;
+		flags &= ~(unsigned)CLOSE_RANGE_UNSHARE;
+	}
 	unsigned high = (unsigned)fl_fd_high(); /* no marked descriptor at or above it */
 	unsigned from = first;
 	for (unsigned fd = first; fd <= last && fd < high; fd++) {
@@ -53,7 +68,6 @@ static int close_range_sparing(unsigned first, unsigned last, unsigned flags)
 			continue;
 		if (fd > from && syscall(SYS_close_range, from, fd - 1, flags) < 0)
 			return -1;
-		flags &= ~(unsigned)CLOSE_RANGE_UNSHARE; /* the table is the process's own after the first */
 		from = fd + 1;
 	}
 	if (from > last)
@@ -70,9 +84,58 @@ FL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	return close_range_sparing(first, last, (unsigned)flags);
 }
 
+/* As glibc's: where close_range is refused (a kernel before 5.9, a seccomp filter), each open
+ * descriptor from LOWFD is closed, /proc/self/fd listing them (up to the fd limit without it). */
 FL_EXPORT void closefrom(int lowfd)
 {
-	close_range_sparing(lowfd < 0 ? 0 : (unsigned)lowfd, ~0u, 0);
+	unsigned low = lowfd < 0 ? 0 : (unsigned)lowfd;
+	if (close_range_sparing(low, ~0u, 0) == 0)
+		return;
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		int own = dirfd(d);
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			long fd = strtol(e->d_name, NULL, 10);
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd >= (long)low && fd != own)
+				close((int)fd);
+		}
+		closedir(d);
+		return;
+	}
+	struct rlimit lim;
+	long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < (1ul << 21) ? (long)lim.rlim_cur : 1l << 21;
+	for (long fd = low; fd < top; fd++)
+		close((int)fd);
+}
+
+typedef int (*pipe2_fn)(int *, int);
+
+static int keep_if_runtime(int rc, int fds[2])
+{
+	if (rc == 0 && (fl_internal_thread || fl_in_runtime_call)) {
+		fds[0] = fl_fd_keep(fds[0]);
+		fds[1] = fl_fd_keep(fds[1]);
+	}
+	return rc;
+}
+
+FL_EXPORT int pipe2(int fds[2], int flags)
+{
+	static _Atomic(pipe2_fn) real;
+	pipe2_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+	if (!f) {
+		f = (pipe2_fn)next_symbol("pipe2");
+		if (!f)
+			return keep_if_runtime((int)syscall(SYS_pipe2, fds, flags), fds);
+		atomic_store_explicit(&real, f, memory_order_relaxed);
+	}
+	return keep_if_runtime(f(fds, flags), fds);
+}
+
+FL_EXPORT int pipe(int fds[2])
+{
+	return pipe2(fds, 0);
 }
 
 static int refuse_runtime_target(int newfd)

@@ -38,3 +38,13 @@ grep -v '^faultline' "$WORK/cat.err" >"$WORK/cat.traced"
 cmp -s "$WORK/cat.native" "$WORK/cat.traced" ||
 	fail "cat with stdin closed: stderr [$(cat "$WORK/cat.traced")], natively [$(cat "$WORK/cat.native")]"
 echo "ok cat with stdin closed: the native error ($(head -n1 "$WORK/cat.native"))"
+
+# no descriptor of the runtime's, nor of the libraries it uses (libunwind's pipe), below the
+# numbers it keeps its own at: sh lists its own descriptors, traced and natively
+sh -c 'ls /proc/$$/fd' </dev/null >"$WORK/fds.native" 2>&1
+"$FAULTLINE" record -q -o "$WORK/fds" --force -- sh -c 'ls /proc/$$/fd' </dev/null >"$WORK/fds.traced" 2>"$WORK/fds.err" ||
+	fail "record of sh listing its descriptors failed: $(cat "$WORK/fds.err")"
+low() { awk '$1 < 256' "$1" | sort -n | tr '\n' ' '; }
+[ "$(low "$WORK/fds.native")" = "$(low "$WORK/fds.traced")" ] ||
+	fail "descriptors below 256: traced [$(low "$WORK/fds.traced")], natively [$(low "$WORK/fds.native")]"
+echo "ok descriptors below 256 as natively: $(low "$WORK/fds.native")"
