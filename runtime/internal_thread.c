@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -21,6 +22,10 @@ int fl_internal_thread_enter(const char *name)
 
 #define THREAD_STACK_BYTES (8ul << 20) /* reserved, not committed: as libc's default */
 #define THREAD_GUARD_BYTES 4096ul
+#define THREAD_STACKS_MAX 64           /* stacks remembered for fl_thread_stacks_after_fork */
+
+static void *stacks[THREAD_STACKS_MAX];
+static _Atomic unsigned nstacks;
 
 int fl_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
 {
@@ -37,7 +42,19 @@ int fl_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
 	if (err == 0)
 		err = pthread_create(thread, &attr, start, arg);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
 		syscall(SYS_munmap, stack, THREAD_STACK_BYTES);
-	return err;
+		return err;
+	}
+	unsigned i = atomic_fetch_add(&nstacks, 1);
+	if (i < THREAD_STACKS_MAX)
+		stacks[i] = stack;
+	return 0;
+}
+
+void fl_thread_stacks_after_fork(void)
+{
+	unsigned n = atomic_exchange(&nstacks, 0);
+	for (unsigned i = 0; i < n && i < THREAD_STACKS_MAX; i++)
+		syscall(SYS_munmap, stacks[i], THREAD_STACK_BYTES);
 }

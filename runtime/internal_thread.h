@@ -23,4 +23,8 @@ int fl_internal_thread_enter(const char *name);
  * returns (ENOMEM when no stack could be mapped). */
 int fl_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
 
+/* In a forked child, where none of the parent's runtime threads runs (libc forgets threads on
+ * stacks of their own there): their stacks unmapped, not left to add up over generations. */
+void fl_thread_stacks_after_fork(void);
+
 #endif

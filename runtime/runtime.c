@@ -23,6 +23,7 @@
 #include "env.h"
 #include "evict.h"
 #include "fds.h"
+#include "internal_thread.h"
 #include "far_store.h"
 #include "fault_context.h"
 #include "handler.h"
@@ -344,6 +345,7 @@ void fl_runtime_fork_child(void)
 	 * evicted page, with no handler to serve it); the threads started here inherit the mask */
 	sigfillset(&all);
 	fl_sys_sigprocmask(SIG_BLOCK, &all, &saved);
+	fl_thread_stacks_after_fork();
 	fl_sys_close(rt->uffd);
 	fl_sys_close(rt->faults_fd);
 	fl_sys_close(rt->maps_fd);
