@@ -230,7 +230,6 @@ void fl_region_set_noaccess(void *addr, size_t size, bool noaccess)
 	}
 }
 
-/* Gives discarded pages [first, first + count) back to the free extents. */
 /* The first free extent that ends after page P (under va_lock). */
 static size_t extent_after(const struct fl_runtime *rt, size_t p)
 {
@@ -285,6 +284,34 @@ static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
 	FL_ASSERT(extents_valid(rt));
 	pthread_mutex_unlock(&rt->va_lock);
 	atomic_fetch_sub(&rt->heap_bytes, released << FL_PAGE_SHIFT);
+}
+
+void fl_region_claim(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t end = first + ((size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT), claimed = 0;
+
+	if (!fl_in_region(addr) || end > rt->region_pages || ((uintptr_t)addr & (FL_PAGE_SIZE - 1)))
+		return;
+	pthread_mutex_lock(&rt->va_lock);
+	for (size_t p = first; p < end;) {
+		size_t i = extent_after(rt, p);
+		if (i >= rt->nfree || rt->free_extents[i].first >= end)
+			break;
+		size_t lo = rt->free_extents[i].first > p ? rt->free_extents[i].first : p;
+		size_t hi = rt->free_extents[i].first + rt->free_extents[i].count;
+		if (hi > end)
+			hi = end;
+		if (carve(rt, i, lo, hi - lo) < 0)
+			break; /* no room to split the extent (out of memory): those pages stay free */
+		claimed += hi - lo;
+		p = hi;
+	}
+	FL_ASSERT(extents_valid(rt));
+	pthread_mutex_unlock(&rt->va_lock);
+	if (claimed)
+		note_heap(rt, claimed << FL_PAGE_SHIFT);
 }
 
 void fl_region_free(void *addr, size_t size)

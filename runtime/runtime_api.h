@@ -55,7 +55,8 @@ bool fl_runtime_in_vfork_child(void);      /* the calling process shares the tra
 
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */
 void *fl_region_alloc(size_t size, size_t align);
-bool fl_region_alloc_at(void *addr, size_t size);
+bool fl_region_alloc_at(void *addr, size_t size);  /* all the addresses, if all are free */
+void fl_region_claim(void *addr, size_t size);     /* MAP_FIXED: every free page of the range taken */
 void fl_region_free(void *addr, size_t size);     /* discard + give the addresses back */
 void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_NONE until reused */
 void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */

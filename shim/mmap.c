@@ -61,11 +61,16 @@ static void *map_fixed_over_region(void *addr, size_t len, int prot, int flags)
 		errno = ENOTSUP;
 		return MAP_FAILED;
 	}
-	/* claims the addresses if they were all free (unmapped before): MAP_FIXED_NOREPLACE wants that */
-	bool claimed = fl_region_alloc_at(addr, len);
-	if ((flags & MAP_FIXED_NOREPLACE) && !claimed) {
-		errno = EEXIST;
-		return MAP_FAILED;
+	/* MAP_FIXED_NOREPLACE: only where every address is free (the program unmapped them);
+	 * MAP_FIXED: whatever was there is replaced, and its free addresses are taken too, or a later
+	 * mapping would be given them again */
+	if (flags & MAP_FIXED_NOREPLACE) {
+		if (!fl_region_alloc_at(addr, len)) {
+			errno = EEXIST;
+			return MAP_FAILED;
+		}
+	} else {
+		fl_region_claim(addr, len);
 	}
 	fl_region_discard(addr, len);
 	fl_sys_mprotect(addr, len, prot);

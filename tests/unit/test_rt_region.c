@@ -183,6 +183,21 @@ int main(void)
 	      rt->nfree);
 	CHECK(atomic_load(&rt->heap_bytes) == 0, "heap_bytes 0 after the repeated unmaps (%zu)",
 	      (size_t)atomic_load(&rt->heap_bytes));
+	/* a MAP_FIXED over a range part in use, part free (unmapped): every page taken, so no later
+	 * allocation is given them again */
+	blk = fl_region_alloc(64 * FL_PAGE_SIZE, FL_PAGE_SIZE);
+	fl_region_unmap(blk + 8 * FL_PAGE_SIZE, 8 * FL_PAGE_SIZE);
+	fl_region_unmap(blk + 60 * FL_PAGE_SIZE, 4 * FL_PAGE_SIZE);
+	fl_region_claim(blk, 64 * FL_PAGE_SIZE);
+	size_t bfirst = fl_page_index(rt, (uint64_t)(uintptr_t)blk);
+	bool overlap = false;
+	for (size_t i = 0; i < rt->nfree; i++)
+		overlap |= rt->free_extents[i].first < bfirst + 64 && bfirst < rt->free_extents[i].first + rt->free_extents[i].count;
+	CHECK(!overlap && atomic_load(&rt->heap_bytes) == 64 * FL_PAGE_SIZE,
+	      "MAP_FIXED over a range with holes: no free extent left in it, heap_bytes 64 pages (%zu)",
+	      (size_t)atomic_load(&rt->heap_bytes));
+	fl_region_free(blk, 64 * FL_PAGE_SIZE);
+	CHECK(rt->nfree == 1 && atomic_load(&rt->heap_bytes) == 0, "freed again: one extent, heap_bytes 0");
 	/* exhaustion, then reuse: -M bounds the peak, not the total */
 	void *all = fl_region_alloc((size_t)REGION_MIB << 20, FL_PAGE_SIZE);
 	CHECK(all != NULL, "the whole region in one block");
