@@ -161,6 +161,10 @@ static const struct sigaction *without_stack_signal(const struct sigaction *act,
 FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction filtered;
+	/* a vfork child (a shell resetting its signals before exec) has signal actions of its own but
+	 * shares our memory: what it sets must not change what the traced process is said to have */
+	if (fl_runtime_in_vfork_child())
+		return real_sigaction(sig, act, old);
 	if (atomic_load(&fl_rt_state) == FL_RT_READY) {
 		yield_stack_signal(sig, act);
 		act = without_stack_signal(act, &filtered);
