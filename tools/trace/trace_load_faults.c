@@ -489,6 +489,8 @@ int fl_load_stacks(struct loader *ld)
 	int rc = fl_load_binary(ld, FL_FILE_NAME_STACKS, FL_FILE_STACKS, file, &unused);
 
 	if (rc == 0) { /* the runtime always writes one: lost, so references to it are warnings, as when cut */
+		fl_load_warning(ld->rec, "%s: missing: the process's trace is read as cut (its faults keep no stacks)",
+				ld->path);
 		proc->maybe_cut = true;
 		return 0;
 	}

@@ -63,7 +63,7 @@ static int add_snapshot(struct loader *ld, const char *text, size_t len, size_t 
 	return 0;
 }
 
-/* The process directory of MAPS_PATH (".../maps") holds a non-empty stacks file. */
+/* The process directory of MAPS_PATH (".../maps") holds a stacks file with a stack in it. */
 static bool has_stacks(const char *maps_path)
 {
 	char path[PATH_MAX];
@@ -73,7 +73,7 @@ static bool has_stacks(const char *maps_path)
 
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dir_len, maps_path, FL_FILE_NAME_STACKS) >= sizeof(path))
 		return false;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size > sizeof(struct fl_file_header);
 }
 
 int fl_load_maps(struct loader *ld)
