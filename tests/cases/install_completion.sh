@@ -85,3 +85,6 @@ done
 echo "ok   no completion offered twice"
 [ "$(grep -c "compopt -o filenames" "$COMPLETION")" -ge 4 ] || fail "file and directory names completed without -o filenames: names with spaces unquoted"
 echo "ok   -o filenames where names of files or directories are completed"
+# a directory name with a space is one completion, not two words
+mkdir -p "$WORK/here/my out"
+expect "faultline visualize faultline-prog-1 -o my" "my out"

@@ -111,7 +111,7 @@ int temp_file_check_target(const char *path, char *err, size_t errlen)
 	const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" :
 			   S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
 	snprintf(err, errlen, "%s: not a regular file (%s): refused, give the path of a file to write", path, what);
-	errno = EEXIST;
+	errno = EINVAL;
 	return -1;
 }
 

@@ -225,8 +225,10 @@ int main(int argc, char **argv)
 
 	/* what a verb printed (its help included) must have reached stdout: a full disk or a closed
 	 * pipe is a failure, as in any Unix tool */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cli_error("writing standard output: %s", strerror(errno ? errno : EIO));
+	errno = 0;
+	int flushed = fflush(stdout), error = errno;
+	if (flushed != 0 || ferror(stdout)) {
+		cli_error("writing standard output: %s", strerror(flushed != 0 && error ? error : EIO));
 		return rc == 0 ? 1 : rc;
 	}
 	return rc;

@@ -284,8 +284,12 @@ static void print_totals_checked(const struct record_totals *t, const struct rec
 		return;
 	}
 	if (t->with_stats == 0) {
-		cli_error("none of the %u traced processes left a readable stats.json: the trace is "
-			  "incomplete", t->processes);
+		if (t->running)
+			cli_error("%u of the %u traced processes still running, the others without a readable "
+				  "stats.json: no totals yet", t->running, t->processes);
+		else
+			cli_error("none of the %u traced processes left a readable stats.json: the trace is "
+				  "incomplete", t->processes);
 		return;
 	}
 	if (t->with_stats + t->running < t->processes)
