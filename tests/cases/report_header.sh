@@ -41,10 +41,11 @@ total=$(grep -cv '^#' "$WORK/sum.dump")
 check_eq "summary: faults with a stack" "${said% *}" "$with"
 check_eq "summary: faults" "${said#* }" "$total"
 
-# an export that cannot write its file names that file, not the temporary one next to it
+# an export that cannot write its file names that file and its directory (checked before any work), not
+# the temporary file next to it
 "$FAULTLINE" export --sqlite "$WORK/no-such-dir/x.sqlite" "$WORK/limited" 2>"$WORK/export.err" &&
 	fail "export into a missing directory succeeded"
-grep -q "cannot write $WORK/no-such-dir/x.sqlite: " "$WORK/export.err" || fail "export error: $(cat "$WORK/export.err")"
+grep -q "$WORK/no-such-dir/x.sqlite: cannot write in $WORK/no-such-dir/: " "$WORK/export.err" || fail "export error: $(cat "$WORK/export.err")"
 grep -q '\.tmp\.' "$WORK/export.err" && fail "export error names the temporary file: $(cat "$WORK/export.err")"
 echo "ok export error: $(cat "$WORK/export.err")"
 
