@@ -489,9 +489,7 @@ int fl_load_stacks(struct loader *ld)
 	int rc = fl_load_binary(ld, FL_FILE_NAME_STACKS, FL_FILE_STACKS, file, &unused);
 
 	if (rc == 0) { /* the runtime always writes one: lost, so references to it are warnings, as when cut */
-		fl_load_warning(ld->rec, "%s: missing: the process's trace is read as cut (its faults keep no stacks)",
-				ld->path);
-		proc->maybe_cut = true;
+		ld->stacks_missing = true;
 		return 0;
 	}
 	if (rc < 0)
@@ -510,6 +508,11 @@ int fl_load_check_stack_ref(struct loader *ld, uint32_t *id, uint64_t offset, co
 {
 	if (*id == 0 || fl_process_stack(ld->proc, *id))
 		return 0;
+	if (ld->stacks_missing && !ld->proc->maybe_cut) { /* said once, at the first reference */
+		fl_load_warning(ld->rec, "%s/%s: missing: the process's trace is read as cut (its faults keep no stacks)",
+				ld->proc->dir, FL_FILE_NAME_STACKS);
+		ld->proc->maybe_cut = true;
+	}
 	if (fl_load_dangling(ld, offset, "%s %zu: stack id %u is not defined in %s/%s", what, i, *id,
 			     ld->proc->dir, FL_FILE_NAME_STACKS) < 0)
 		return -1;

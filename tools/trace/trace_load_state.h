@@ -60,6 +60,7 @@ struct loader {
 	uint32_t version;               /* its format version (1 or FL_TRACE_VERSION) */
 	uint32_t *fault_file_index;     /* while loading: file index of each fault (in time order) */
 	bool stream;                    /* fl_recording_open_stream: faults and contexts are scanned, not held */
+	bool stacks_missing;            /* the process has no stacks file: references to it are warnings */
 };
 
 /* ------------------------------------------------------------ errors and warnings (trace_load_state.c) */
