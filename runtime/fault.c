@@ -115,8 +115,8 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 /* An access sample's page back from its mirror page by a move, where a copy would leave the
  * mirror page obsolete (a write, or a dirty page of a far store other than the mirror): the
  * prober (probe.c) soon unmaps it on trial again by a move out, which an obsolete mirror page
- * refuses (EEXIST) until dropped. So a
- * move in and a move out (two TLB shootdowns, two system calls) instead of a read of the mirror,
+ * refuses (EEXIST) until dropped. So a move in and a move out (two TLB shootdowns, two system
+ * calls) instead of a read of the mirror,
  * a copy, a failed move, a check, a drop and a move (two shootdowns, six calls): bench/graph_bfs
  * 14 32 3 under --mrc took the refused path at 85 % of its arms. Measured on graph_bfs 15 32 3
  * under --mrc --mrc-budget 0: 87 µs of CPU per access sample against 105, and, its re-arms no
