@@ -13,7 +13,6 @@
  * its own through fl_sys_close (sys.c), which clears the mark. Below sys.c: raw system calls here. */
 #include "fds.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,7 +28,8 @@ static _Atomic(_Atomic uint64_t *) marks;  /* one bit per descriptor number, mad
 static _Atomic int floor_fd;             /* 0 until computed */
 static _Atomic int high_fd;              /* one past the highest number ever marked */
 
-int fl_fd_floor(void)
+/* The lowest number a kept descriptor is moved to. */
+static int fd_floor(void)
 {
 	int f = atomic_load_explicit(&floor_fd, memory_order_relaxed);
 	if (f)
@@ -65,27 +65,22 @@ static _Atomic uint64_t *mark_words(void)
 	return made;
 }
 
-static void set_mark(int fd, bool on)
+static void mark(int fd)
 {
 	_Atomic uint64_t *m = fd >= 0 && (unsigned)fd < FD_MARK_BITS ? mark_words() : NULL;
 	if (!m)
 		return;
-	uint64_t bit = 1ull << (fd % 64);
-	if (on) {
-		atomic_fetch_or_explicit(&m[fd / 64], bit, memory_order_release);
-		int high = atomic_load_explicit(&high_fd, memory_order_relaxed);
-		while (high <= fd && !atomic_compare_exchange_weak(&high_fd, &high, fd + 1))
-			;
-	}
-	else
-		atomic_fetch_and_explicit(&m[fd / 64], ~bit, memory_order_release);
+	atomic_fetch_or_explicit(&m[fd / 64], 1ull << (fd % 64), memory_order_release);
+	int high = atomic_load_explicit(&high_fd, memory_order_relaxed);
+	while (high <= fd && !atomic_compare_exchange_weak(&high_fd, &high, fd + 1))
+		;
 }
 
 int fl_fd_keep(int fd)
 {
 	if (fd < 0)
 		return fd;
-	int floor = fl_fd_floor();
+	int floor = fd_floor();
 	if (fd < floor) {
 		int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
 		if (moved >= 0) {
@@ -93,30 +88,8 @@ int fl_fd_keep(int fd)
 			fd = moved;
 		}
 	}
-	set_mark(fd, true);
+	mark(fd);
 	return fd;
-}
-
-void fl_fd_hold_standard(int held[3])
-{
-	for (int fd = 0; fd < 3; fd++) {
-		held[fd] = 0;
-		if (syscall(SYS_fcntl, fd, F_GETFD) >= 0 || errno != EBADF)
-			continue;
-		/* the lowest free number: this one, as the lower ones are open by now */
-		int got = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
-		if (got == fd)
-			held[fd] = 1;
-		else if (got >= 0)
-			syscall(SYS_close, got);
-	}
-}
-
-void fl_fd_release_standard(const int held[3])
-{
-	for (int fd = 0; fd < 3; fd++)
-		if (held[fd])
-			syscall(SYS_close, fd);
 }
 
 int fl_fd_high(void)

@@ -227,14 +227,10 @@ int fl_runtime_init(void)
 	fl_debug_marks_setup();
 	atomic_store(&rt->next_alloc_id, 1);
 	dl_iterate_phdr(find_own_text, rt);
-	int held[3], in_runtime = fl_in_runtime_call;
-	fl_fd_hold_standard(held); /* a program started with stdin closed finds it closed */
-	fl_in_runtime_call = 1;    /* descriptors libraries open now are the runtime's (shim/fds.c) */
+	int in_runtime = fl_in_runtime_call;
+	fl_in_runtime_call = 1; /* descriptors libraries open now are the runtime's (shim/fds.c) */
 	int rc = setup_steps(rt) < 0 || start_threads(rt) < 0 ? -1 : 0;
-	uint64_t frame;
-	fl_stack_capture_here(&frame, 1); /* libunwind sets itself up now: its pipe is the runtime's */
 	fl_in_runtime_call = in_runtime;
-	fl_fd_release_standard(held);
 	if (rc < 0) {
 		fl_log("the runtime could not start; the program runs untraced");
 		return -1;
