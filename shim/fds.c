@@ -30,25 +30,27 @@
 typedef int (*close_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
+typedef int (*pipe2_fn)(int *, int);
 
-static void *next_symbol(const char *name)
+/* The next definition of NAME after ours (libc's), looked up once into *SLOT; NULL when there is
+ * none (the wrapper then makes the system call itself). */
+static void *next_cached(_Atomic(void *) *slot, const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *f = atomic_load_explicit(slot, memory_order_relaxed);
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		atomic_store_explicit(slot, f, memory_order_relaxed);
+	}
+	return f;
 }
 
 FL_EXPORT int close(int fd)
 {
-	static _Atomic(close_fn) real;
+	static _Atomic(void *) real;
 	if (fl_fd_is_runtime(fd))
 		return 0;
-	close_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-	if (!f) {
-		f = (close_fn)next_symbol("close");
-		if (!f)
-			return (int)syscall(SYS_close, fd);
-		atomic_store_explicit(&real, f, memory_order_relaxed);
-	}
-	return f(fd);
+	close_fn f = (close_fn)next_cached(&real, "close");
+	return f ? f(fd) : (int)syscall(SYS_close, fd);
 }
 
 /* close_range over [first, last] less the runtime's descriptors: the system call on each gap. */
@@ -109,8 +111,6 @@ FL_EXPORT void closefrom(int lowfd)
 		close((int)fd);
 }
 
-typedef int (*pipe2_fn)(int *, int);
-
 static int keep_if_runtime(int rc, int fds[2])
 {
 	if (rc == 0 && (fl_internal_thread || fl_in_runtime_call)) {
@@ -122,15 +122,9 @@ static int keep_if_runtime(int rc, int fds[2])
 
 FL_EXPORT int pipe2(int fds[2], int flags)
 {
-	static _Atomic(pipe2_fn) real;
-	pipe2_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-	if (!f) {
-		f = (pipe2_fn)next_symbol("pipe2");
-		if (!f)
-			return keep_if_runtime((int)syscall(SYS_pipe2, fds, flags), fds);
-		atomic_store_explicit(&real, f, memory_order_relaxed);
-	}
-	return keep_if_runtime(f(fds, flags), fds);
+	static _Atomic(void *) real;
+	pipe2_fn f = (pipe2_fn)next_cached(&real, "pipe2");
+	return keep_if_runtime(f ? f(fds, flags) : (int)syscall(SYS_pipe2, fds, flags), fds);
 }
 
 FL_EXPORT int pipe(int fds[2])
@@ -150,30 +144,18 @@ static int refuse_runtime_target(int newfd)
 
 FL_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	static _Atomic(dup3_fn) real;
+	static _Atomic(void *) real;
 	if (fl_fd_is_runtime(newfd) && oldfd != newfd)
 		return refuse_runtime_target(newfd);
-	dup3_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-	if (!f) {
-		f = (dup3_fn)next_symbol("dup3");
-		if (!f)
-			return (int)syscall(SYS_dup3, oldfd, newfd, flags);
-		atomic_store_explicit(&real, f, memory_order_relaxed);
-	}
-	return f(oldfd, newfd, flags);
+	dup3_fn f = (dup3_fn)next_cached(&real, "dup3");
+	return f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 FL_EXPORT int dup2(int oldfd, int newfd)
 {
-	static _Atomic(dup2_fn) real;
+	static _Atomic(void *) real;
 	if (fl_fd_is_runtime(newfd) && oldfd != newfd)
 		return refuse_runtime_target(newfd);
-	dup2_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-	if (!f) {
-		f = (dup2_fn)next_symbol("dup2");
-		if (!f)
-			return (int)syscall(SYS_dup2, oldfd, newfd);
-		atomic_store_explicit(&real, f, memory_order_relaxed);
-	}
-	return f(oldfd, newfd);
+	dup2_fn f = (dup2_fn)next_cached(&real, "dup2");
+	return f ? f(oldfd, newfd) : (int)syscall(SYS_dup2, oldfd, newfd);
 }
