@@ -178,8 +178,7 @@ static void collect_warning(void *ctx, const char *message)
 }
 
 /* An error while writing a temporary file (the database, the profile) is said of FILE, the one
- * the user named: the
- * temporary name is an implementation detail (it was shown as is). */
+ * the user named: the temporary name is an implementation detail (it was shown as is). */
 static void name_the_file(struct exporter *x, const char *tmp, const char *file)
 {
 	char detail[sizeof(x->err)];
