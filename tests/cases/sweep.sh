@@ -9,8 +9,9 @@
 #     its recording's stats.json files; sweep.csv = --format csv's stdout; the table marks the knee at the
 #     smallest size without refaults, and so does sweep.svg (well-formed XML, one point per size);
 #   - every size's recording is readable by report and dump;
-#   - without --stacks the runs are recorded with -s 0 (no fault context), with --stacks with stacks
-#     and the same faults at each size; a -s of the user's is kept;
+#   - without --stacks the runs are recorded with -s 0 (no fault context) and --timeline 0, with
+#     --stacks with stacks, a timeline and the same faults at each size; a -s or --timeline of the
+#     user's is kept;
 #   - --auto: an unlimited run, then its peak resident and halves down to 1/16 (the runtime's floor,
 #     1 MiB, once);
 #   - bad input: no sizes, both -L and --auto, a bad size, no command, an unknown option (exit 2);
@@ -106,12 +107,14 @@ PYEOF
 for name in L-2M L-8M; do
 	check_eq "$name: record -s (meta.json sample) without --stacks" "$(meta_of "sw/$name" sample)" 0
 	check_eq "$name: fault contexts without --stacks" "$(stat_of "sw/$name" contexts_written)" 0
+	check_eq "$name: no timeline without --stacks" "$(meta_of "sw/$name" timeline_ms)" 0
 done
 "$FAULTLINE" sweep --stacks --policy fifo -c 1 -L 2M,8M -o "$WORK/sws" -- "$PLANTED/cyclic_scan" $PAGES $PASSES \
 	>/dev/null 2>"$WORK/sws.err" || { cat "$WORK/sws.err" >&2; fail "sweep --stacks exited $?"; }
 for name in L-2M L-8M; do
 	check_eq "$name: record -s with --stacks" "$(meta_of "sws/$name" sample)" 1
 	check_ge "$name: fault contexts with --stacks" "$(stat_of "sws/$name" contexts_written)" 1
+	check_eq "$name: the timeline with --stacks" "$(meta_of "sws/$name" timeline_ms)" 20
 	for key in faults_total faults_first_touch faults_refault; do
 		check_eq "$name: $key with and without --stacks" "$(stat_of "sws/$name" $key)" "$(stat_of "sw/$name" $key)"
 	done
@@ -119,6 +122,9 @@ done
 "$FAULTLINE" sweep -s 4 --policy fifo -L 2M -o "$WORK/sw4" -- "$PLANTED/cyclic_scan" 64 1 >/dev/null 2>&1 ||
 	fail "sweep -s 4 exited $?"
 check_eq "the user's -s 4 is kept" "$(meta_of "sw4/L-2M" sample)" 4
+"$FAULTLINE" sweep --timeline=5 --policy fifo -L 2M -o "$WORK/swt" -- "$PLANTED/cyclic_scan" 64 1 >/dev/null 2>&1 ||
+	fail "sweep --timeline=5 exited $?"
+check_eq "the user's --timeline=5 is kept" "$(meta_of "swt/L-2M" timeline_ms)" 5
 
 # --auto: the unlimited run's peak, halved down to 1/16 (the 1 MiB floor once, and not next to a size
 # within a quarter of it).

@@ -54,7 +54,8 @@ static void sweep_usage(FILE *out)
 	      "      --auto           an unlimited run first (DIR/unlimited), then its peak resident memory and\n"
 	      "                       halves of it down to 1/16\n"
 	      "      --stacks         record each fault's stack and PMU values, as record does; without it (and\n"
-	      "                       without -s, --stack-depth or --pmu) the runs are recorded with -s 0: the\n"
+	      "                       without -s, --stack-depth or --pmu) the runs are recorded with -s 0,\n"
+	      "                       and without --timeline or --timeline-every with --timeline 0: the\n"
 	      "                       table needs counts only, the faults are the same and each costs less;\n"
 	      "                       allocation sites are kept (faultline report DIR/L-8M --by alloc)\n"
 	      "      --format FMT     table (default) or csv on stdout; csv has the columns\n"
@@ -276,15 +277,18 @@ static bool passes_option(const struct sweep_options *o, const char *const *name
 }
 
 /* `faultline record ...` for SIZE (0: unlimited) into DIR: its word count, or -1 when too long.
- * Without --stacks the runs take no fault stacks (-s 0), unless the user chose stacks or PMU events. */
+ * Without --stacks the runs take no fault stacks (-s 0), unless the user chose stacks or PMU events,
+ * and no timeline (--timeline 0: its per-thread counters cost each fault a few µs more), unless the
+ * user chose one. */
 static int make_record_argv(const struct sweep_options *o, uint64_t size, const char *dir, struct run_argv *a)
 {
 	static const char *const stack_options[] = { "-s", "--sample", "--stack-depth", "--pmu", NULL };
+	static const char *const timeline_options[] = { "--timeline", "--timeline-every", NULL };
 	size_t n = 0, ncmd = 0;
 
 	while (o->command[ncmd])
 		ncmd++;
-	if ((size_t)o->npassthrough + ncmd + 14 > sizeof(a->words) / sizeof(a->words[0]))
+	if ((size_t)o->npassthrough + ncmd + 16 > sizeof(a->words) / sizeof(a->words[0]))
 		return -1;
 	snprintf(a->size, sizeof(a->size), "%" PRIu64 "K", size / CLI_KIB);
 	snprintf(a->dir, sizeof(a->dir), "%s", dir);
@@ -298,6 +302,10 @@ static int make_record_argv(const struct sweep_options *o, uint64_t size, const 
 	a->words[n++] = a->dir;
 	if (!o->stacks && !passes_option(o, stack_options)) {
 		a->words[n++] = "-s";
+		a->words[n++] = "0";
+	}
+	if (!o->stacks && !passes_option(o, timeline_options)) {
+		a->words[n++] = "--timeline";
 		a->words[n++] = "0";
 	}
 	for (int k = 0; k < o->npassthrough; k++)
