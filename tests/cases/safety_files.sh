@@ -17,7 +17,7 @@
 #     directory: a clean error (exit 1), the targets unchanged, the recording unchanged;
 #   - dump, report, ranges, visualize, mrc, diff: a FIFO in place of faults, contexts or meta.json:
 #     exit 1 at once, never blocking (the streaming open included);
-#   - export --force to a FIFO or a symbolic link: refused (exit 2), the FIFO still a FIFO, the
+#   - export --force to a FIFO or a symbolic link: refused (exit 1), the FIFO still a FIFO, the
 #     link and its target unchanged (a rename over them had replaced them by a plain file).
 . "$(dirname "$0")/../lib.sh"
 
@@ -282,13 +282,13 @@ for out in "$WORK/out.fifo" "$WORK/out.link"; do
 	for fmt in --sqlite --pprof; do
 		RC=0
 		timeout 30 "$FAULTLINE" export "$fmt" "$out" --force "$R" >/dev/null 2>"$WORK/export.err" || RC=$?
-		[ "$RC" -eq 2 ] && grep -q "not a regular file" "$WORK/export.err" ||
-			fail "export $fmt $out --force: exit $RC, want 2 and 'not a regular file': $(cat "$WORK/export.err")"
+		[ "$RC" -eq 1 ] && grep -q "not a regular file" "$WORK/export.err" ||
+			fail "export $fmt $out --force: exit $RC, want 1 and 'not a regular file': $(cat "$WORK/export.err")"
 	done
 done
 [ -p "$WORK/out.fifo" ] || fail "export --force replaced a FIFO"
 [ -L "$WORK/out.link" ] && [ "$(cat "$WORK/link-target")" = "keep me" ] || fail "export --force replaced a link or its target"
-echo "ok export --force to a FIFO or a link: refused with exit 2, both unchanged"
+echo "ok export --force to a FIFO or a link: refused with exit 1, both unchanged"
 # an output in a directory that does not exist: said of that directory, before any work
 for fmt in --sqlite --pprof; do
 	RC=0

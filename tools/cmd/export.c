@@ -77,7 +77,7 @@ static void export_usage(FILE *out)
 	      "                       labels kind, thread, process, alloc_site (refused when FILE exists,\n"
 	      "                       unless --force)\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
-	      "  -f, --force          replace FILE\n"
+	      "  -f, --force          replace FILE (a regular file: never a device, FIFO or link)\n"
 	      "      --time AXIS      what faults.time_ns holds: wall (default: ns since the recording\n"
 	      "                       started) or virtual (the CPU time, task-clock ns, the process's\n"
 	      "                       threads had used at the fault; NULL when unknown). faults.wall_ns\n"
@@ -153,8 +153,10 @@ static int export_parse(int argc, char **argv, struct export_options *o)
 	const char *outs[] = { o->file, o->pprof };
 	for (int i = 0; i < 2; i++) {
 		char err[PATH_MAX + 128];
-		if (outs[i] && temp_file_check_target(outs[i], err, sizeof(err)) < 0)
-			return cli_usage_error("export", "%s", err);
+		if (outs[i] && temp_file_check_target(outs[i], err, sizeof(err)) < 0) {
+			cli_error("export: %s", err); /* exit 1, as for an existing file without --force */
+			return 1;
+		}
 		if (outs[i] && cli_check_output_path("export", outs[i]) != 0)
 			return 1;
 	}
