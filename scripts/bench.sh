@@ -31,7 +31,7 @@
 # copy vs move, evictor thread vs inline),
 # 3 overhead with ample memory vs native, 4 tracing cost (stacks), 5 report speed, 6 flamegraph,
 # 7 RAP vs exact counting, M report's memory per fault, 8 eviction policy clock vs fifo, T thrash
-# (two-thread random scatter), TB TD TX thrash (large buffers replaced, a dict built and sorted, an
+# (two-thread random scatter; T4 against the minimal two-thread thrash handler), TB TD TX thrash (large buffers replaced, a dict built and sorted, an
 # external sort: each natively, clock, fifo and the kernel's swap at about a fifth of its peak heap),
 # 9 far stores, 10 an allocation-heavy
 # program (record default and --alloc-log full vs native, ns per malloc/free), P the access prober
@@ -81,6 +81,7 @@ if [ "$QUICK" = 1 ]; then
 	RAP_EVENTS=200000
 	EV_MIB=4; EV_L=1; EV_BIG=16; GR_LOG=14; GR_DEG=16; GR_L=1
 	TH_LOG=14; TH_L=1M       # row T: bench/csr_scatter, ~5 MiB heap (-L: 1 MiB at least)
+	TF_ARGS="512 256 2 40000"  # row T4: bench/thrash_floor PAGES CAP THREADS WRITES (CAP: -L's pages)
 	SW_LOG=14; SW_SIZES=1M,2M,4M   # row SW: sweep of bench/csr_scatter
 	# rows TB, TD, TX (-L in MiB, about a fifth of each one's peak heap; -L is 1 MiB at least)
 	TB_ARGS="30 256 1024"; TB_L=3; TB_SWAP=128   # bench/bigbuf, ~14 MiB heap
@@ -100,6 +101,7 @@ else
 	RAP_EVENTS=2000000
 	EV_MIB=256; EV_L=64; EV_BIG=1024; GR_LOG=20; GR_DEG=64; GR_L=64
 	TH_LOG=17; TH_L=5M       # row T: bench/csr_scatter, ~26 MiB heap: -L about a fifth of it
+	TF_ARGS="2304 1280 2 300000" # row T4: bench/thrash_floor: its 9 MiB written at random, CAP = -L's pages
 	SW_LOG=15; SW_SIZES=1M,2M,4M,8M   # row SW: sweep of bench/csr_scatter, ~10 MiB heap
 	TB_ARGS="60 5120 25600"; TB_L=80; TB_SWAP=1024   # bench/bigbuf, ~400 MiB heap
 	TD_ARGS="100000"; TD_L=2; TD_SWAP=256            # bench/dict_sort, ~10 MiB heap
@@ -336,7 +338,7 @@ mkdir -p "$S" "$REC" "$WORK/inputs" || die "cannot create $WORK"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 say "$([ "$QUICK" = 1 ] && echo quick || echo full) run, $RUNS runs per measurement, load average $LOAD_START; log in $LOG"
 
-for p in uffd_floor touch refault hotcold graph_bfs csr_scatter bigbuf dict_sort extsort; do
+for p in uffd_floor thrash_floor touch refault hotcold graph_bfs csr_scatter bigbuf dict_sort extsort; do
 	build "$p" || die "building bench/$p.c failed (see $LOG)"
 done
 RAP_OK=0
@@ -1104,7 +1106,9 @@ table_rap() {
 # Row T: thrash. bench/csr_scatter (two threads scatter 2^TH_LOG x 16 edges into a CSR by atomic
 # fetch-add: random writes over the whole heap) natively, under the default policy (the adaptive
 # clock) and --policy fifo at -L TH_L, in alternating order; outputs (an order-free checksum) must
-# match the native run's.
+# match the native run's. In the same rounds, bench/thrash_floor (row T4): the smallest handler that
+# keeps such a cap with two threads writing at random, its refaults moved in and, apart, copied in;
+# CPU per fault is compared, the one measure the two programs share.
 
 bench_thrash() {
 	local runs=$RUNS i who order; [ "$runs" -gt 3 ] && runs=3; [ "$QUICK" = 1 ] && runs=1
@@ -1112,9 +1116,16 @@ bench_thrash() {
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$runs"); do
 		budget_ok "row T" "$sec_start" "$i" || break
-		order="native clock fifo"; [ $((i % 2)) = 0 ] && order="fifo clock native"
+		order="native clock floor fifo"; [ $((i % 2)) = 0 ] && order="fifo floor clock native"
 		for who in $order; do
 			case $who in
+			floor)   # row T4: the minimal two-thread handler, refaults moved in and copied in
+				local m; for m in move copy; do
+					native tf "$BIN/thrash_floor" $TF_ARGS 2 "$m"
+					ok tf "tf_cpf_$m" && add "tf_cpf_$m" "$(val tf thrash cpu_ns_per_fault)"
+					drop tf
+				done
+				continue ;;
 			native) native th "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
 			clock) rec th -L "$TH_L" -M 1G -- "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
 			fifo) rec th -L "$TH_L" -M 1G --policy fifo -- "$BIN/csr_scatter" "$TH_LOG" 16 2 ;;
@@ -1148,6 +1159,9 @@ table_thrash() {
 	row T3 "$w, CPU per fault (process, all threads) vs the minimal same-CPU first-touch handler (row E2's floor)" \
 		"$(cell ev_floor µs 0.001)" "$(cell th_cpf_clock µs 0.001)" "$(ratio th_cpf_clock ev_floor)" "$n" \
 		"target ≤ 1.5×; fifo $(cell th_cpf_fifo µs 0.001); a fault's wait for a handler (report's wait time, p50): clock $(cell th_wait_clock µs 0.001), fifo $(cell th_wait_fifo µs 0.001)"
+	row T4 "$w, CPU per fault vs the minimal two-thread thrash handler (bench/thrash_floor $TF_ARGS: FIFO at the same cap, one UFFDIO_MOVE out and one move in per fault, no log, no stack): faultline's own share under thrash" \
+		"$(cell tf_cpf_move µs 0.001)" "$(cell th_cpf_clock µs 0.001)" "$(ratio th_cpf_clock tf_cpf_move)" "$(runs_of tf_cpf_move)" \
+		"the floor with refaults copied in (UFFDIO_COPY + MADV_DONTNEED of the mirror page, faultline's way): $(cell tf_cpf_copy µs 0.001), faultline vs it $(ratio th_cpf_clock tf_cpf_copy); floor / row E2's first-touch floor: $(ratio tf_cpf_move ev_floor) (the kernel's price for thrash, which T3's target compares against)"
 }
 
 # ---------------------------------------------------------------------------------------------
