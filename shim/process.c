@@ -82,12 +82,16 @@ static int exec_list(enum exec_kind kind, const char *file, const char *arg0, va
 {
 	size_t n = count_args(arg0, ap);
 	char *argv[n + 1];
-	collect_args(argv, n, arg0, (va_list *)&ap);
+	char *const *envp = environ;
+	va_list args; /* a va_list parameter is an array turned pointer here: &ap is no va_list * */
+	va_copy(args, ap);
+	collect_args(argv, n, arg0, &args);
 	if (kind == EXEC_ENV)
-		return execve(file, argv, va_arg(ap, char *const *));
+		envp = va_arg(args, char *const *);
+	va_end(args);
 	if (kind == EXEC_SEARCH)
-		return execvpe(file, argv, environ);
-	return execve(file, argv, environ);
+		return execvpe(file, argv, envp);
+	return execve(file, argv, envp);
 }
 
 FL_EXPORT int execl(const char *path, const char *arg0, ...)
