@@ -15,7 +15,8 @@
 #   - --auto: an unlimited run, then its peak resident and halves down to 1/16 (the runtime's floor,
 #     1 MiB, once);
 #   - bad input: no sizes, both -L and --auto, a bad size, no command, an unknown option (exit 2);
-#     the same size twice (exit 2); a non-empty output directory without --force and a program
+#     the same size twice, a size above -M (exit 2, before any run); a non-empty output directory
+#     without --force and a program
 #     that fails at one size only (exit 1); one that exits 1 at every size sweeps (exit 0).
 . "$(dirname "$0")/../lib.sh"
 
@@ -169,10 +170,12 @@ expect_exit 2 "bad record option" -L 1M --policy lru -o "$WORK/b5" -- true
 [ ! -e "$WORK/b3" ] && [ ! -e "$WORK/b5" ] || fail "a usage error left an output directory"
 expect_exit 1 "existing output directory" -L 1M -o "$OUT" -- true
 expect_exit 2 "the same size twice" -L 2M,2048K -o "$WORK/b5" -- true
-# an option record refuses only with the size (-L above -M): record's own reason, exit 2
-expect_exit 2 "-L above record's -M" -L 64M -M 8M -o "$WORK/bm" -- true
-grep -q 'record refused the options: .*-L 64 MiB is larger than -M 8 MiB' "$WORK/bad.err" ||
+# an option record refuses only with the size (-L above -M): record's own reason, exit 2, before
+# any run (the 4M run would take time for nothing)
+expect_exit 2 "-L above record's -M" -L 4M,64M -M 8M -o "$WORK/bm" -- true
+grep -q -- '-L 64 MiB is larger than -M 8 MiB' "$WORK/bad.err" ||
 	fail "-L above -M: record's reason not shown: $(cat "$WORK/bad.err")"
+[ ! -e "$WORK/bm/L-4M" ] || fail "-L above -M: the 4M run was made before the refusal"
 # a program that fails only at some sizes fails the sweep (here: exit 5 below 2 MiB of -L, which
 # the runtime's environment tells it); one that exits non-zero at every size is swept as any other
 # (grep without a match, diff), its status named in the progress lines

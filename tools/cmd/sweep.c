@@ -563,6 +563,16 @@ int cmd_sweep(int argc, char **argv)
 		rc = usage_error("%s", err);
 	else if (rc == 0 && strcmp(check.command[0], o.command[0]) != 0) /* a stray word before "--" */
 		rc = usage_error("'%s' is neither an option nor the command (the command follows --)", check.command[0]);
+	if (rc == 0 && o.list) { /* each size as record takes it (-L above -M...), before the first run */
+		uint64_t sizes[SWEEP_MAX_POINTS];
+		size_t nsizes = 0;
+		sweep_parse_list(o.list, sizes, &nsizes, err, sizeof(err)); /* checked by parse_args */
+		for (size_t k = 0; rc == 0 && k < nsizes; k++) {
+			int words = make_record_argv(&o, sizes[k], "x", &a);
+			if (record_parse_args(words - 1, a.words + 1, &check, err, sizeof(err)) < 0)
+				rc = usage_error("%s", err);
+		}
+	}
 	if (rc == 0) {
 		const char *base = strrchr(o.command[0], '/');
 		if (o.output)
