@@ -122,6 +122,8 @@ run "$F" record --far tape:/tmp/x -M 64M -- true
 expect "--far of an unknown kind" 2 "unknown far store 'tape:/tmp/x'"
 run "$F" record --far file:/nonexistent-dir/x -M 64M -- true
 expect "--far file: in a missing directory" 2 "directory /nonexistent-dir"
+run "$F" record --far file:/dev/full -M 64M -- true
+expect "--far file: on a character device: refused (no store in /dev)" 2 "/dev/full is a character device"
 run "$F" record --policy lru -M 64M -- true
 expect "unknown policy" 2 "lru"
 run "$F" record --frobnicate -M 64M -- true

@@ -44,7 +44,13 @@ static int check_file(const char *path, char *out, size_t outlen, char *err, siz
 			return -1;
 		}
 	}
-	if (stat(abs, &st) == 0 && S_ISBLK(st.st_mode)) {
+	bool exists = stat(abs, &st) == 0;
+	if (exists && !S_ISBLK(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is a %s: file: takes a directory, a file name in one, or a block device", abs,
+			 S_ISCHR(st.st_mode) ? "character device" : S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
+		return -1;
+	}
+	if (exists && S_ISBLK(st.st_mode)) {
 		if (access(abs, R_OK | W_OK) < 0) {
 			snprintf(err, errlen, "block device %s: %s", abs, strerror(errno));
 			return -1;
