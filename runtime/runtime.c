@@ -84,7 +84,11 @@ static int connect_region(struct fl_runtime *rt)
 	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
 	int probe = open_uffd();
 	if (probe < 0) {
-		fl_log_errno("userfaultfd (needs root, access to /dev/userfaultfd or vm.unprivileged_userfaultfd=1)", errno);
+		if (errno == EMFILE || errno == ENFILE) /* not a permission: the program's descriptor limit */
+			fl_log_errno("userfaultfd (the runtime needs about 30 descriptors beside the program's "
+				     "under its RLIMIT_NOFILE)", errno);
+		else
+			fl_log_errno("userfaultfd (needs root, access to /dev/userfaultfd or vm.unprivileged_userfaultfd=1)", errno);
 		return -1;
 	}
 	if (ioctl(probe, UFFDIO_API, &api) < 0) {
