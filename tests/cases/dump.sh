@@ -13,7 +13,8 @@
 #   - --pid, --limit (0: no limit), --help, usage errors, the newest faultline-* directory as the default;
 #   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
 #   - a flipped magic: exit 1 and one error line naming the file and offset;
-#   - a missing and an empty directory: exit 1 with a clear message.
+#   - a missing and an empty directory: exit 1 with a clear message; a process directory another
+#     user cannot read (as nobody, when root): exit 1, "Permission denied", not "missing".
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -205,6 +206,17 @@ mkdir -p "$WORK/nothing"
 RC=0; (cd "$WORK/nothing" && "$FAULTLINE" dump >"$OUT" 2>"$ERR") || RC=$?
 [ "$RC" -eq 1 ] && grep -q 'no faultline-\* directory' "$ERR" || fail "dump without DIR in an empty directory: exit $RC: $(cat "$ERR")"
 echo "ok default directory"
+
+# A process directory another user cannot read: its reason is the permission, not a missing file.
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	cp -r "$REC" "$WORK/private"
+	chmod 755 "$WORK" "$WORK/private"
+	chmod 700 "$WORK/private"/*/
+	RC=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FAULTLINE" dump "$WORK/private" >"$OUT" 2>"$ERR" || RC=$?
+	[ "$RC" -eq 1 ] && grep -q 'meta.json: Permission denied' "$ERR" && ! grep -q missing "$ERR" ||
+		fail "an unreadable process directory: exit $RC: $(cat "$ERR")"
+	echo "ok an unreadable process directory: Permission denied"
+fi
 
 # A faults file cut inside a record: dumps the complete records, warns.
 pdir=$(ls -d "$REC"/*/ | head -n1); pdir=${pdir%/}; pname=$(basename "$pdir")

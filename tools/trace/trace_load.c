@@ -35,8 +35,11 @@ static int load_meta(struct loader *ld)
 
 	if (fl_load_set_path(ld, FL_FILE_NAME_META) < 0)
 		return -1;
-	if (access(ld->path, F_OK) < 0)
-		return fl_load_fail(ld, "missing: every process directory must have one (%s)", strerror(errno));
+	if (access(ld->path, F_OK) < 0) {
+		if (errno == ENOENT)
+			return fl_load_fail(ld, "missing: every process directory must have one (%s)", strerror(errno));
+		return fl_load_fail(ld, "%s", strerror(errno)); /* EACCES: a directory not ours to read */
+	}
 	if (stats_json_load(ld->path, &proc->meta, reason, sizeof(reason)) < 0) {
 		snprintf(ld->err, ld->errlen, "%s", reason);
 		return -1;
