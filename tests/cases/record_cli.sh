@@ -84,6 +84,11 @@ if [ -w /dev/full ]; then
 		[ "$rc" -eq 1 ] && grep -q "writing standard output" "$WORK/.err" && ok "$args > /dev/full: exit 1" ||
 			bad "$args > /dev/full: exit $rc, want 1 and a message: $(cat "$WORK/.err")"
 	done
+	# a verb that says so itself: one message, not a second from main
+	"$F" record -q -o "$WORK/fullrec" -- /bin/true >/dev/null 2>&1 || bad "record of true for dump > /dev/full"
+	rc=0; "$F" dump "$WORK/fullrec" >/dev/full 2>"$WORK/.err" || rc=$?
+	[ "$rc" -eq 1 ] && [ "$(wc -l <"$WORK/.err")" -eq 1 ] && grep -q "No space left on device" "$WORK/.err" &&
+		ok "dump > /dev/full: exit 1, one message" || bad "dump > /dev/full: exit $rc: $(cat "$WORK/.err")"
 fi
 run "$F" frobnicate
 expect "unknown verb: exit 2" 2 "unknown command 'frobnicate'"

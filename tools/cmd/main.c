@@ -224,12 +224,13 @@ int main(int argc, char **argv)
 	int rc = run(argc, argv);
 
 	/* what a verb printed (its help included) must have reached stdout: a full disk or a closed
-	 * pipe is a failure, as in any Unix tool */
+	 * pipe is a failure, as in any Unix tool; a verb that failed has said why (its own check of
+	 * its output, most often), so this adds no second message */
 	errno = 0;
 	int flushed = fflush(stdout), error = errno;
-	if (flushed != 0 || ferror(stdout)) {
+	if ((flushed != 0 || ferror(stdout)) && rc == 0) {
 		cli_error("writing standard output: %s", strerror(flushed != 0 && error ? error : EIO));
-		return rc == 0 ? 1 : rc;
+		return 1;
 	}
 	return rc;
 }
