@@ -6,6 +6,7 @@
 # a pointer to its va_list parameter as a va_list: a crash, or EFAULT at -O0). execl with argv[0]
 # alone is checked too. A process directory per traced image: the program, env, and the echo env
 # runs (execle's environment, FOO=bar alone, has no LD_PRELOAD: env runs untraced, as it would).
+# report --by process names each image by its directory.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted exec_list
@@ -22,3 +23,12 @@ done
 [ "$(cat "$WORK/execle.native")" = "FOO=bar" ] || fail "execle's environment: $(cat "$WORK/execle.native")"
 [ "$(cat "$WORK/execl.native")" = "one two three" ] || fail "execl's arguments: $(cat "$WORK/execl.native")"
 check_ge "evictions before the exec" "$(stat_of execl evictions)" 1
+
+# report --by process: a row per exec image, named as its directory (PID, PID.1, PID.2)
+"$FAULTLINE" report "$WORK/execl" --by process --top 0 --format csv >"$WORK/byproc.csv" 2>"$WORK/byproc.err" ||
+	fail "report --by process exited $?: $(cat "$WORK/byproc.err")"
+names=$("$PY" -c 'import csv, sys; print(" ".join(sorted(r["process"] for r in csv.DictReader(open(sys.argv[1])))))' "$WORK/byproc.csv")
+want=$(cd "$WORK/execl" && ls -d */ | tr -d / | sort | tr '\n' ' ' | sed 's/ $//')
+[ "$names" = "$want" ] && [ "$(wc -w <<<"$names")" -eq 3 ] ||
+	fail "report --by process names '$names', the directories are '$want'"
+echo "ok report --by process: one row per exec image ($names)"

@@ -138,8 +138,10 @@ static size_t row_fields(const struct report *r, const struct field_names *names
 		add_int(f, &n, "pid", row->pid);
 	if (r->o->by == REPORT_BY_THREAD)
 		add_int(f, &n, "tid", row->tid);
-	if (r->o->by == REPORT_BY_PROCESS)
+	if (r->o->by == REPORT_BY_PROCESS) {
+		add_text(f, &n, "process", r->rec->procs[row->proc].name); /* "pid" or "pid.N" (exec image) */
 		add_text(f, &n, "command", r->rec->procs[row->proc].exe);
+	}
 	if (r->o->by == REPORT_BY_ALLOC) {
 		add_int(f, &n, "allocs", row->allocs);
 		if (row->has_sites) {
@@ -644,7 +646,9 @@ static int table_row(const struct report *r, struct table *t, size_t i, const st
 	double value;
 	int rc = 0;
 
-	if (by == REPORT_BY_THREAD || by == REPORT_BY_PROCESS)
+	if (by == REPORT_BY_PROCESS) /* its directory's name: the pid, "pid.N" for the Nth later exec image */
+		rc |= cellf(t, ti, c++, "%s", r->rec->procs[row->proc].name);
+	else if (by == REPORT_BY_THREAD)
 		rc |= cellf(t, ti, c++, "%u", row->pid);
 	if (by == REPORT_BY_THREAD)
 		rc |= cellf(t, ti, c++, "%u", row->tid);
