@@ -286,7 +286,7 @@ ranges --pid 1 "$REC"
 ranges_ok pid.json --pid "${pname%%.*}" "$REC" --format json
 ranges --help
 [ "$RC" -eq 0 ] && grep -q '^usage: faultline ranges' "$OUT" || fail "--help: exit $RC"
-for bad in "--bogus" "--format xml" "--phi 0" "--phi 2" "--eps x" "--kind sideways" "--tree --format csv" "--sites"; do
+for bad in "--bogus" "--format xml" "--phi 0" "--phi 2" "--eps x" "--eps 1e-9 --from-trace" "--kind sideways" "--tree --format csv" "--sites"; do
 	# shellcheck disable=SC2086
 	ranges "$REC" $bad
 	[ "$RC" -eq 2 ] || fail "ranges $bad: exit $RC, want 2"

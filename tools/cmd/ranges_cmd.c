@@ -41,7 +41,8 @@ static void ranges_usage(FILE *out)
 	      "header of each process says which.\n"
 	      "\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
-	      "      --eps E          error fraction of trees built from the trace (default 0.01);\n"
+	      "      --eps E          error fraction of trees built from the trace (default 0.01,\n"
+	      "                       at least 1e-5);\n"
 	      "                       the online tree keeps the runtime's (FAULTLINE_RAP_EPS)\n"
 	      "      --phi P          hot threshold, a fraction of the faults (default 0.05)\n"
 	      "      --kind KIND      all (default), first-touch, refault, soft, concurrent, or a\n"
@@ -57,6 +58,10 @@ static void ranges_usage(FILE *out)
 }
 
 /* VALUE as a number in (min_excl, max_incl]; -1 with a reason in err. */
+/* The smallest --eps: the trace's trees (48-bit addresses, 4 KiB granules, branching 4, the
+ * library's default budget) then need about 2^26 nodes, the most lib/rap.c can index. */
+#define RANGES_EPS_MIN 1e-5
+
 static int parse_fraction(const char *value, double min_excl, double max_incl, double *out, char *err, size_t errlen)
 {
 	char *end;
@@ -86,7 +91,15 @@ static int ranges_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_FROM_TRACE: c->o.from_trace = true; return 0;
 	case OPT_NO_MERGE: c->o.coalesce = false; return 0;
 	case OPT_NO_SYMBOLS: c->o.symbolize = false; return 0;
-	case OPT_EPS: return parse_fraction(value, 0, 0.5, &c->o.eps, err, errlen);
+	case OPT_EPS:
+		if (parse_fraction(value, 0, 0.5, &c->o.eps, err, errlen) < 0)
+			return -1;
+		if (c->o.eps < RANGES_EPS_MIN) { /* the tree would need more nodes than it can index */
+			snprintf(err, errlen, "'%s': below %g, a tree would need more nodes than it can have", value,
+				 RANGES_EPS_MIN);
+			return -1;
+		}
+		return 0;
 	case OPT_PHI: return parse_fraction(value, 0, 1, &c->o.phi, err, errlen);
 	case OPT_KIND: return ranges_parse_kinds(value, &c->o.kinds, err, errlen);
 	case OPT_PID:
