@@ -343,17 +343,20 @@ void fl_region_unmap(void *addr, size_t size)
 void fl_region_report_exhausted(size_t request)
 {
 	struct fl_runtime *rt = &fl_rt;
-	char tmp[400];
+	char tmp[512];
 	struct fl_buf b = { tmp, 0, sizeof(tmp) };
 	bool expected = false;
 	if (!atomic_compare_exchange_strong(&rt->exhausted_reported, &expected, true))
 		return;
-	fl_buf_str(&b, "region exhausted: the program asked for ");
+	/* REQUEST is what the region was asked for: an anonymous mmap's length, or the allocator's
+	 * extent for a malloc (the request rounded up to its size class), not always the call's size */
+	fl_buf_str(&b, "region exhausted: ");
 	fl_buf_u64(&b, request);
-	fl_buf_str(&b, " more bytes with ");
+	fl_buf_str(&b, " more bytes asked of the region (an mmap, or an allocator extent) with ");
 	fl_buf_u64(&b, atomic_load(&rt->heap_bytes) >> 20);
 	fl_buf_str(&b, " MiB of the -M limit of ");
 	fl_buf_u64(&b, rt->max_bytes >> 20);
-	fl_buf_str(&b, " MiB in use; malloc returns NULL (ENOMEM). Raise -M (faultline record -M SIZE)");
+	fl_buf_str(&b, " MiB in use; the call fails with ENOMEM (malloc returns NULL, mmap MAP_FAILED), "
+		       "and so will every call that needs more. Raise -M (faultline record -M SIZE)");
 	fl_log(tmp);
 }
