@@ -357,6 +357,6 @@ void fl_region_report_exhausted(size_t request)
 	fl_buf_str(&b, " MiB of the -M limit of ");
 	fl_buf_u64(&b, rt->max_bytes >> 20);
 	fl_buf_str(&b, " MiB in use; the call fails with ENOMEM (malloc returns NULL, mmap MAP_FAILED), "
-		       "said once. Raise -M (faultline record -M SIZE)");
+		       "and this is said only once. Raise -M (faultline record -M SIZE)");
 	fl_log(tmp);
 }
