@@ -538,7 +538,7 @@ static int addr2line_frames(const char *binary, const uint64_t *addrs, int n, st
 			*colon = '\0';
 			f->line = colon[1] == '?' ? 0 : (unsigned)strtoul(colon + 1, NULL, 10);
 		}
-		snprintf(f->file, sizeof f->file, "%s", l);
+		symbolize_tidy_path(l, f->file, sizeof f->file); /* addr2line shares libbfd's doubled paths */
 	}
 	free(text);
 	return idx + 1 == n ? 0 : -1;
@@ -1231,9 +1231,33 @@ static void test_throughput(void)
 	bench_binary("python3 (stripped)", "/usr/bin/python3", npcs, false);
 }
 
+/* libbfd's DWARF 5 paths with their directory twice become the file's own path; others stay. */
+static void test_tidy_path(void)
+{
+	static const char *const cases[][2] = {
+		{ "./elf/./elf/dl-init.c", "./elf/dl-init.c" },
+		{ "./nptl/./nptl/pthread_create.c", "./nptl/pthread_create.c" },
+		{ "./a/b/./a/b/c.c", "./a/b/c.c" },
+		{ "./a/./b/c.c", "./a/./b/c.c" },          /* another directory: kept */
+		{ "/usr/src/./usr/src/x.c", "/usr/src/./usr/src/x.c" }, /* absolute: kept */
+		{ "./elf/./elfx/y.c", "./elf/./elfx/y.c" },  /* a longer name, not the directory */
+		{ "x.c", "x.c" },
+		{ "", "" },
+	};
+	char out[64];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = symbolize_tidy_path(cases[i][0], out, sizeof(out));
+		CHECK(strcmp(out, cases[i][1]) == 0 && n == strlen(cases[i][1]), "tidy '%s': '%s' (%zu), want '%s'",
+		      cases[i][0], out, n, cases[i][1]);
+	}
+	CHECK(symbolize_tidy_path("./elf/./elf/dl-init.c", out, 4) >= 4, "a short buffer reports the length needed");
+	printf("ok tidy paths\n");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_tidy_path();
 	snprintf(tmpdir, sizeof tmpdir, "/tmp/faultline-symtest-XXXXXX");
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");

@@ -963,11 +963,28 @@ static int dwarf_frames(struct symbolizer *sym, struct sym_binary *b, uint64_t v
 	return n;
 }
 
-/* Replaces the raw strings of sym->scratch[0..n) by interned ones (function names demangled). */
+size_t symbolize_tidy_path(const char *path, char *out, size_t len)
+{
+	const char *mid = strstr(path, "/./");
+	size_t plen = mid ? (size_t)(mid - path) : 0;
+	const char *dir = path, *rest = mid ? mid + 3 : NULL;
+	if (plen >= 2 && strncmp(dir, "./", 2) == 0) /* the directory as the file's own path spells it */
+		dir += 2, plen -= 2;
+	if (!mid || plen == 0 || mid - path < 2 || strncmp(path, "./", 2) != 0 || strncmp(rest, dir, plen) != 0 ||
+	    rest[plen] != '/')
+		return (size_t)snprintf(out, len, "%s", path);
+	return (size_t)snprintf(out, len, "%.*s%s", (int)(mid - path), path, rest + plen);
+}
+
+/* Replaces the raw strings of sym->scratch[0..n) by interned ones (function names demangled,
+ * file names tidied: symbolize_tidy_path). */
 static int intern_frames(struct symbolizer *sym, int n)
 {
 	for (int k = 0; k < n; k++) {
 		struct sym_frame *f = &sym->scratch[k];
+		char tidy[PATH_MAX];
+		if (f->file && symbolize_tidy_path(f->file, tidy, sizeof(tidy)) < sizeof(tidy))
+			f->file = tidy;
 		const char *function = function_name(sym, f->function), *file = f->file ? intern(sym, f->file) : NULL;
 		if ((f->function && !function) || (f->file && !file))
 			return -1;

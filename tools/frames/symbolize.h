@@ -107,4 +107,11 @@ void symbolizer_get_stats(const struct symbolizer *sym, struct sym_stats *out);
 /* Releases everything, including every result returned. NULL is fine. */
 void symbolizer_free(struct symbolizer *sym);
 
+/* A source path as libbfd 2.40 builds it for DWARF 5 line tables whose file names already carry
+ * their directory ("./elf/./elf/dl-init.c": the directory, "/./", then the file's own relative
+ * path starting with that directory) written into OUT as the file's path alone ("./elf/dl-init.c",
+ * as gdb and addr2line show it); any other path is copied as it is. Returns the length written
+ * (as snprintf: LEN or more when OUT was too short). */
+size_t symbolize_tidy_path(const char *path, char *out, size_t len);
+
 #endif
