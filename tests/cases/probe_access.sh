@@ -55,6 +55,15 @@ check_eq "$name report rows' faults (default kind: all)" \
 	"$("$PY" -c 'import csv,sys; print(sum(int(r["faults"]) for r in csv.DictReader(open(sys.argv[1]))))' "$all_csv")" \
 	"$(stat_of "$name" faults_total)"
 
+# ranges from the trace: all = the faults (as the online tree), access = the samples alone
+for k in all access; do
+	"$FAULTLINE" ranges "$WORK/$name" --from-trace --kind "$k" --format json >"$WORK/ranges.$k.json" 2>"$WORK/ranges.err" ||
+		fail "$name: ranges --kind $k exited $?: $(cat "$WORK/ranges.err")"
+done
+tree_faults() { "$PY" -c 'import json,sys; print(sum(p["faults"] for p in json.load(open(sys.argv[1]))["processes"]))' "$1"; }
+check_eq "$name ranges --kind all: faults in its tree" "$(tree_faults "$WORK/ranges.all.json")" "$(stat_of "$name" faults_total)"
+check_eq "$name ranges --kind access: samples in its tree" "$(tree_faults "$WORK/ranges.access.json")" "$samples"
+
 "$FAULTLINE" visualize "$WORK/$name" -o "$WORK/viz" >"$WORK/viz.out" 2>&1 || fail "$name: visualize exited $?: $(tail -3 "$WORK/viz.out")"
 [ -s "$WORK/viz/heatmap.svg" ] || fail "$name: visualize wrote no heatmap.svg"
 check_eq "$name faults-access.folded total" \
