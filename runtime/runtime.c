@@ -74,6 +74,10 @@ static int open_uffd(void)
 			return uffd;
 		errno = err;
 	}
+	/* out of descriptors: the system call would fail as well, but for a user without its
+	 * permission with EPERM, hiding the reason */
+	if (errno == EMFILE || errno == ENFILE)
+		return -1;
 	return (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 }
 

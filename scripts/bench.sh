@@ -1161,7 +1161,7 @@ table_thrash() {
 		"target ≤ 1.5×; fifo $(cell th_cpf_fifo µs 0.001); a fault's wait for a handler (report's wait time, p50): clock $(cell th_wait_clock µs 0.001), fifo $(cell th_wait_fifo µs 0.001)"
 	row T4 "$w, CPU per fault vs the minimal two-thread thrash handler (bench/thrash_floor $TF_ARGS: FIFO at the same cap, one UFFDIO_MOVE out and one move in per fault, no log, no stack): faultline's own share under thrash" \
 		"$(cell tf_cpf_move µs 0.001)" "$(cell th_cpf_clock µs 0.001)" "$(ratio th_cpf_clock tf_cpf_move)" "$(runs_of tf_cpf_move)" \
-		"the floor with refaults copied in (UFFDIO_COPY + MADV_DONTNEED of the mirror page, faultline's way): $(cell tf_cpf_copy µs 0.001), faultline vs it $(ratio th_cpf_clock tf_cpf_copy); floor / row E2's first-touch floor: $(ratio tf_cpf_move ev_floor) (the kernel's price for thrash, which T3's target compares against)"
+		"the floor with refaults copied in (UFFDIO_COPY + MADV_DONTNEED of the mirror page, faultline's way): $(cell tf_cpf_copy µs 0.001), faultline vs it $(ratio th_cpf_clock tf_cpf_copy); floor / row E2's first-touch floor: $(ratio tf_cpf_move ev_floor) (the kernel's price for thrash, which T3's target compares against). Not the same program: faultline's side is csr_scatter's whole run (its own work too, its sequential reads), the floor's only its random writes over a working set of about twice the cap"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -77,7 +77,8 @@ static void export_usage(FILE *out)
 	      "                       labels kind, thread, process, alloc_site (refused when FILE exists,\n"
 	      "                       unless --force)\n"
 	      "  DIR                  the recording (default: the newest faultline-* directory here)\n"
-	      "  -f, --force          replace FILE (a regular file: never a device, FIFO or link)\n"
+	      "  -f, --force          replace FILE (a regular file: never a directory, device, FIFO\n"
+	      "                       or link)\n"
 	      "      --time AXIS      what faults.time_ns holds: wall (default: ns since the recording\n"
 	      "                       started) or virtual (the CPU time, task-clock ns, the process's\n"
 	      "                       threads had used at the fault; NULL when unknown). faults.wall_ns\n"
@@ -127,7 +128,8 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* 0 to run, -1 after --help, or CLI_EXIT_USAGE. */
+/* 0 to run, -1 after --help, CLI_EXIT_USAGE, or 1 when an output cannot be written there (a
+ * directory, device, FIFO or link in its place, or a directory not writable). */
 static int export_parse(int argc, char **argv, struct export_options *o)
 {
 	static const struct cli_opt opts[] = {
