@@ -21,6 +21,7 @@
  * atomic byte; the FIFO ring of resident pages is the only shared structure, under a mutex held
  * for a few instructions.
  *
+ * Exit status 77 on a kernel without UFFDIO_MOVE (before 6.8).
  * prints: thrash pages=N cap=C threads=T handlers=H writes=W faults=F first=F1 refaults=R
  *         evictions=E cpu_ns=X wall_ns=Y cpu_ns_per_fault=Z sum_ok=1
  * cpu_ns is the process's CPU time (faulting threads and handlers) over the writing phase; the
@@ -66,8 +67,12 @@ static int open_uffd(void)
 	if (fd < 0)
 		bench_die_errno("userfaultfd");
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
-		bench_die_errno("ioctl(UFFDIO_API, UFFD_FEATURE_MOVE)");
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		if (errno != EINVAL)
+			bench_die_errno("ioctl(UFFDIO_API, UFFD_FEATURE_MOVE)");
+		fprintf(stderr, "thrash_floor: this kernel has no UFFDIO_MOVE (6.8 and later)\n");
+		exit(77); /* the bench says the row is skipped */
+	}
 	return fd;
 }
 
