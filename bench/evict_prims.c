@@ -24,6 +24,7 @@
  *                  mirror, one process_madvise(MADV_DONTNEED) of the pages (runtime/evict_copy.c)
  * prints one line per method: evict method=M run=R pages=N ns_per_page=W cpu_ns_per_page=C */
 #include "bench.h"
+#include "bench_uffd.h"
 
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -56,17 +57,8 @@ static void *spin(void *arg)
 
 static int open_uffd(void)
 {
-	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC), fd = -1;
-	if (dev >= 0) {
-		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
-		close(dev);
-	}
+	int fd = bench_uffd_open(O_NONBLOCK, 0);
 	if (fd < 0)
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		bench_die_errno("userfaultfd");
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
 		bench_die_errno("UFFDIO_API");
 	return fd;
 }

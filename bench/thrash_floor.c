@@ -27,6 +27,7 @@
  * cpu_ns is the process's CPU time (faulting threads and handlers) over the writing phase; the
  * sum of every word must equal THREADS x WRITES (sum_ok=0 and exit 1 otherwise: a lost write). */
 #include "bench.h"
+#include "bench_uffd.h"
 #include "../runtime/uffd_compat.h" /* the kernel's UFFDIO_MOVE ABI: newer than Debian 12's headers */
 
 #include <fcntl.h>
@@ -56,23 +57,13 @@ static bool copy_in;                        /* IN copy: refaults copy from the m
 
 static int open_uffd(void)
 {
-	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	int fd = -1;
-	if (dev >= 0) {
-		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-		close(dev);
-	}
-	if (fd < 0)
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (fd < 0)
-		bench_die_errno("userfaultfd");
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
-	if (ioctl(fd, UFFDIO_API, &api) < 0) {
-		if (errno != EINVAL)
-			bench_die_errno("ioctl(UFFDIO_API, UFFD_FEATURE_MOVE)");
+	int fd = bench_uffd_open(0, UFFD_FEATURE_MOVE);
+	if (fd < 0 && errno == EINVAL) {
 		fprintf(stderr, "thrash_floor: this kernel has no UFFDIO_MOVE (6.8 and later)\n");
 		exit(77); /* the bench says the row is skipped */
 	}
+	if (fd < 0)
+		bench_die_errno("ioctl(UFFDIO_API, UFFD_FEATURE_MOVE)");
 	return fd;
 }
 

@@ -28,6 +28,7 @@
  *           every sample is written (samples= and lost= say so);
  *   both    the two together: faultline's kernel-side floor (bench row 1g). */
 #include "bench.h"
+#include "bench_uffd.h"
 
 #include <fcntl.h>
 #include <asm/perf_regs.h>
@@ -42,26 +43,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
-#endif
-
 static char zero_page[BENCH_PAGE] __attribute__((aligned(BENCH_PAGE)));
 
 static int open_uffd(void)
 {
-	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	int fd = -1;
-	if (dev >= 0) {
-		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-		close(dev);
-	}
+	int fd = bench_uffd_open(0, 0);
 	if (fd < 0)
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (fd < 0)
-		bench_die_errno("userfaultfd (/dev/userfaultfd and the syscall)");
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
 		bench_die_errno("ioctl(UFFDIO_API)");
 	return fd;
 }

@@ -136,7 +136,7 @@ trap 'exit 130' INT TERM
 build() {
 	local name=$1; shift
 	local bin=$BIN/$name dep fresh=1
-	for dep in "bench/$name.c" bench/bench.h "$@"; do
+	for dep in "bench/$name.c" bench/bench.h bench/bench_uffd.h "$@"; do
 		[ "$bin" -nt "$dep" ] || fresh=0
 	done
 	[ "$fresh" = 1 ] && return 0
