@@ -282,6 +282,16 @@ const char *cli_path_dir(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+int cli_finish_output(const char *verb, FILE *out)
+{
+	errno = 0;
+	int flushed = fflush(out), error = errno;
+	if (flushed == 0 && !ferror(out))
+		return 0;
+	cli_error("%s: writing the output: %s", verb, strerror(flushed != 0 && error ? error : EIO));
+	return 1;
+}
+
 int cli_check_output_path(const char *verb, const char *path)
 {
 	char dir[PATH_MAX];

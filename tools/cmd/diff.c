@@ -279,10 +279,8 @@ int cmd_diff(int argc, char **argv)
 	if (rc == 0) {
 		struct diff_labels l = { o.dirs[0], o.dirs[1], by_names[o.by], kind_names[o.kind], (size_t)o.top };
 		diff_print(&d, &l, o.format, stdout);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			cli_error("diff: writing the output: %s", strerror(errno));
+		if (cli_finish_output("diff", stdout) != 0)
 			rc = 1;
-		}
 	}
 	if (rc == 0 && o.flame)
 		rc = write_flame(&o, sides, o.flame, false);

@@ -307,10 +307,8 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 		callsite_table_free(sym);
 		callsite_skip_free(&skip);
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error("dump: writing the output: %s", strerror(errno));
+	if (cli_finish_output("dump", out) != 0)
 		return 1;
-	}
 	return rc;
 }
 

@@ -540,10 +540,8 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 			sweep_print_csv(points, n, stdout);
 		else
 			sweep_print_table(points, n, knee, out_dir, stdout);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			cli_error("sweep: writing the output: %s", strerror(errno));
+		if (cli_finish_output("sweep", stdout) != 0)
 			rc = 1;
-		}
 		cli_error("sweep: wrote %s/sweep.csv and %s/sweep.svg", out_dir, out_dir);
 	}
 	return rc;

@@ -763,9 +763,5 @@ int report_print(struct report *r, FILE *out)
 		cli_error("report: out of memory while printing");
 		return 1;
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error("report: writing the output: %s", strerror(errno));
-		return 1;
-	}
-	return 0;
+	return cli_finish_output("report", out);
 }
