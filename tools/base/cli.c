@@ -282,13 +282,21 @@ const char *cli_path_dir(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-int cli_finish_output(const char *verb, FILE *out)
+int cli_output_errno(FILE *out)
 {
 	errno = 0;
 	int flushed = fflush(out), error = errno;
 	if (flushed == 0 && !ferror(out))
 		return 0;
-	cli_error("%s: writing the output: %s", verb, strerror(flushed != 0 && error ? error : EIO));
+	return flushed != 0 && error ? error : EIO;
+}
+
+int cli_finish_output(const char *verb, FILE *out)
+{
+	int error = cli_output_errno(out);
+	if (error == 0)
+		return 0;
+	cli_error("%s: writing the output: %s", verb, strerror(error));
 	return 1;
 }
 
@@ -439,8 +447,9 @@ void cli_list_table_if_asked(const struct cli_verb *v)
 	}
 	if (v->usage && !help_in_table)
 		list_option(out, "-h", "--help", CLI_FLAG);
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error("%s: listing the options: %s", v->name, strerror(errno));
+	int error = cli_output_errno(out);
+	if (error) {
+		cli_error("%s: listing the options: %s", v->name, strerror(error));
 		exit(1);
 	}
 	exit(0);

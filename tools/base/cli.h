@@ -134,9 +134,11 @@ const char *cli_format_count(uint64_t count, char *buf, size_t len);
  * bare name, into buf. Returns buf. */
 const char *cli_path_dir(const char *path, char *buf, size_t len);
 
-/* Flushes OUT and checks that everything written to it arrived. 0, or 1 after saying
- * "VERB: writing the output: REASON" (the flush's errno, or EIO when only the stream's error flag
- * tells: an earlier write failed). */
+/* Flushes OUT and checks that everything written to it arrived: 0, or why not (the flush's errno,
+ * or EIO when only the stream's error flag tells: an earlier write failed). */
+int cli_output_errno(FILE *out);
+
+/* cli_output_errno, said: 0, or 1 after "VERB: writing the output: REASON". */
 int cli_finish_output(const char *verb, FILE *out);
 
 /* Whether VERB can write an output file at PATH, checked before any work: its directory exists and

@@ -226,10 +226,9 @@ int main(int argc, char **argv)
 	/* what a verb printed (its help included) must have reached stdout: a full disk or a closed
 	 * pipe is a failure, as in any Unix tool; a verb that failed has said why (its own check of
 	 * its output, most often), so this adds no second message */
-	errno = 0;
-	int flushed = fflush(stdout), error = errno;
-	if ((flushed != 0 || ferror(stdout)) && rc == 0) {
-		cli_error("writing standard output: %s", strerror(flushed != 0 && error ? error : EIO));
+	int error = cli_output_errno(stdout);
+	if (error && rc == 0) {
+		cli_error("writing standard output: %s", strerror(error));
 		return 1;
 	}
 	return rc;
