@@ -966,14 +966,13 @@ static int dwarf_frames(struct symbolizer *sym, struct sym_binary *b, uint64_t v
 size_t symbolize_tidy_path(const char *path, char *out, size_t len)
 {
 	const char *mid = strstr(path, "/./");
-	size_t plen = mid ? (size_t)(mid - path) : 0;
-	const char *dir = path, *rest = mid ? mid + 3 : NULL;
-	if (plen >= 2 && strncmp(dir, "./", 2) == 0) /* the directory as the file's own path spells it */
-		dir += 2, plen -= 2;
-	if (!mid || plen == 0 || mid - path < 2 || strncmp(path, "./", 2) != 0 || strncmp(rest, dir, plen) != 0 ||
-	    rest[plen] != '/')
-		return (size_t)snprintf(out, len, "%s", path);
-	return (size_t)snprintf(out, len, "%.*s%s", (int)(mid - path), path, rest + plen);
+	if (mid && strncmp(path, "./", 2) == 0 && mid > path + 2) { /* "./DIR/./REST" */
+		const char *dir = path + 2, *rest = mid + 3;
+		size_t dlen = (size_t)(mid - dir);
+		if (strncmp(rest, dir, dlen) == 0 && rest[dlen] == '/') /* REST is "DIR/file" */
+			return (size_t)snprintf(out, len, "./%s", rest);
+	}
+	return (size_t)snprintf(out, len, "%s", path);
 }
 
 /* Replaces the raw strings of sym->scratch[0..n) by interned ones (function names demangled,
