@@ -51,7 +51,7 @@ static _Atomic uint8_t *state;
 static size_t *ring, ring_head, ring_count; /* FIFO of resident pages, under ring_lock */
 static size_t installing;                   /* pages with room made, not yet in the ring (ring_lock) */
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t faults, first_touches, refaults, evictions;
+static _Atomic uint64_t first_touches, refaults, evictions;
 static unsigned long long writes_per_thread;
 static bool copy_in;                        /* IN copy: refaults copy from the mirror, then drop it */
 
@@ -86,6 +86,13 @@ static void move_page(char *dst, char *src, bool wake)
 				  .mode = wake ? 0 : UFFDIO_MOVE_MODE_DONTWAKE };
 	if (ioctl(uffd, UFFDIO_MOVE, &mv) < 0)
 		bench_die_errno("ioctl(UFFDIO_MOVE)");
+}
+
+static void copy_page(char *dst, const char *src)
+{
+	struct uffdio_copy c = { .dst = (uintptr_t)dst, .src = (uintptr_t)src, .len = BENCH_PAGE };
+	if (ioctl(uffd, UFFDIO_COPY, &c) < 0)
+		bench_die_errno("ioctl(UFFDIO_COPY)");
 }
 
 /* Moves the oldest resident page out when CAP pages are resident or being installed, and counts
@@ -128,24 +135,17 @@ static void serve(uint64_t addr)
 			break;
 	}
 	make_room();
-	char *dst = region + page * BENCH_PAGE;
+	char *dst = region + page * BENCH_PAGE, *far = mirror + page * BENCH_PAGE;
 	if (s == PAGE_NEW) {
-		struct uffdio_copy c = { .dst = (uintptr_t)dst, .src = (uintptr_t)zero_page, .len = BENCH_PAGE };
-		if (ioctl(uffd, UFFDIO_COPY, &c) < 0)
-			bench_die_errno("ioctl(UFFDIO_COPY)");
-		atomic_fetch_add(&first_touches, 1);
+		copy_page(dst, zero_page);
 	} else if (copy_in) {
-		struct uffdio_copy c = { .dst = (uintptr_t)dst, .src = (uintptr_t)(mirror + page * BENCH_PAGE), .len = BENCH_PAGE };
-		if (ioctl(uffd, UFFDIO_COPY, &c) < 0)
-			bench_die_errno("ioctl(UFFDIO_COPY) from the mirror");
-		if (madvise(mirror + page * BENCH_PAGE, BENCH_PAGE, MADV_DONTNEED) < 0) /* the next move out needs it empty */
+		copy_page(dst, far);
+		if (madvise(far, BENCH_PAGE, MADV_DONTNEED) < 0) /* the next move out needs it empty */
 			bench_die_errno("madvise(MADV_DONTNEED) of a mirror page");
-		atomic_fetch_add(&refaults, 1);
 	} else {
-		move_page(dst, mirror + page * BENCH_PAGE, true);
-		atomic_fetch_add(&refaults, 1);
+		move_page(dst, far, true);
 	}
-	atomic_fetch_add(&faults, 1);
+	atomic_fetch_add(s == PAGE_NEW ? &first_touches : &refaults, 1);
 	atomic_store(&state[page], PAGE_RESIDENT); /* before the ring: from there it may leave at once */
 	pthread_mutex_lock(&ring_lock);
 	ring[(ring_head + ring_count) % cap] = page;
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 	for (unsigned t = 0; t < threads; t++)
 		pthread_join(writers[t], NULL);
 	uint64_t cpu = bench_cpu_ns() - cpu0, wall = bench_now_ns() - t0;
-	uint64_t f = atomic_load(&faults), first = atomic_load(&first_touches), re = atomic_load(&refaults);
+	uint64_t first = atomic_load(&first_touches), re = atomic_load(&refaults), f = first + re;
 
 	/* the sum reads every page: far ones fault back in (not counted above) */
 	uint64_t sum = 0, *words = (uint64_t *)region;
