@@ -89,6 +89,8 @@ static const char *const record_value_options[][2] = {
 
 struct sweep_options {
 	const char *list;
+	uint64_t sizes[SWEEP_MAX_POINTS]; /* -L's, parsed */
+	size_t nsizes;
 	bool autosize, csv, force, stacks;
 	const char *output;
 	char **passthrough;          /* record's options, as given (pointing into argv) */
@@ -224,9 +226,7 @@ static int parse_args(int argc, char **argv, struct sweep_options *o)
 	o->command = argv + i;
 	if (!o->list == !o->autosize)
 		return usage_error(o->list ? "-L LIST and --auto exclude each other" : "give the sizes: -L LIST or --auto");
-	uint64_t sizes[SWEEP_MAX_POINTS];
-	size_t nsizes;
-	if (o->list && sweep_parse_list(o->list, sizes, &nsizes, err, sizeof(err)) < 0)
+	if (o->list && sweep_parse_list(o->list, o->sizes, &o->nsizes, err, sizeof(err)) < 0)
 		return usage_error("-L: %s", err);
 	return 0;
 }
@@ -493,7 +493,7 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 	struct sweep_point points[SWEEP_MAX_POINTS + 1];
 	uint64_t sizes[SWEEP_MAX_POINTS];
 	size_t n = 0, nsizes = 0, first = 0;
-	char self[PATH_MAX], err[512];
+	char self[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (len < 0) {
@@ -502,8 +502,10 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 	}
 	self[len] = '\0';
 	memset(points, 0, sizeof(points));
-	if (o->list)
-		sweep_parse_list(o->list, sizes, &nsizes, err, sizeof(err)); /* checked by parse_args */
+	if (o->list) {
+		memcpy(sizes, o->sizes, o->nsizes * sizeof(sizes[0]));
+		nsizes = o->nsizes;
+	}
 	if (o->autosize) {
 		sweep_point_name(0, points[0].name, sizeof(points[0].name));
 		progress(0, SWEEP_AUTO_HALVINGS + 2, &points[0], out_dir);
@@ -561,15 +563,11 @@ int cmd_sweep(int argc, char **argv)
 		rc = usage_error("%s", err);
 	else if (rc == 0 && strcmp(check.command[0], o.command[0]) != 0) /* a stray word before "--" */
 		rc = usage_error("'%s' is neither an option nor the command (the command follows --)", check.command[0]);
-	if (rc == 0 && o.list) { /* each size as record takes it (-L above -M...), before the first run */
-		uint64_t sizes[SWEEP_MAX_POINTS];
-		size_t nsizes = 0;
-		sweep_parse_list(o.list, sizes, &nsizes, err, sizeof(err)); /* checked by parse_args */
-		for (size_t k = 0; rc == 0 && k < nsizes; k++) {
-			int words = make_record_argv(&o, sizes[k], "x", &a);
-			if (record_parse_args(words - 1, a.words + 1, &check, err, sizeof(err)) < 0)
-				rc = usage_error("%s", err);
-		}
+	/* each size of -L as record takes it (-L above -M...), before the first run */
+	for (size_t k = 0; rc == 0 && k < o.nsizes; k++) {
+		int words = make_record_argv(&o, o.sizes[k], "x", &a);
+		if (record_parse_args(words - 1, a.words + 1, &check, err, sizeof(err)) < 0)
+			rc = usage_error("%s", err);
 	}
 	if (rc == 0) {
 		const char *base = strrchr(o.command[0], '/');
