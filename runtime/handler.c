@@ -59,6 +59,11 @@
 /* The handler signal, picked once per process image (a forked child keeps its action). */
 static int handler_signal;
 
+int fl_handler_signal(void)
+{
+	return handler_signal;
+}
+
 static void on_handler_signal(int sig)
 {
 	(void)sig; /* its only purpose: ending the handler's blocking read */

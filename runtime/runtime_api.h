@@ -73,4 +73,7 @@ int fl_fault_context_signal(void);                   /* 0 = none (no stacks by s
 void fl_fault_context_keep_unblocked(void *sigset);  /* remove the stack signal from a sigset_t */
 void fl_fault_context_give_up_signal(void);          /* the program takes the signal for itself */
 
+/* handler.c: the signal that wakes the fault handlers (flushes, shutdown); 0 = not picked yet */
+int fl_handler_signal(void);
+
 #endif

@@ -22,7 +22,15 @@
  * The runtime's stack signal (fault_context.c) must reach a faulting thread promptly, so the
  * shim removes it from every mask the program sets (sigprocmask, pthread_sigmask, the masks
  * of its handlers). If the program installs a handler for that very signal, the program wins
- * and faults are recorded without stacks from then on. */
+ * and faults are recorded without stacks from then on.
+ *
+ * The runtime's own two signals (that stack signal, and the one that wakes the fault handlers,
+ * handler.c) keep the runtime's handlers when the program sets them to SIG_DFL or SIG_IGN, as
+ * git does in every child between fork and exec, and `env --default-signal` or a daemon does for
+ * every signal: the runtime's next wake-up would otherwise kill the process, or be lost. What the
+ * program set is kept for it to read back. A handler of the program's own for the handlers'
+ * signal is kept that way too, and never runs (it would run on a fault handler's thread), with a
+ * message. */
 #include "shim.h"
 #include "../runtime/runtime_api.h"
 
@@ -141,11 +149,37 @@ void fl_shim_signals_start(void)
 	}
 }
 
-/* The program takes the stack signal for itself: it wins. */
-static void yield_stack_signal(int sig, const struct sigaction *act)
+/* What the program set for the runtime's own signals (runtime_signal_set), to read back. */
+static struct sigaction runtime_signal_view[NSIG];
+
+static bool is_default_or_ignore(const struct sigaction *act)
 {
-	if (act && sig && sig == fl_fault_context_signal())
+	return !(act->sa_flags & SA_SIGINFO) && (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN);
+}
+
+/* sigaction() for one of the runtime's signals: true when it was answered here (the runtime's
+ * handler stays); false when the program's handler takes the stack signal (it wins). */
+static bool runtime_signal_set(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	bool stack = sig == fl_fault_context_signal(), wake = sig == fl_handler_signal();
+	if (!stack && !wake)
+		return false;
+	if (act && stack && !is_default_or_ignore(act)) {
 		fl_fault_context_give_up_signal();
+		return false;
+	}
+	if (act && wake && !is_default_or_ignore(act)) {
+		static _Atomic bool said;
+		if (!atomic_exchange(&said, true))
+			fl_log_u64("the program installs a handler for signal ", (uint64_t)sig,
+				   ", which faultline uses to wake its fault handlers: the program's handler "
+				   "will not run");
+	}
+	if (old)
+		*old = runtime_signal_view[sig];
+	if (act)
+		runtime_signal_view[sig] = *act;
+	return true;
 }
 
 /* The program's handlers must not block the stack signal while they run. */
@@ -165,8 +199,9 @@ FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	 * shares our memory: what it sets must not change what the traced process is said to have */
 	if (fl_runtime_in_vfork_child())
 		return real_sigaction(sig, act, old);
-	if (atomic_load(&fl_rt_state) == FL_RT_READY) {
-		yield_stack_signal(sig, act);
+	if (atomic_load(&fl_rt_state) == FL_RT_READY && sig > 0 && sig < NSIG) {
+		if (runtime_signal_set(sig, act, old))
+			return 0;
 		act = without_stack_signal(act, &filtered);
 	}
 	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || atomic_load(&fl_rt_state) != FL_RT_READY)
