@@ -4,16 +4,20 @@
 # `kill` of both), or to their whole process group (as `timeout`, a batch scheduler or a terminal's
 # Ctrl-C send it, which `record` then forwards: the program takes SIGTERM twice). Each time record
 # exits 143 (the program's status) after the program's runtime wrote its trace, stats.json is there,
-# and `dump` lists exactly the faults stats.json counts, without a warning about the trace.
+# and `dump` lists exactly the faults stats.json counts, without a warning about the trace. Last, a
+# program that ignores SIGINT (inherited, as a background job's) gets a SIGINT through `record` and
+# then, a second and more later, a SIGTERM: only the same signal again cuts the run short with
+# SIGKILL (record once took any second signal for a repeat: exit 137 and no stats.json).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
 
-# started NAME: record of NAME started in a process group of its own; sets REC and PROG.
+# start_run NAME [WRAPPER...]: record of NAME started in a process group of its own (through
+# WRAPPER, which execs it); sets REC and PROG.
 start_run() {
-	local name=$1
+	local name=$1; shift
 	rm -rf "$WORK/$name"
-	setsid "$FAULTLINE" record -q -o "$WORK/$name" -L 16M -- "$PLANTED/threads" 2 1024 \
+	setsid "$@" "$FAULTLINE" record -q -o "$WORK/$name" -L 16M -- "$PLANTED/threads" 2 1024 \
 		>"$WORK/$name.out" 2>"$WORK/$name.err" &
 	REC=$!
 	PROG=""
@@ -63,3 +67,9 @@ check_run record-and-program
 start_run process-group
 kill -TERM -- "-$REC"
 check_run process-group
+
+start_run int-then-term sh -c 'trap "" INT; exec "$@"' sh
+kill -INT "$REC"
+sleep 1.5
+kill -TERM "$REC"
+check_run int-then-term

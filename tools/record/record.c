@@ -79,12 +79,13 @@ static double monotonic_seconds(void);
  * record's foreground process group, so they are not sent twice. However the signal came,
  * record waits for the program's runtime to finish its trace (the runtime's handler writes
  * every buffered record and stats.json before the program dies), as `perf record` finishes its
- * file on Ctrl-C. A stop signal again, a second or more after the first (a second Ctrl-C, not
- * the burst of copies that `timeout` or a scheduler sends to the whole group), cuts that short:
- * the program is killed with SIGKILL and its trace keeps what was written until then. */
+ * file on Ctrl-C. The same stop signal again, a second or more after the first (a second Ctrl-C,
+ * not the burst of copies that `timeout` or a scheduler sends to the whole group), cuts that
+ * short: the program is killed with SIGKILL and its trace keeps what was written until then.
+ * Another signal is forwarded as the first was (a SIGTERM after a SIGINT the program caught). */
 static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *status)
 {
-	double first_signal = 0;
+	double first_at[NSIG] = { 0 }; /* per signal: when record first got it */
 	bool killed = false;
 	for (;;) {
 		siginfo_t info;
@@ -105,9 +106,9 @@ static int wait_forwarding_signals(pid_t pid, const sigset_t *signals, int *stat
 		if (sig <= 0 || sig == SIGCHLD)
 			continue;
 		double now = monotonic_seconds();
-		if (first_signal == 0) {
-			first_signal = now;
-		} else if (now - first_signal >= 1.0 && !killed) {
+		if (first_at[sig] == 0) {
+			first_at[sig] = now;
+		} else if (now - first_at[sig] >= 1.0 && !killed) {
 			cli_error("%s again: killing the program (SIGKILL); its trace keeps what was written until now",
 				  strsignal(sig));
 			kill(pid, SIGKILL);
