@@ -348,16 +348,29 @@ static int extract_ranges(struct ctx *c, struct ranges_proc *rp)
 		return -1;
 	}
 	rap_hot_ranges(tree, c->o->phi, hot, nhot);
-	size_t out = 0;
+	/* the ends of the hot nodes that enclose the current one, innermost last: a joined run stays
+	 * inside them (one that ran past its parent's end overlapped it, and nested under it) */
+	uint64_t *enclosing = malloc(nhot * sizeof(*enclosing));
+	if (!enclosing) {
+		free(hot);
+		set_err(c, "out of memory");
+		return -1;
+	}
+	size_t out = 0, nenclosing = 0;
 	for (size_t i = 0; i < nhot;) {
 		/* hot is sorted by (lo, hi descending): i contains i + 1 iff i + 1 starts inside it */
 		bool innermost = i + 1 == nhot || hot[i + 1].lo >= hot[i].hi;
+		while (nenclosing && enclosing[nenclosing - 1] <= hot[i].lo)
+			nenclosing--;
+		uint64_t limit = nenclosing ? enclosing[nenclosing - 1] : UINT64_MAX;
 		size_t j = i + 1;
 		if (c->o->coalesce && innermost) {
-			while (j < nhot && hot[j].lo == hot[j - 1].hi &&
+			while (j < nhot && hot[j].lo == hot[j - 1].hi && hot[j].hi <= limit &&
 			       (j + 1 == nhot || hot[j + 1].lo >= hot[j].hi))
 				j++;
 		}
+		if (!innermost)
+			enclosing[nenclosing++] = hot[i].hi;
 		if (j == i + 1) {
 			set_range(&rp->ranges[out++], tree, n, hot[i].lo, hot[i].hi, hot[i].est,
 				  hot[i].discounted, hot[i].upper, hot[i].depth, 1);
@@ -377,6 +390,7 @@ static int extract_ranges(struct ctx *c, struct ranges_proc *rp)
 		}
 		i = j;
 	}
+	free(enclosing);
 	free(hot);
 	rp->nranges = out;
 	qsort(rp->ranges, out, sizeof(*rp->ranges), by_excl);
