@@ -46,12 +46,20 @@ enum fl_policy { FL_POLICY_CLOCK = 0, FL_POLICY_FIFO = 1 };
 /* Counters owned by one handler thread (written only by it; read at exit). */
 struct fl_handler_stats {
 	_Atomic uint64_t faults_total, first_touch, refault, soft, concurrent;
+	_Atomic uint64_t access_samples;     /* record --mrc, --sample-accesses: records, not faults */
 	_Atomic uint64_t wp_faults;          /* write-protect messages (dirty tracking), not faults */
 	_Atomic uint64_t records_written, records_dropped;
 	_Atomic uint64_t busy_waits;         /* messages that waited for a page in transition */
 	_Atomic uint64_t write_wait_ns;      /* time spent writing records out (back-pressure) */
 	_Atomic uint64_t sampled_stacks;     /* stacks taken from perf samples (no signal) */
 	_Atomic uint64_t wakeups;            /* reads that returned messages (a blocking read never returns none) */
+};
+
+/* A handler's counts as of its last flush (trace_writer.c): every fault they count has its record in
+ * the trace's hands. stats.json reports these, so it never counts a fault whose record a handler
+ * had not flushed when the process ended (exit_group kills handlers wherever they are). */
+struct fl_flushed_counts {
+	_Atomic uint64_t faults_total, first_touch, refault, soft, concurrent, access_samples, records_written;
 };
 
 struct fl_handler {
@@ -63,6 +71,7 @@ struct fl_handler {
 	_Atomic int tid;                     /* its thread id once running (the handler signal's target); 0 = none */
 	bool serving_startup;                /* handler.c: served by the thread starting it (runtime threads' faults) */
 	struct fl_handler_stats stats;
+	struct fl_flushed_counts flushed;
 	/* trace buffer, owned by the handler thread */
 	struct fl_stream contexts, stacks;   /* fault contexts and stacks taken from samples */
 	struct fl_stream evictions;          /* eviction events of its inline evictions (evict_log.c) */

@@ -417,7 +417,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	if (rec.kind != FL_FAULT_ACCESS_SAMPLE)
 		atomic_fetch_add_explicit(&h->stats.faults_total, 1, memory_order_relaxed);
 	switch (rec.kind) {
-	case FL_FAULT_ACCESS_SAMPLE: break;
+	case FL_FAULT_ACCESS_SAMPLE: atomic_fetch_add_explicit(&h->stats.access_samples, 1, memory_order_relaxed); break;
 	case FL_FAULT_FIRST_TOUCH: atomic_fetch_add_explicit(&h->stats.first_touch, 1, memory_order_relaxed); break;
 	case FL_FAULT_REFAULT: atomic_fetch_add_explicit(&h->stats.refault, 1, memory_order_relaxed); break;
 	case FL_FAULT_SOFT: atomic_fetch_add_explicit(&h->stats.soft, 1, memory_order_relaxed); break;

@@ -165,7 +165,7 @@ struct fl_probe {
 	uint64_t tokens_ns;                  /* when they were last refilled */
 	uint64_t rng;
 	/* counters (stats.json) */
-	_Atomic uint64_t samples, armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
+	_Atomic uint64_t armed, rearmed, arm_skipped, restored, ring_drops, pending_drops, rounds;
 	_Atomic uint64_t cpu_ns;             /* the prober thread's CPU time, updated every 64 rounds */
 	_Atomic uint64_t budget_cuts, program_cpu_ns; /* --mrc budget: rate drops; the program's CPU time */
 	_Atomic uint64_t mrc_arms;           /* --mrc budget: arms of sample pages (the cost it holds) */
@@ -326,8 +326,6 @@ void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kin
 	struct fl_probe *p = h->rt->probe;
 	if (!p || kind == FL_FAULT_CONCURRENT)
 		return;
-	if (kind == FL_FAULT_ACCESS_SAMPLE)
-		atomic_fetch_add_explicit(&p->samples, 1, memory_order_relaxed);
 	bool sampled = in_sample(p, page);
 	uint64_t progress = 0;
 	if (p->mrc) {
@@ -754,7 +752,7 @@ void fl_probe_after_fork(struct fl_runtime *rt)
 	struct fl_probe *p = rt->probe;
 	if (!p)
 		return;
-	atomic_store(&p->samples, 0), atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
+	atomic_store(&p->armed, 0), atomic_store(&p->rearmed, 0), atomic_store(&p->arm_skipped, 0);
 	atomic_store(&p->restored, 0), atomic_store(&p->ring_drops, 0), atomic_store(&p->pending_drops, 0);
 	atomic_store(&p->rounds, 0), atomic_store(&p->cpu_ns, 0), atomic_store(&p->mrc_progress, 0);
 	atomic_store(&p->budget_cuts, 0), atomic_store(&p->program_cpu_ns, 0), atomic_store(&p->mrc_arms, 0);
@@ -776,10 +774,10 @@ void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b)
 	fl_buf_json_key_u64(b, FL_META_PROBE_PERIOD_NS, p ? p->period_ns : 0);
 }
 
-void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b)
+void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b, uint64_t access_samples)
 {
 	struct fl_probe *p = rt->probe;
-	fl_buf_json_key_u64(b, FL_STATS_ACCESS_SAMPLES, p ? atomic_load(&p->samples) : 0);
+	fl_buf_json_key_u64(b, FL_STATS_ACCESS_SAMPLES, access_samples);
 	if (!p)
 		return;
 	if (p->mrc) {

@@ -19,6 +19,6 @@ bool fl_probe_back_clean(struct fl_runtime *rt, size_t page);     /* fault path,
 void fl_probe_written(struct fl_runtime *rt, size_t page);        /* fault path: a write-protect fault made the page dirty */
 void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind); /* fault path: after a fault */
 void fl_probe_json_meta(struct fl_runtime *rt, struct fl_buf *b);
-void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b);
+void fl_probe_json_stats(struct fl_runtime *rt, struct fl_buf *b, uint64_t access_samples);
 
 #endif

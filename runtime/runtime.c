@@ -373,6 +373,7 @@ void fl_runtime_fork_child(void)
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		atomic_store(&rt->handlers[i].tid, 0); /* no handler threads in this process until they start */
 		memset(&rt->handlers[i].stats, 0, sizeof(rt->handlers[i].stats));
+		memset(&rt->handlers[i].flushed, 0, sizeof(rt->handlers[i].flushed));
 		rt->handlers[i].nrecords = 0;
 		rt->handlers[i].last_write_errno = 0;
 	}

@@ -80,6 +80,20 @@ int fl_trace_open(struct fl_runtime *rt)
 	return 0;
 }
 
+/* The handler's counts, now that every fault they count has its record handed over (flushed). */
+static void publish_flushed_counts(struct fl_handler *h)
+{
+	struct fl_handler_stats *s = &h->stats;
+	struct fl_flushed_counts *f = &h->flushed;
+	atomic_store(&f->faults_total, atomic_load(&s->faults_total));
+	atomic_store(&f->first_touch, atomic_load(&s->first_touch));
+	atomic_store(&f->refault, atomic_load(&s->refault));
+	atomic_store(&f->soft, atomic_load(&s->soft));
+	atomic_store(&f->concurrent, atomic_load(&s->concurrent));
+	atomic_store(&f->access_samples, atomic_load(&s->access_samples));
+	atomic_store(&f->records_written, atomic_load(&s->records_written));
+}
+
 void fl_trace_flush(struct fl_handler *h)
 {
 	struct fl_runtime *rt = h->rt;
@@ -91,15 +105,16 @@ void fl_trace_flush(struct fl_handler *h)
 	/* the evictor's eviction events, on the cadence of handler 0: it waits only at shutdown */
 	if (h->index == 0)
 		fl_evict_log_flush(rt, atomic_load_explicit(&rt->final_mode, memory_order_relaxed));
-	if (h->nrecords == 0)
-		return;
-	/* handed to the frame writer; the handler waits only when the writer is behind: that is the
-	 * back-pressure, and it is counted. Records lost to a failed write are counted there. */
-	uint64_t start = fl_now_ns();
-	fl_frames_submit(FL_FRAMED_FAULTS, h->records, h->nrecords * sizeof(struct fl_fault_record));
-	atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
-	atomic_fetch_add(&h->stats.records_written, h->nrecords);
-	h->nrecords = 0;
+	if (h->nrecords) {
+		/* handed to the frame writer; the handler waits only when the writer is behind: that is
+		 * the back-pressure, and it is counted. Records lost to a failed write are counted there. */
+		uint64_t start = fl_now_ns();
+		fl_frames_submit(FL_FRAMED_FAULTS, h->records, h->nrecords * sizeof(struct fl_fault_record));
+		atomic_fetch_add(&h->stats.write_wait_ns, fl_now_ns() - start);
+		atomic_fetch_add(&h->stats.records_written, h->nrecords);
+		h->nrecords = 0;
+	}
+	publish_flushed_counts(h);
 }
 
 void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec)
@@ -244,18 +259,20 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0, sampled = 0, wakeups = 0;
+	uint64_t write_wait = 0, sampled = 0, wakeups = 0, access_samples = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
 		struct fl_handler_stats *s = &rt->handlers[i].stats;
-		total += atomic_load(&s->faults_total);
-		first += atomic_load(&s->first_touch);
-		refault += atomic_load(&s->refault);
-		soft += atomic_load(&s->soft);
-		conc += atomic_load(&s->concurrent);
+		struct fl_flushed_counts *f = &rt->handlers[i].flushed; /* the faults and their records */
+		total += atomic_load(&f->faults_total);
+		first += atomic_load(&f->first_touch);
+		refault += atomic_load(&f->refault);
+		soft += atomic_load(&f->soft);
+		conc += atomic_load(&f->concurrent);
+		access_samples += atomic_load(&f->access_samples);
+		written += atomic_load(&f->records_written);
 		wp += atomic_load(&s->wp_faults);
-		written += atomic_load(&s->records_written);
 		dropped += atomic_load(&s->records_dropped);
 		waits += atomic_load(&s->busy_waits);
 		write_wait += atomic_load(&s->write_wait_ns);
@@ -324,7 +341,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	if (rt->check_states)
 		fl_buf_json_key_u64(&b, FL_STATS_PAGE_STATE_MISMATCHES, rt->state_mismatches);
 	fl_far_json_stats(rt, &b); /* far traffic, read-ahead (far_store.c) */
-	fl_probe_json_stats(rt, &b); /* access samples, the --mrc sampling rate (probe.c) */
+	fl_probe_json_stats(rt, &b, access_samples); /* access samples, the --mrc sampling rate (probe.c) */
 	fl_buf_json_key_u64(&b, FL_STATS_WALL_NS, fl_now_ns() - rt->start_ns);
 	fl_buf_json_key_str(&b, FL_STATS_EXIT, exit_reason);
 	fl_buf_str(&b, "\n}\n");
