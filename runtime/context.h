@@ -77,6 +77,7 @@ struct fl_handler {
 	struct fl_stream evictions;          /* eviction events of its inline evictions (evict_log.c) */
 	struct fl_fault_record *records;
 	unsigned nrecords;
+	uint64_t buffered_since_ns;          /* when records[0] was appended (trace_writer.c) */
 	_Atomic uint64_t flush_request, flush_done;
 	int last_write_errno;
 };

@@ -185,12 +185,16 @@ static void step_readers(struct fl_handler *h)
 		signal_handler(rt, &rt->handlers[i]);
 }
 
-/* A handler that does not read now: naps until a signal or READER_SLEEP_MS have passed. */
+/* A handler that does not read now: naps until a signal or READER_SLEEP_MS have passed. Its
+ * buffer goes out after the nap whether a signal cut it or not (the flush timer's signal can
+ * land between naps: a handler that served a few faults in an all-readers window then held them
+ * for 13 s, and a reader of the faults file needed a reorder window of half a million records). */
 static void sleep_while_not_reading(struct fl_handler *h)
 {
 	struct timespec nap = { 0, READER_SLEEP_MS * 1000000L };
 	if (nanosleep(&nap, NULL) < 0)
 		on_interrupt(h);
+	fl_trace_flush_if_old(h, FLUSH_PERIOD_MS * 1000000ull);
 }
 
 /* Serves what one read returned, then the flushes that are due. */
@@ -206,6 +210,7 @@ static void serve_messages(struct fl_handler *h, const struct uffd_msg *msgs, ss
 			fl_trace_write_stats(rt);
 	}
 	serve_flush_request(h);
+	fl_trace_flush_if_old(h, FLUSH_PERIOD_MS * 1000000ull); /* a rarely serving handler too */
 	step_readers(h);
 }
 

@@ -119,8 +119,16 @@ void fl_trace_flush(struct fl_handler *h)
 
 void fl_trace_append(struct fl_handler *h, const struct fl_fault_record *rec)
 {
+	if (h->nrecords == 0)
+		h->buffered_since_ns = fl_now_ns();
 	h->records[h->nrecords++] = *rec;
 	if (h->nrecords == FL_TRACE_CHUNK)
+		fl_trace_flush(h);
+}
+
+void fl_trace_flush_if_old(struct fl_handler *h, uint64_t age_ns)
+{
+	if (h->nrecords && fl_now_ns() - h->buffered_since_ns >= age_ns)
 		fl_trace_flush(h);
 }
 
