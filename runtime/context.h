@@ -59,7 +59,7 @@ struct fl_handler_stats {
  * the trace's hands. stats.json reports these, so it never counts a fault whose record a handler
  * had not flushed when the process ended (exit_group kills handlers wherever they are). */
 struct fl_flushed_counts {
-	_Atomic uint64_t faults_total, first_touch, refault, soft, concurrent, access_samples, records_written;
+	_Atomic uint64_t faults_total, first_touch, refault, soft, concurrent, access_samples;
 };
 
 struct fl_handler {

@@ -91,7 +91,6 @@ static void publish_flushed_counts(struct fl_handler *h)
 	atomic_store(&f->soft, atomic_load(&s->soft));
 	atomic_store(&f->concurrent, atomic_load(&s->concurrent));
 	atomic_store(&f->access_samples, atomic_load(&s->access_samples));
-	atomic_store(&f->records_written, atomic_load(&s->records_written));
 }
 
 void fl_trace_flush(struct fl_handler *h)
@@ -279,8 +278,8 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 		soft += atomic_load(&f->soft);
 		conc += atomic_load(&f->concurrent);
 		access_samples += atomic_load(&f->access_samples);
-		written += atomic_load(&f->records_written);
 		wp += atomic_load(&s->wp_faults);
+		written += atomic_load(&s->records_written); /* changes only at a flush */
 		dropped += atomic_load(&s->records_dropped);
 		waits += atomic_load(&s->busy_waits);
 		write_wait += atomic_load(&s->write_wait_ns);

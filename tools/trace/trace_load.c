@@ -121,9 +121,9 @@ static int load_stats(struct loader *ld)
 static void check_fault_count(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
-	uint64_t total, dropped = 0, access_samples = 0;
+	uint64_t total, dropped;
 
-	if (!proc->has_stats || stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, &total) < 0) {
+	if (!fl_load_stats_records(proc, &total, &dropped)) {
 		uint64_t seq_end = 0;
 		for (size_t i = 0; i < proc->nfaults; i++)
 			if (proc->faults[i].rec.seq + 1 > seq_end)
@@ -135,9 +135,6 @@ static void check_fault_count(struct loader *ld)
 				    "numbers)", proc->dir, FL_FILE_NAME_FAULTS, (unsigned long long)proc->faults_lost);
 		return;
 	}
-	stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped);
-	if (stats_json_uint(&proc->stats, FL_STATS_ACCESS_SAMPLES, &access_samples) == 0)
-		total += access_samples; /* records too, but not faults (record --sample-accesses, --mrc) */
 	proc->faults_lost = total > proc->nfaults ? total - proc->nfaults : 0;
 	proc->faults_lost_exact = true;
 	/* more records than it counts: faults served after the last stats.json, when the process

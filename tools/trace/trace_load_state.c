@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <faultline/record_schema.h>
+
 /* ======================================================================= errors and warnings */
 
 /* Appends one warning line to rec (counted as suppressed beyond FL_MAX_WARNINGS or without memory). */
@@ -152,6 +154,18 @@ static size_t count_records(struct loader *ld, size_t len, bool complete)
 		fl_load_warning(ld->rec, "%s", warning);
 	}
 	return n;
+}
+
+bool fl_load_stats_records(const struct fl_process *proc, uint64_t *counted, uint64_t *dropped)
+{
+	uint64_t access_samples = 0;
+	*dropped = 0;
+	if (!proc->has_stats || stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, counted) < 0)
+		return false;
+	stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, dropped);
+	if (stats_json_uint(&proc->stats, FL_STATS_ACCESS_SAMPLES, &access_samples) == 0)
+		*counted += access_samples; /* record --sample-accesses, --mrc */
+	return true;
 }
 
 void fl_load_take_fault_header(const struct loader *ld, struct fl_process *proc)

@@ -106,6 +106,11 @@ int fl_load_header(struct loader *ld, const unsigned char *data, size_t len, uin
  * fl_load_header or fl_load_binary checked. */
 void fl_load_take_fault_header(const struct loader *ld, struct fl_process *proc);
 
+/* The records stats.json accounts for: its faults_total plus access_samples (records, not faults),
+ * and records_dropped (0 if absent). False when it has no faults_total. A trace may hold more
+ * records than counted (faults served after the last stats.json), never fewer unless some were lost. */
+bool fl_load_stats_records(const struct fl_process *proc, uint64_t *counted, uint64_t *dropped);
+
 /* Maps the process's binary file NAME of KIND and checks its header (setting ld->record_size,
  * data_offset and version). Returns 1 with the mapping and the number of complete fixed-size
  * records (0 for stacks and allocs.zst), 0 when the file is absent, -1 on error (unmapped). */

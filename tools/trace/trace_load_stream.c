@@ -309,13 +309,8 @@ out:;
 /* The stats.json count must equal the records (no record lost, none dropped). */
 static bool count_agrees(const struct fl_process *proc)
 {
-	uint64_t total, dropped = 0, access_samples = 0;
-	if (stats_json_uint(&proc->stats, FL_STATS_FAULTS_TOTAL, &total) < 0)
-		return false;
-	stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &dropped);
-	if (stats_json_uint(&proc->stats, FL_STATS_ACCESS_SAMPLES, &access_samples) == 0)
-		total += access_samples;
-	return dropped == 0 && total <= proc->nfaults; /* more: faults after stats.json (trace_load.c) */
+	uint64_t total, dropped;
+	return fl_load_stats_records(proc, &total, &dropped) && dropped == 0 && total <= proc->nfaults;
 }
 
 int fl_load_stream_process(struct loader *ld)
