@@ -10,10 +10,18 @@
  * the lowest free one there), away from the numbers programs pick, and marked in a bitmap. The shim consults the
  * bitmap (shim/fds.c): the program's close of a marked descriptor succeeds without closing it,
  * close_range and closefrom skip marked ones, and a dup2 onto one is refused. The runtime closes
- * its own through fl_sys_close (sys.c), which clears the mark. Below sys.c: raw system calls here. */
+ * its own through fl_sys_close (sys.c), which clears the mark.
+ *
+ * Even a moment below the floor is in the program's way: open(2) returns the lowest free number,
+ * and a runtime thread that holds number 3 while the program opens a file gives the program 4
+ * (close(0); open("/dev/null") is how daemons reopen stdin). A runtime thread that makes
+ * descriptors while the program runs and needs them alone (the timeline's sampler: a perf group
+ * per thread of the program) gives itself a table of its own, fl_fd_table_private; its numbers are
+ * then neither moved nor marked. Below sys.c: raw system calls here. */
 #include "fds.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -27,6 +35,7 @@
 static _Atomic(_Atomic uint64_t *) marks;  /* one bit per descriptor number, made on first use */
 static _Atomic int floor_fd;             /* 0 until computed */
 static _Atomic int high_fd;              /* one past the highest number ever marked */
+static __thread bool table_private;      /* this thread has a table of its own (fl_fd_table_private) */
 
 /* The lowest number a kept descriptor is moved to. */
 static int fd_floor(void)
@@ -78,7 +87,7 @@ static void mark(int fd)
 
 int fl_fd_keep(int fd)
 {
-	if (fd < 0)
+	if (fd < 0 || table_private)
 		return fd;
 	int floor = fd_floor();
 	if (fd < floor) {
@@ -99,6 +108,8 @@ int fl_fd_high(void)
 
 void fl_fd_forget(int fd)
 {
+	if (table_private) /* the number is this thread's own: a mark of that number is another's */
+		return;
 	_Atomic uint64_t *m = atomic_load_explicit(&marks, memory_order_acquire);
 	if (m && fd >= 0 && (unsigned)fd < FD_MARK_BITS) /* nothing marked yet: nothing to map */
 		atomic_fetch_and_explicit(&m[fd / 64], ~(1ull << (fd % 64)), memory_order_release);
@@ -110,4 +121,18 @@ bool fl_fd_is_runtime(int fd)
 	if (!m || fd < 0 || (unsigned)fd >= FD_MARK_BITS)
 		return false;
 	return atomic_load_explicit(&m[fd / 64], memory_order_acquire) & (1ull << (fd % 64));
+}
+
+int fl_fd_table_private(int keep)
+{
+	if (syscall(SYS_unshare, CLONE_FILES) < 0)
+		return -1;
+	table_private = true;
+	/* the copy holds the program's descriptors too: closed at once, or a pipe's reader would wait
+	 * for its end of file until this thread ends (close_range: Linux 5.9, older than the moves
+	 * of pages the runtime needs) */
+	if (keep > 0)
+		syscall(SYS_close_range, 0, (unsigned)keep - 1, 0);
+	syscall(SYS_close_range, keep < 0 ? 0 : (unsigned)keep + 1, ~0u, 0);
+	return 0;
 }

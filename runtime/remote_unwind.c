@@ -21,6 +21,7 @@
 #include "remote_unwind.h"
 #include "fault_sample.h"
 #include "diag.h"
+#include "fds.h"
 
 #include <asm/perf_regs.h>
 #include <errno.h>
@@ -65,6 +66,7 @@ static struct object_table *tables[2];
 static _Atomic int active = -1;          /* index of the published table, -1 = none yet */
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static unw_addr_space_t address_space;
+static int self_maps_fd = -1;    /* /proc/self/maps, open for the run (look_up_stack_mapping) */
 
 /* What one unwind needs in its accessors. */
 struct unwind_arg {
@@ -155,10 +157,19 @@ void fl_unwind_refresh_objects(void)
 	pthread_mutex_unlock(&refresh_lock);
 }
 
+static void open_self_maps(void)
+{
+	self_maps_fd = fl_fd_keep((int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
+}
+
 /* In a forked child only the forking thread exists: no handler reads a table any more, and
- * the lock may have been held by a thread that is gone. */
+ * the lock may have been held by a thread that is gone. The inherited /proc/self/maps shows the
+ * parent's mappings (proc binds it to the process that opened it). */
 void fl_unwind_after_fork(void)
 {
+	if (self_maps_fd >= 0)
+		fl_sys_close(self_maps_fd);
+	open_self_maps();
 	for (int i = 0; i < 2; i++)
 		if (tables[i])
 			atomic_store(&tables[i]->readers, 0);
@@ -219,17 +230,18 @@ static void look_up_stack_mapping(struct fl_sampler *s)
 {
 	char buf[4096];
 	size_t len = 0;
+	off_t at = 0;
 	bool skipping = false;
 	s->mapping_looked_up = true;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (self_maps_fd < 0)
 		return;
 	for (;;) {
-		ssize_t r = fl_sys_read(fd, buf + len, sizeof(buf) - 1 - len);
+		ssize_t r = fl_sys_pread(self_maps_fd, buf + len, sizeof(buf) - 1 - len, at);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
+		at += r;
 		len += (size_t)r;
 		buf[len] = 0;
 		char *line = buf, *nl;
@@ -241,7 +253,6 @@ static void look_up_stack_mapping(struct fl_sampler *s)
 			if (!skipping && parse_maps_line(line, &lo, &hi, &rw, &name) && rw &&
 			    (s->main_thread ? strcmp(name, "[stack]") == 0 : s->thread_pointer >= lo && s->thread_pointer < hi)) {
 				s->mapping_lo = lo, s->mapping_hi = hi;
-				fl_sys_close(fd);
 				return;
 			}
 			skipping = false;
@@ -254,7 +265,6 @@ static void look_up_stack_mapping(struct fl_sampler *s)
 		}
 		memmove(buf, line, len);
 	}
-	fl_sys_close(fd);
 }
 
 /* Is [addr, addr + 8) inside the stack windows already known to be readable? Range checks only:
@@ -404,6 +414,7 @@ int fl_unwind_setup(struct fl_runtime *rt)
 		.get_proc_name = get_proc_name,
 	};
 	(void)rt;
+	open_self_maps();
 	for (int i = 0; i < 2; i++) {
 		tables[i] = fl_sys_reserve(sizeof(struct object_table), "mmap(unwinder object table)");
 		if (!tables[i]) {

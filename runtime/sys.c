@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -61,6 +62,18 @@ static uint64_t clock_cpu_ns(clockid_t clock)
 	if (syscall(SYS_clock_gettime, clock, &ts) < 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void fl_sys_futex_wait_until(_Atomic int *word, int expected, uint64_t deadline_ns)
+{
+	struct timespec at = { (time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull) };
+	/* FUTEX_WAIT_BITSET takes an absolute time, on CLOCK_MONOTONIC without FUTEX_CLOCK_REALTIME */
+	syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, &at, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void fl_sys_futex_wake_all(_Atomic int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 0x7fffffff, NULL, NULL, 0);
 }
 
 uint64_t fl_sys_thread_cpu_ns(void)

@@ -35,6 +35,10 @@ ssize_t fl_sys_recv(int fd, void *buf, size_t n, int flags);
 ssize_t fl_sys_send(int fd, const void *buf, size_t n, int flags);
 ssize_t fl_sys_sendmsg(int fd, const struct msghdr *m, int flags);
 int fl_sys_poll(struct pollfd *fds, unsigned long n, int timeout_ms);
+/* A private futex on WORD: sleeps while it holds EXPECTED, until DEADLINE_NS (CLOCK_MONOTONIC,
+ * as fl_now_ns), a wake or a signal; wakes every sleeper. */
+void fl_sys_futex_wait_until(_Atomic int *word, int expected, uint64_t deadline_ns);
+void fl_sys_futex_wake_all(_Atomic int *word);
 uint64_t fl_sys_thread_cpu_ns(void); /* the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID); 0 on error */
 uint64_t fl_sys_cpu_ns_of(int tid);  /* thread tid's CPU time (the whole process's for -1); 0 on error
                                          or when the thread is gone */

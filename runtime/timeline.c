@@ -19,12 +19,18 @@
  *
  * Writing: the sampler's records and the handlers' go through fl_streams into the timeline file
  * (O_APPEND, whole records); the sampler writes them out every ~100 ms, as handler 0 does for the
- * other streams, so a SIGKILL loses at most the last ~100 ms. At shutdown a last sample (reason
- * FL_TL_FINAL) is taken and every stream written. A forked child opens its own file, closes the
- * parent's counters and starts its own sampler. */
+ * other streams, so a SIGKILL loses at most the last ~100 ms. At shutdown the sampler takes a last
+ * sample (reason FL_TL_FINAL) and ends, and every stream is written.
+ *
+ * The sampler opens its counters in a descriptor table of its own (fds.c, fl_fd_table_private):
+ * they are made while the program runs, and in the process's table each would take, for a
+ * moment, a number the program's next open(2) should get. Only the sampler can read them, so it
+ * takes the final sample too. A forked child opens its own file, forgets the parent's counters
+ * (their numbers were the parent's sampler's) and starts its own sampler. */
 #include "timeline.h"
 #include "context.h"
 #include "env.h"
+#include "fds.h"
 #include "pmu.h"
 #include "stream.h"
 #include "thread_slot.h"
@@ -43,6 +49,7 @@
 
 #define TL_MAX_THREADS 4096      /* thread slots sampled (threads in later slots are not counted) */
 #define TL_FLUSH_NS 100000000ull /* streams written out every 100 ms */
+#define TL_FINAL_WAIT_NS 2000000000ull /* shutdown waits this long for the sampler's final sample */
 #define TL_PERF_MAX 5            /* task-clock, page-faults, context-switches, instructions, cycles */
 
 /* The counters of one thread slot (thread_slot.c), opened by the sampler. */
@@ -58,7 +65,11 @@ struct fl_timeline {
 	unsigned every;              /* a process sample every N faults; 0 = off */
 	bool hardware;               /* instructions and cycles are counted */
 	pthread_t thread;
-	_Atomic bool stop;           /* shutdown: the sampler takes no more samples */
+	_Atomic bool stop;           /* shutdown: the sampler takes the final sample and ends */
+	_Atomic int wake;            /* futex word: 1 cuts the sampler's sleep short (shutdown) */
+	_Atomic int final_taken;     /* futex word: 1 once the sampler took the final sample */
+	bool sampler_running;        /* the sampler thread was started (and takes the final sample) */
+	bool private_fds;            /* the counters live in the sampler's own descriptor table */
 	_Atomic int busy;            /* a sample is being taken (the sampler, or the final one) */
 	_Atomic int final_done;
 	_Atomic uint64_t faults;     /* faults seen, for --timeline-every */
@@ -244,18 +255,19 @@ static void *sampler_main(void *arg)
 	uint64_t next = fl_now_ns();
 
 	fl_internal_thread_enter("fl-timeline");
+	/* the counters are opened while the program runs: in the process's table, each would hold a
+	 * low number for a moment, and the program's open(2) would get the next one (fds.c) */
+	tl->private_fds = fl_fd_table_private(fl_stream_file_fd(FL_SF_TIMELINE)) == 0;
 	while (!atomic_load(&tl->stop)) {
 		uint64_t now = fl_now_ns();
 		next += period_ns;
 		if (next < now) /* fell behind (a loaded machine): no burst of catch-up samples */
 			next = now + period_ns;
-		struct timespec at = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
-			;
+		while (!atomic_load(&tl->stop) && fl_now_ns() < next)
+			fl_sys_futex_wait_until(&tl->wake, 0, next);
 		if (atomic_load(&tl->stop) || !take_busy(tl, 0))
 			continue;
-		if (!atomic_load(&tl->stop))
-			sample_all(rt, tl, FL_TL_PERIODIC);
+		sample_all(rt, tl, FL_TL_PERIODIC);
 		now = fl_now_ns();
 		if (now - tl->last_flush_ns >= TL_FLUSH_NS) {
 			flush_streams(rt, tl);
@@ -263,7 +275,15 @@ static void *sampler_main(void *arg)
 		}
 		atomic_store_explicit(&tl->busy, 0, memory_order_release);
 	}
-	return NULL;
+	/* the final sample is this thread's: only it can read the counters it opened */
+	if (take_busy(tl, 1000)) {
+		sample_all(rt, tl, FL_TL_FINAL);
+		fl_stream_flush(&tl->stream);
+		atomic_store_explicit(&tl->busy, 0, memory_order_release);
+	}
+	atomic_store(&tl->final_taken, 1);
+	fl_sys_futex_wake_all(&tl->final_taken);
+	return NULL; /* the thread's table, and the counters in it, go with the thread */
 }
 
 int fl_timeline_start(struct fl_runtime *rt)
@@ -278,7 +298,11 @@ int fl_timeline_start(struct fl_runtime *rt)
 		return 0;
 	}
 	tl->last_flush_ns = fl_now_ns();
+	atomic_store(&tl->wake, 0);
+	atomic_store(&tl->final_taken, 0);
+	tl->private_fds = false;
 	int err = fl_thread_create(&tl->thread, sampler_main, rt);
+	tl->sampler_running = err == 0;
 	if (err) {
 		fl_log_errno("pthread_create(timeline sampler)", err);
 		atomic_store(&tl->stop, true); /* samples at the end only */
@@ -306,15 +330,20 @@ void fl_timeline_shutdown(struct fl_runtime *rt)
 	if (!tl || atomic_exchange(&tl->final_done, 1))
 		return;
 	atomic_store(&tl->stop, true);
-	/* a fatal signal may have stopped the sampler inside a sample: then no final one */
-	bool got = take_busy(tl, 1000);
-	if (got)
+	if (tl->sampler_running) {
+		/* the sampler takes the final sample; bounded, as a fatal signal may have stopped it */
+		atomic_store(&tl->wake, 1);
+		fl_sys_futex_wake_all(&tl->wake);
+		uint64_t deadline = fl_now_ns() + TL_FINAL_WAIT_NS;
+		while (!atomic_load(&tl->final_taken) && fl_now_ns() < deadline)
+			fl_sys_futex_wait_until(&tl->final_taken, 0, deadline);
+	} else if (take_busy(tl, 1000)) { /* no sampler thread: the final sample is the only one */
 		sample_all(rt, tl, FL_TL_FINAL);
+		atomic_store_explicit(&tl->busy, 0, memory_order_release);
+	}
 	for (unsigned i = 0; i < rt->nhandlers && i < FL_MAX_HANDLERS; i++)
 		fl_stream_try_flush(&tl->handler_streams[i]);
 	fl_stream_try_flush(&tl->stream);
-	if (got)
-		atomic_store_explicit(&tl->busy, 0, memory_order_release);
 }
 
 /* In the child of a fork: the counters were opened on the parent's threads and the sampler
@@ -325,9 +354,14 @@ void fl_timeline_after_fork(struct fl_runtime *rt)
 	if (!tl)
 		return;
 	fl_stream_file_set(FL_SF_TIMELINE, -1);
-	for (size_t i = 0; i < tl->high; i++)
-		if (tl->threads[i].tid)
+	for (size_t i = 0; i < tl->high; i++) {
+		if (!tl->threads[i].tid)
+			continue;
+		if (tl->private_fds) /* numbers in the parent's sampler's table: here they may be the program's */
+			memset(&tl->threads[i], 0, sizeof(tl->threads[i]));
+		else
 			close_thread(&tl->threads[i]);
+	}
 	memset(tl->retired, 0, sizeof(tl->retired));
 	tl->high = 0;
 	tl->counted = 0;
