@@ -396,4 +396,9 @@ FL_STATIC_ASSERT(sizeof(struct fl_frame_header) == 16, "frame header is 16 bytes
  * SIGKILL). */
 #define FL_FILE_NAME_FAR_KEYS "far_keys"
 
+/* In the recording's directory: how the traced command ended, written by `record` once it has
+ * waited for it: one line, "exit N" (its exit status) or "signal N" (the signal that killed it).
+ * Absent when record itself was killed, and in recordings made before it existed. */
+#define FL_FILE_NAME_EXIT "exit"
+
 #endif

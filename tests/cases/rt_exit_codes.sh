@@ -3,14 +3,16 @@
 # the program dies of signal N (tests/planted/exit_code.c, which first fills 8 MiB of heap, so with
 # -L 4 it ends with evicted pages). Every process that does not die of SIGKILL must leave a complete
 # stats.json and trace (trace.h: stats.json is absent only after SIGKILL; design: flushed on exit and
-# on fatal signals), checked with check_stats. Core dumps are disabled for the run.
+# on fatal signals), checked with check_stats. The recording keeps how the command ended (DIR/exit:
+# "exit N" or "signal N"), and report's header says it. Core dumps are disabled for the run.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted exit_code
 ulimit -c 0
 
 local=4 max=256
-run_case() {  # NAME WANT_STATUS HAS_STATS ARGS...
+run_case() {  # NAME WANT_STATUS HAS_STATS ARGS... (a status of 128 + N comes from signal N when ARGS
+              # start with signal, vfork-signal or signal-dfl)
 	local name=$1 want=$2 has_stats=$3; shift 3
 	run_record "$name" -L "$local" -M "$max" -- "$PLANTED/exit_code" "$@"
 	if [ "$RC" -ne "$want" ]; then
@@ -18,6 +20,18 @@ run_case() {  # NAME WANT_STATUS HAS_STATS ARGS...
 		fail "$name: faultline record exited $RC, want $want (exit_code $*)"
 	fi
 	echo "ok $name: exit status $RC"
+	# the recording keeps how the command ended, and report says it
+	local kept want_line
+	if [ "${1#*signal}" != "$1" ]; then
+		kept="signal $((want - 128))" want_line="killed by SIG$(kill -l $((want - 128))) (signal $((want - 128)))"
+	else
+		kept="exit $want" want_line="exit status $want"
+	fi
+	[ "$(cat "$WORK/$name/exit" 2>/dev/null)" = "$kept" ] ||
+		fail "$name: DIR/exit holds [$(cat "$WORK/$name/exit" 2>/dev/null)], want [$kept]"
+	"$FAULTLINE" report "$WORK/$name" >"$WORK/$name.report" 2>&1 || true
+	grep -qx "# command ended:   $want_line" "$WORK/$name.report" ||
+		fail "$name: report's header has [$(grep 'command ended' "$WORK/$name.report")], want [$want_line]"
 	[ "$has_stats" = yes ] || return 0
 	check_stats "$name" --local $((local * MIB)) --max $((max * MIB)) --procs 1
 }

@@ -26,6 +26,7 @@
 #include "far_cleanup.h"
 #include "far_spec.h"
 #include "record_binaries.h"
+#include "record_exit.h"
 #include "faultline/pmu_events.h"
 #include "faultline/trace.h"
 
@@ -282,6 +283,7 @@ static int record_run_parsed(const struct record_options *o)
 	if (rc != 0)
 		return rc;
 	record_binaries(dir, o->archive, &started, o->quiet); /* says why when it fails */
+	record_exit_write(dir, run.status);                   /* the same */
 	clean_far_store(o, dir);
 	unsigned traced = print_summary(o, &run, dir_shown, dir);
 	rc = exit_status_of(run.status);

@@ -329,6 +329,14 @@ static void header_command(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->rec->nprocs && i < 8; i++)
 		fprintf(out, "%spid %s", i ? ", " : "", r->rec->procs[i].name);
 	fputs(r->rec->nprocs > 8 ? ", ...)\n" : ")\n", out);
+	fputs("# command ended:   ", out);
+	if (r->rec->ending == FL_ENDING_EXIT)
+		fprintf(out, "exit status %d\n", r->rec->ending_value);
+	else if (r->rec->ending == FL_ENDING_SIGNAL)
+		fprintf(out, "killed by SIG%s (signal %d)\n", sigabbrev_np(r->rec->ending_value) ? sigabbrev_np(r->rec->ending_value) : "?",
+			r->rec->ending_value);
+	else
+		fputs("not recorded (record did not see it end)\n", out);
 }
 
 static void header_limits(const struct report *r, FILE *out)

@@ -309,6 +309,27 @@ static int load_processes(struct fl_recording *rec, bool stream, char *err, size
 	return rc;
 }
 
+/* DIR/exit: "exit N" or "signal N". Anything else (a damaged file) counts as not known, with a
+ * warning; a missing file is not known without one. */
+static void load_ending(struct fl_recording *rec)
+{
+	char path[PATH_MAX], line[64], word[8];
+	int value;
+	snprintf(path, sizeof(path), "%s/%s", rec->dir, FL_FILE_NAME_EXIT);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	bool ok = fgets(line, sizeof(line), f) && sscanf(line, "%7s %d", word, &value) == 2 && value >= 0 &&
+		  value <= 255;
+	fclose(f);
+	if (ok && strcmp(word, "exit") == 0)
+		rec->ending = FL_ENDING_EXIT, rec->ending_value = value;
+	else if (ok && strcmp(word, "signal") == 0 && value > 0)
+		rec->ending = FL_ENDING_SIGNAL, rec->ending_value = value;
+	else
+		fl_load_warning(rec, "%s: not \"exit N\" or \"signal N\": how the command ended is not known", path);
+}
+
 static int open_recording(const char *dir, bool stream, struct fl_recording **out, char *err, size_t errlen)
 {
 	struct fl_recording *rec = calloc(1, sizeof(*rec));
@@ -347,6 +368,7 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		fl_recording_close(rec);
 		return -1;
 	}
+	load_ending(rec);
 	qsort(rec->procs, rec->nprocs, sizeof(*rec->procs), compare_process);
 	rec->start_ns = rec->procs[0].start_ns;
 	for (size_t i = 0; i < rec->nprocs; i++) {

@@ -152,8 +152,16 @@ struct fl_process {
 };
 
 /* A recording: its processes and what was wrong with it short of an error. */
+enum fl_ending {
+	FL_ENDING_UNKNOWN,          /* no DIR/exit: record was killed, or an older recording */
+	FL_ENDING_EXIT,             /* the command exited with status ending_value */
+	FL_ENDING_SIGNAL,           /* the command was killed by signal ending_value */
+};
+
 struct fl_recording {
 	char *dir;
+	enum fl_ending ending;      /* how the traced command ended (DIR/exit) */
+	int ending_value;
 	struct fl_process *procs;   /* sorted by (start_ns, pid, image) */
 	size_t nprocs;
 	uint64_t start_ns;          /* the earliest process start_ns */
