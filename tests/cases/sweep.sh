@@ -12,8 +12,10 @@
 #   - without --stacks the runs are recorded with -s 0 (no fault context) and --timeline 0, with
 #     --stacks with stacks, a timeline and the same faults at each size; a -s or --timeline of the
 #     user's is kept;
-#   - --auto: an unlimited run, then its peak resident and halves down to 1/16 (the runtime's floor,
-#     1 MiB, once);
+#   - --auto: an unlimited run, then the smallest size holding its peak resident with the runtime's
+#     eviction reserve free (no refault there) and halves of the peak down to 1/16 (the runtime's
+#     floor, 1 MiB, once);
+#   - every run reads the same stdin: a file (rewound) and a pipe (kept whole);
 #   - bad input: no sizes, both -L and --auto, a bad size, no command, an unknown option (exit 2);
 #     the same size twice, a size above -M (exit 2, before any run); a non-empty output directory
 #     without --force and a program
@@ -137,19 +139,44 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 peak = int(sys.argv[2])
 want = [0]
+pages = fit = (peak + 4095) // 4096  # first the smallest -L holding the peak with the reserve free
+for _ in range(8):
+    fit = pages + min(max(fit // 16, 16), 4096)
 for i in range(5):  # halves down to 1/16, none below the runtime's 1 MiB floor, no size twice,
     size = max(((peak >> i) + 4095) // 4096 * 4096, 2**20)  # nor the floor within a quarter of the one before
+    if i == 0:
+        size = max(fit * 4096, 2**20)
     if len(want) == 1 or want[-1] - size >= want[-1] // 4:
         want.append(size)
 got = [int(r["local_bytes"]) for r in rows]
 ok = got == want and len(want) >= 3
 print(("ok " if ok else "FAIL: ") + "--auto sizes %s = unlimited, then peak %d halved down to 1/16 %s" % (got, peak, want))
+# the largest size holds the program: no refault there (at the peak itself, the evictor started)
+top = [r for r in rows if int(r["local_bytes"])][0]
+ok = ok and int(top["refault"]) == 0
+print(("ok " if int(top["refault"]) == 0 else "FAIL: ") + "--auto's largest size %s: %s refaults" % (top["local_bytes"], top["refault"]))
 open(sys.argv[1] + ".n", "w").write(str(len(want)))
 sys.exit(0 if ok else 1)
 PYEOF
 cmp -s "$WORK/auto.csv" "$WORK/auto/sweep.csv" || fail "--format csv: stdout and sweep.csv differ"
 [ "$(ls -d "$WORK"/auto/unlimited "$WORK"/auto/L-* | wc -l)" -eq "$(cat "$WORK/auto.csv.n")" ] || fail "--auto: want one recording per row: $(ls "$WORK/auto")"
 echo "ok --auto"
+
+# Every run reads the same stdin: a file on stdin is rewound before each run, a pipe read whole first
+# (before, only the first run got the input: sqlite3 < script swept as 129,082 faults, then 31).
+seq 1 100000 >"$WORK/input.txt"
+bytes=$(wc -c <"$WORK/input.txt")
+"$FAULTLINE" sweep -L 2M,1M -o "$WORK/swin" -- wc -c <"$WORK/input.txt" >/dev/null 2>"$WORK/swin.err" ||
+	{ cat "$WORK/swin.err" >&2; fail "sweep with a file on stdin exited $?"; }
+cat "$WORK/input.txt" | "$FAULTLINE" sweep -L 2M,1M -o "$WORK/swpipe" -- wc -c >/dev/null 2>"$WORK/swpipe.err" ||
+	{ cat "$WORK/swpipe.err" >&2; fail "sweep with a pipe on stdin exited $?"; }
+for d in swin/L-2M swin/L-1M swpipe/L-2M swpipe/L-1M; do
+	[ "$(grep -v '^faultline' "$WORK/$d/record.log")" = "$bytes" ] ||
+		fail "$d: the program read [$(cat "$WORK/$d/record.log")] from stdin, want $bytes bytes"
+done
+grep -q "stdin is a pipe: read whole" "$WORK/swpipe.err" || fail "sweep did not say it kept the piped stdin"
+[ -z "$(ls -A "$WORK/swpipe" | grep stdin)" ] || fail "the kept stdin is left in the output directory"
+echo "ok every run read the whole stdin ($bytes bytes), from a file and from a pipe"
 
 # Bad input.
 expect_exit() {

@@ -40,15 +40,17 @@ static void auto_sizes(void)
 	uint64_t sizes[SWEEP_AUTO_HALVINGS + 1] = { 0 };
 	size_t n = sweep_auto_sizes(64 * MiB + 100, sizes);
 
-	CHECK(n == 5 && sizes[0] == 64 * MiB + 4096 && sizes[1] == 32 * MiB + 4096 && sizes[4] == 4 * MiB + 4096,
+	/* 16,385 pages of peak: with the reserve of 1/16 of -L (1,092 pages at 17,477), 17,477 pages */
+	CHECK(n == 5 && sizes[0] == 17477 * 4096ull && sizes[1] == 32 * MiB + 4096 && sizes[4] == 4 * MiB + 4096,
 	      "64 MiB + 100: %zu sizes, %llu .. %llu", n, (unsigned long long)sizes[0], (unsigned long long)sizes[n - 1]);
 	n = sweep_auto_sizes(4 * MiB, sizes);
-	CHECK(n == 3 && sizes[0] == 4 * MiB && sizes[1] == 2 * MiB && sizes[2] == MiB, "4 MiB: the 1 MiB floor once (%zu)", n);
+	CHECK(n == 3 && sizes[0] == (1024 + 68) * 4096ull && sizes[1] == 2 * MiB && sizes[2] == MiB,
+	      "4 MiB: the reserve on top, the 1 MiB floor once (%zu sizes, first %llu)", n, (unsigned long long)sizes[0]);
 	n = sweep_auto_sizes(8320 * 1024, sizes); /* peak/8 is 1040K, peak/16 would be the 1 MiB floor */
 	CHECK(n == 4 && sizes[3] == 1040 * 1024, "8320 KiB: the floor next to 1040K not added (%zu sizes, last %llu)", n,
 	      (unsigned long long)sizes[n - 1]);
 	n = sweep_auto_sizes(4096, sizes);
-	CHECK(n == 1 && sizes[0] == MiB, "a page: only the floor (%zu)", n);
+	CHECK(n == 1 && sizes[0] == MiB, "a page: only the floor (%zu)", n); /* 1 + 16 pages of reserve, below it */
 }
 
 static struct sweep_point point(uint64_t local, uint64_t refault)

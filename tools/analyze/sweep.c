@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <faultline/evict_sizes.h>
 #include <faultline/record_schema.h>
 
 #include "cli.h"
@@ -61,12 +62,23 @@ int sweep_parse_list(const char *list, uint64_t *sizes, size_t *n, char *err, si
 	}
 }
 
+/* The smallest -L that holds PEAK_BYTES resident with the runtime's eviction reserve still free
+ * (evict_sizes.h): the evictor starts before local memory is full, so -L at the peak itself
+ * already evicts and refaults. */
+static uint64_t fitting_size(uint64_t peak_bytes)
+{
+	uint64_t peak_pages = round_page(peak_bytes) / 4096, pages = peak_pages;
+	for (int i = 0; i < 8; i++) /* the reserve grows with -L: a few rounds settle it */
+		pages = peak_pages + fl_evict_reserve_high(pages);
+	return pages * 4096;
+}
+
 size_t sweep_auto_sizes(uint64_t peak_bytes, uint64_t *sizes)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i <= SWEEP_AUTO_HALVINGS; i++) {
-		uint64_t size = round_page(peak_bytes >> i);
+		uint64_t size = i == 0 ? fitting_size(peak_bytes) : round_page(peak_bytes >> i);
 		if (size < SWEEP_MIN_LOCAL_BYTES)
 			size = SWEEP_MIN_LOCAL_BYTES;
 		/* the floor may land next to the size before it (1040K, then 1M): one run, not two */

@@ -37,7 +37,8 @@ struct sweep_point {
  * reason in err. */
 int sweep_parse_list(const char *list, uint64_t *sizes, size_t *n, char *err, size_t errlen);
 
-/* The --auto sizes from a peak: peak, peak/2, ..., peak/16, each rounded up to 4 KiB; those below
+/* The --auto sizes from a peak: the smallest -L that holds the peak with the runtime's eviction
+ * reserve free (no refault), then peak/2, ..., peak/16, each rounded up to 4 KiB; those below
  * SWEEP_MIN_LOCAL_BYTES become it, once (the runtime's floor), and not at all when the size before
  * is within a quarter of it (1040K, then 1M). Returns how many were written
  * (1 .. SWEEP_AUTO_HALVINGS + 1). */

@@ -8,6 +8,8 @@
  * Times: wall from the fork to the exit of record; virtual = user + system CPU time from wait4's
  * rusage of record, which holds the program and its runtime's threads (record waits for them).
  *
+ * Every run reads the same stdin (struct sweep_stdin, below).
+ *
  * Signals: SIGINT, SIGTERM and SIGHUP received by sweep are passed to the running record (which
  * passes them to the program); the sweep then stops after that run, with 128 + the signal.
  *
@@ -257,6 +259,88 @@ static void handle_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Every run reads the same input. A regular file (or block device) on stdin is rewound to where it
+ * stood before each run (the runs share its offset); a pipe or socket is read whole first into an
+ * unlinked file in the output directory, which each run gets as its stdin. A terminal, or any other
+ * device, is each run's as it comes. */
+struct sweep_stdin {
+	bool rewind;        /* stdin is seekable: back to `start` before each run */
+	off_t start;
+	int copy;           /* the pipe's content, or -1 */
+};
+
+/* Sets IN up for the runs. 0, or 1 after the message. */
+static int stdin_prepare(struct sweep_stdin *in, const char *out_dir)
+{
+	struct stat st;
+	char path[PATH_MAX], buf[1 << 16], shown[32];
+	uint64_t total = 0;
+
+	in->rewind = false, in->copy = -1;
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return 0; /* closed: every run finds it closed */
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+		in->start = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		in->rewind = in->start >= 0;
+		return 0;
+	}
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.stdin.%ld", out_dir, (long)getpid()) >= sizeof(path)) {
+		cli_error("sweep: stdin is a pipe, to be kept for every run: %s: path too long", out_dir);
+		return 1;
+	}
+	in->copy = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (in->copy < 0) {
+		cli_error("sweep: stdin is a pipe, to be kept for every run: open %s: %s", path, strerror(errno));
+		return 1;
+	}
+	unlink(path); /* gone with the last descriptor */
+	for (;;) {
+		ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR && !stop_signal)
+			continue;
+		if (r == 0)
+			break;
+		ssize_t w = 0;
+		for (ssize_t done = 0; r > 0 && done < r; done += w) {
+			w = write(in->copy, buf + done, (size_t)(r - done));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0) {
+				if (w == 0)
+					errno = ENOSPC, w = -1;
+				break;
+			}
+		}
+		if (r < 0 || w < 0) {
+			cli_error("sweep: stdin is a pipe, to be kept for every run: %s: %s", r < 0 ? "read" : "write",
+				  strerror(errno));
+			close(in->copy);
+			in->copy = -1;
+			return 1;
+		}
+		total += (uint64_t)r;
+	}
+	cli_error("sweep: stdin is a pipe: read whole (%s) so that every run gets the same input",
+		  cli_format_size(total, shown, sizeof(shown)));
+	return 0;
+}
+
+/* Before a run: its stdin at the start of the input. 0, or 1 after the message. */
+static int stdin_rewind(const struct sweep_stdin *in)
+{
+	if (in->rewind && lseek(STDIN_FILENO, in->start, SEEK_SET) < 0) {
+		cli_error("sweep: rewinding stdin for the next run: lseek: %s", strerror(errno));
+		return 1;
+	}
+	if (in->copy >= 0 && lseek(in->copy, 0, SEEK_SET) < 0) {
+		cli_error("sweep: rewinding the kept stdin for the next run: lseek: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 struct run_argv {
 	char *words[256 + 16];
 	char size[32];
@@ -344,7 +428,8 @@ static bool first_log_line(const char *path, char *buf, size_t len)
 
 /* Runs record for P (its dir made here); 0, or sweep's exit status after the message: 2 when
  * record refused its options (a usage error), 1 for any other failure. */
-static int run_one(const struct sweep_options *o, const char *self, const char *out_dir, struct sweep_point *p)
+static int run_one(const struct sweep_options *o, const struct sweep_stdin *in, const char *self,
+		   const char *out_dir, struct sweep_point *p)
 {
 	struct run_argv a;
 	char dir[PATH_MAX], log[PATH_MAX + 16], err[1024];
@@ -372,6 +457,10 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 		cli_error("sweep: open %s: %s", log, strerror(errno));
 		return 1;
 	}
+	if (stdin_rewind(in) != 0) {
+		close(fd);
+		return 1;
+	}
 	double start = now_s();
 	pid = fork();
 	if (pid < 0) {
@@ -380,7 +469,8 @@ static int run_one(const struct sweep_options *o, const char *self, const char *
 		return 1;
 	}
 	if (pid == 0) {
-		if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ||
+		    (in->copy >= 0 && dup2(in->copy, STDIN_FILENO) < 0))
 			_exit(127);
 		execv(self, a.words);
 		dprintf(STDERR_FILENO, "faultline: sweep: execv %s: %s\n", self, strerror(errno));
@@ -488,7 +578,7 @@ static void progress(size_t i, size_t n, const struct sweep_point *p, const char
 		  p->local_bytes ? cli_format_size(p->local_bytes, size, sizeof(size)) : "unlimited", out_dir, p->name);
 }
 
-static int sweep_run(const struct sweep_options *o, const char *out_dir)
+static int sweep_run(const struct sweep_options *o, const struct sweep_stdin *in, const char *out_dir)
 {
 	struct sweep_point points[SWEEP_MAX_POINTS + 1];
 	uint64_t sizes[SWEEP_MAX_POINTS];
@@ -509,7 +599,7 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 	if (o->autosize) {
 		sweep_point_name(0, points[0].name, sizeof(points[0].name));
 		progress(0, SWEEP_AUTO_HALVINGS + 2, &points[0], out_dir);
-		int rc = run_one(o, self, out_dir, &points[0]);
+		int rc = run_one(o, in, self, out_dir, &points[0]);
 		if (rc != 0)
 			return rc;
 		if (points[0].peak_resident_bytes == 0) {
@@ -523,7 +613,7 @@ static int sweep_run(const struct sweep_options *o, const char *out_dir)
 		points[n].local_bytes = sizes[k];
 		sweep_point_name(sizes[k], points[n].name, sizeof(points[n].name));
 		progress(n, nsizes + first, &points[n], out_dir);
-		int rc = run_one(o, self, out_dir, &points[n]);
+		int rc = run_one(o, in, self, out_dir, &points[n]);
 		if (rc != 0)
 			return rc;
 		if (check_status(&points[0], &points[n], out_dir) < 0)
@@ -578,8 +668,13 @@ int cmd_sweep(int argc, char **argv)
 		rc = make_output_dir(out_dir, o.force);
 	}
 	if (rc == 0) {
+		struct sweep_stdin in;
 		handle_stop_signals();
-		rc = sweep_run(&o, out_dir);
+		rc = stdin_prepare(&in, out_dir);
+		if (rc == 0)
+			rc = sweep_run(&o, &in, out_dir);
+		if (in.copy >= 0)
+			close(in.copy);
 		if (stop_signal)
 			rc = 128 + stop_signal;
 	}
