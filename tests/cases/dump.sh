@@ -10,7 +10,8 @@
 #   - wait=, fault by fault: the raw record's wait_ns, equal to export's faults.wait_ns; and it is
 #     physical: each fault with a wait happened (read time - wait) after the handler read the
 #     previous fault of its thread;
-#   - --pid, --limit (0: no limit), --help, usage errors, the newest faultline-* directory as the default;
+#   - --pid, --limit (0: no limit), --help, usage errors, the newest faultline-* directory as the default
+#     (passing over faultline-* directories that are not recordings);
 #   - a faults file cut inside a record: still dumps (one line fewer) with a warning naming the file;
 #   - a flipped magic: exit 1 and one error line naming the file and offset;
 #   - a missing and an empty directory: exit 1 with a clear message; a process directory another
@@ -202,6 +203,13 @@ touch -d '2000-01-01' "$WORK/cwd/faultline-old"
 (cd "$WORK/cwd" && "$FAULTLINE" dump --limit 3 >"$OUT" 2>"$ERR") || fail "dump without DIR exited $?: $(cat "$ERR")"
 grep -q 'faultline-new' "$ERR" || fail "dump without DIR does not say which recording it read: $(cat "$ERR")"
 check_eq "dump without DIR fault lines" "$(fault_lines "$OUT")" 3
+# a newer faultline-* directory that is not a recording (a sweep's, notes) is passed over
+mkdir -p "$WORK/cwd/faultline-sweep-x/L-1M" "$WORK/cwd/faultline-notes"
+(cd "$WORK/cwd" && "$FAULTLINE" dump --limit 3 >"$OUT" 2>"$ERR") || fail "dump without DIR, beside a sweep's directory, exited $?: $(cat "$ERR")"
+grep -q 'faultline-new' "$ERR" || fail "dump without DIR did not pass over the directories that are not recordings: $(cat "$ERR")"
+mkdir -p "$WORK/onlysweep/faultline-sweep-x/L-1M"
+RC=0; (cd "$WORK/onlysweep" && "$FAULTLINE" dump >"$OUT" 2>"$ERR") || RC=$?
+[ "$RC" -eq 1 ] && grep -q 'faultline-sweep-x is not one' "$ERR" || fail "dump beside a sweep's directory only: exit $RC: $(cat "$ERR")"
 mkdir -p "$WORK/nothing"
 RC=0; (cd "$WORK/nothing" && "$FAULTLINE" dump >"$OUT" 2>"$ERR") || RC=$?
 [ "$RC" -eq 1 ] && grep -q 'no faultline-\* directory' "$ERR" || fail "dump without DIR in an empty directory: exit $RC: $(cat "$ERR")"

@@ -408,13 +408,34 @@ void fl_recording_close(struct fl_recording *rec)
 	free(rec);
 }
 
+/* Whether PATH holds a process directory (one with a meta.json): a recording, not a sweep's
+ * directory of recordings or some other faultline-* directory. */
+static bool holds_process_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool found = false;
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d)) != NULL) {
+		char meta[PATH_MAX];
+		struct stat st;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		int n = snprintf(meta, sizeof(meta), "%s/%s/%s", path, e->d_name, FL_FILE_NAME_META);
+		found = n > 0 && (size_t)n < sizeof(meta) && lstat(meta, &st) == 0 && S_ISREG(st.st_mode);
+	}
+	closedir(d);
+	return found;
+}
+
 int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char *err, size_t errlen)
 {
 	const char *where = parent ? parent : ".";
 	DIR *d = opendir(where);
 	struct dirent *e;
 	struct timespec best_time = { 0, 0 };
-	char best[NAME_MAX + 1] = "";
+	char best[NAME_MAX + 1] = "", skipped[NAME_MAX + 1] = "";
 
 	if (!d) {
 		snprintf(err, errlen, "%s: cannot list the directory: %s", where, strerror(errno));
@@ -428,6 +449,10 @@ int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char 
 		snprintf(path, sizeof(path), "%s/%s", where, e->d_name);
 		if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
+		if (!holds_process_dir(path)) {
+			snprintf(skipped, sizeof(skipped), "%s", e->d_name);
+			continue;
+		}
 		int newer = !best[0] || st.st_mtim.tv_sec > best_time.tv_sec ||
 			    (st.st_mtim.tv_sec == best_time.tv_sec && (st.st_mtim.tv_nsec > best_time.tv_nsec ||
 			     (st.st_mtim.tv_nsec == best_time.tv_nsec && strcmp(e->d_name, best) > 0)));
@@ -437,6 +462,12 @@ int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char 
 		}
 	}
 	closedir(d);
+	if (!best[0] && skipped[0]) {
+		snprintf(err, errlen, "no recording given and no faultline-* recording in %s (%s is not one: a "
+			 "sweep's runs are its DIR/L-<size>; record one with: faultline record -- PROGRAM)",
+			 parent ? parent : "the current directory", skipped);
+		return -1;
+	}
 	if (!best[0]) {
 		snprintf(err, errlen, "no recording given and no faultline-* directory in %s "
 			 "(record one with: faultline record -- PROGRAM)", parent ? parent : "the current directory");

@@ -193,7 +193,8 @@ int fl_recording_open_stream(const char *dir, struct fl_recording **out);
 /* Releases everything the recording owns (NULL is fine). */
 void fl_recording_close(struct fl_recording *rec);
 
-/* Finds the newest directory named "faultline-*" (by modification time; ties: the greater name)
+/* Finds the newest directory named "faultline-*" that is a recording (holds a process directory
+ * with a meta.json; a sweep's directory is not) (by modification time; ties: the greater name)
  * in PARENT ("." if NULL) and writes its path, "PARENT/NAME" (just NAME for "."), into out.
  * Returns 0, or -1 with a reason in err when there is none or PARENT cannot be read. */
 int fl_recording_find_newest(const char *parent, char *out, size_t outlen, char *err, size_t errlen);
