@@ -9,7 +9,8 @@
 #   - fork_verify: the child sees the parent's evicted data as at the fork, neither sees the other's
 #     later writes (the program checks; 3 processes, each with its own generation of far files);
 #   - nothing is left in the store directory, also after SIGKILL of the traced program;
-#   - --keep-far PATH keeps the files as PATH.<pid>.<n>; FAULTLINE_FAR_IO=psync (pread/pwrite) works.
+#   - --keep-far PATH keeps the files as PATH.<pid>.<n> (and without --far file: is a usage error);
+#     FAULTLINE_FAR_IO=psync (pread/pwrite) works.
 # Sizes (O_DIRECT refaults cost ~0.1-0.2 ms on this VM's disk): fill 24 MiB -L 6, threads 4 x 8 MiB
 # -L 4, fork_verify 16 MiB -L 4, rw_syscalls 12 MiB -L 4; FAULTLINE_TEST_LONG=1 doubles them.
 . "$(dirname "$0")/../lib.sh"
@@ -122,3 +123,9 @@ pid=$(proc_dirs "$WORK/keep" | head -n 1)
 used=$(du -k "$WORK/kept.$pid.0" | cut -f1)
 check_ge "keep: KiB of data in kept.$pid.0" "$used" $(( (size - local) * 1024 / 2 ))
 store_empty keep
+
+# --keep-far without the file store: a usage error, not a run that keeps nothing
+rc=0; "$FAULTLINE" record -q -o "$WORK/keepmem" --keep-far "$WORK/kept-mem" -- true 2>"$WORK/keepmem.err" || rc=$?
+check_eq "keep-far with the mem store: exit status" "$rc" 2
+grep -q -- "--keep-far .*needs --far file:" "$WORK/keepmem.err" || fail "keep-far with the mem store: $(cat "$WORK/keepmem.err")"
+echo "ok --keep-far without --far file: refused"

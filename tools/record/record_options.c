@@ -489,6 +489,11 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 		snprintf(err, errlen, "--timeline-every needs the timeline on (--timeline 0 turns it off)");
 		return -1;
 	}
+	if (o->keep_far && strncmp(o->far, "file:", 5) != 0) {
+		snprintf(err, errlen, "--keep-far keeps the file store's files: it needs --far file:DIR (the far store is %s)",
+			 o->far);
+		return -1;
+	}
 	return record_check_sizes(o, err, errlen);
 }
 
