@@ -1,5 +1,6 @@
 /* thread_slot.c: the slots of application threads — their record streams, PMU group and
- * allocation-site caches (thread_ctx.h) — in a pool allocated once (raw mmap, never in the region).
+ * allocation-site caches (thread_ctx.h) — in a pool of chunks of 64 slots, each reserved when first
+ * needed (raw mmap, never in the region).
  *
  * A thread gets its slot on first use, from normal code or from the stack signal's handler
  * (lock-free: a compare-and-swap on in_use), and keeps it in an initial-exec TLS pointer.
@@ -20,17 +21,38 @@
 #include <unistd.h>
 
 #define FL_MAX_THREADS 16384
+#define CHUNK_SLOTS 64                    /* slots reserved at a time (64 x ~46 KiB) */
+#define CHUNKS (FL_MAX_THREADS / CHUNK_SLOTS)
 
-static struct fl_thread *pool;
-static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used */
+/* The pool grows by chunks, reserved when a thread first needs one: the whole pool at once was
+ * 740 MiB of address space, which a program that lowers RLIMIT_AS pays for. */
+static _Atomic(struct fl_thread *) chunks[CHUNKS];
+static _Atomic size_t pool_high;          /* slots [0, pool_high) have been used (their chunks exist) */
 static pthread_key_t exit_key;            /* its destructor: threads.c's end of a thread */
 static bool exit_key_ok;
 __thread struct fl_thread *fl_thread_tls; /* this thread's slot, once it has one */
 
+/* The chunk holding slot I, reserved (once: a racing reserver gives its copy back) if need be;
+ * NULL when no memory is left. A system call at most: usable from the stack signal's handler. */
+static struct fl_thread *chunk_of(size_t i)
+{
+	_Atomic(struct fl_thread *) *c = &chunks[i / CHUNK_SLOTS];
+	struct fl_thread *have = atomic_load_explicit(c, memory_order_acquire);
+	if (have)
+		return have;
+	struct fl_thread *made = fl_sys_reserve(CHUNK_SLOTS * sizeof(struct fl_thread), "mmap(thread pool)");
+	if (!made)
+		return NULL;
+	if (!atomic_compare_exchange_strong(c, &have, made)) {
+		fl_sys_munmap(made, CHUNK_SLOTS * sizeof(struct fl_thread));
+		return have;
+	}
+	return made;
+}
+
 int fl_thread_slots_setup(void (*on_exit)(void *slot))
 {
-	pool = fl_sys_reserve(FL_MAX_THREADS * sizeof(struct fl_thread), "mmap(thread pool)");
-	if (!pool)
+	if (!chunk_of(0))
 		return -1;
 	/* keys below 32 live in the thread descriptor: pthread_setspecific then never allocates,
 	 * which makes it usable from the stack signal's handler */
@@ -45,24 +67,28 @@ size_t fl_thread_slots_used(void)
 
 struct fl_thread *fl_thread_slot(size_t i)
 {
-	return &pool[i];
+	return &atomic_load_explicit(&chunks[i / CHUNK_SLOTS], memory_order_acquire)[i % CHUNK_SLOTS];
 }
 
 struct fl_thread *fl_thread_self(void)
 {
 	if (fl_thread_tls)
 		return fl_thread_tls;
-	if (!pool || fl_internal_thread)
+	if (!atomic_load(&chunks[0]) || fl_internal_thread)
 		return NULL;
 	size_t high = atomic_load(&pool_high);
 	for (size_t i = 0; i < FL_MAX_THREADS; i++) {
-		struct fl_thread *t = &pool[i];
 		int expected = 0;
-		if (i >= high && !atomic_compare_exchange_strong(&pool_high, &high, i + 1)) {
-			high = atomic_load(&pool_high);
-			if (i >= high)
-				continue;
+		if (i >= high) {
+			if (!chunk_of(i)) /* before pool_high covers the slot: readers find its chunk */
+				return NULL;
+			if (!atomic_compare_exchange_strong(&pool_high, &high, i + 1)) {
+				high = atomic_load(&pool_high);
+				if (i >= high)
+					continue;
+			}
 		}
+		struct fl_thread *t = fl_thread_slot(i);
 		if (!atomic_compare_exchange_strong(&t->in_use, &expected, 1))
 			continue;
 		int tid = (int)syscall(SYS_gettid);
@@ -99,7 +125,7 @@ void fl_threads_flush_periodic(void)
 {
 	size_t high = atomic_load(&pool_high);
 	for (size_t i = 0; i < high; i++) {
-		struct fl_thread *t = &pool[i];
+		struct fl_thread *t = fl_thread_slot(i);
 		if (!atomic_load(&t->in_use))
 			continue;
 		fl_stream_flush_if_free(&t->alloc_stacks);
@@ -116,7 +142,7 @@ size_t fl_threads_tids(int *tids, size_t max)
 {
 	size_t high = atomic_load(&pool_high), n = high < max ? high : max;
 	for (size_t i = 0; i < n; i++)
-		tids[i] = atomic_load(&pool[i].in_use) ? pool[i].tid : 0;
+		tids[i] = atomic_load(&fl_thread_slot(i)->in_use) ? fl_thread_slot(i)->tid : 0;
 	return n;
 }
 
@@ -126,7 +152,7 @@ void fl_threads_visit_site_deltas(void (*visit)(const struct fl_site_delta *d, v
 {
 	size_t high = atomic_load(&pool_high);
 	for (size_t i = 0; i < high; i++) {
-		struct fl_thread *t = &pool[i];
+		struct fl_thread *t = fl_thread_slot(i);
 		if (!atomic_load(&t->in_use))
 			continue;
 		for (unsigned k = 0; k < FL_SITE_CACHE; k++)
