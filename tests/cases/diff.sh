@@ -144,6 +144,13 @@ run nostack.alloc "$FAULTLINE" diff --by alloc "$WORK/nostack-a" "$WORK/nostack-
 ! grep -q 'no fault has a stack' "$WORK/nostack.alloc" || fail "diff --by alloc shows the no-stack hint"
 [ -s "$WORK/diff.table" ] && ! grep -q "no selected fault has a stack" "$WORK/diff.table" || fail "the no-stack hint on recordings with stacks"
 echo "ok diff without stacks: one <no stack> row and a hint to use --by alloc (none with --by alloc)"
+# one side with stacks, the other without: every row "gone" (or "new"), so the hint says which side lacks them
+run mixed.diff "$FAULTLINE" diff "$WORK/big" "$WORK/nostack-b"
+grep -q '^# B has no fault stacks' "$WORK/mixed.diff" && grep -q -- '--by alloc' "$WORK/mixed.diff" ||
+	fail "diff of a recording with stacks and one without: no hint: $(tail -n 3 "$WORK/mixed.diff")"
+run mixed2.diff "$FAULTLINE" diff "$WORK/nostack-a" "$WORK/big"
+grep -q '^# A has no fault stacks' "$WORK/mixed2.diff" || fail "diff, A without stacks: no hint: $(tail -n 3 "$WORK/mixed2.diff")"
+echo "ok diff of a recording with stacks and one without: a hint naming the side without"
 
 RC=0; "$FAULTLINE" diff "$A" >/dev/null 2>"$WORK/e" || RC=$?
 [ "$RC" -eq 2 ] || fail "one recording: exit $RC"

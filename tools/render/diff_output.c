@@ -125,9 +125,24 @@ static void print_table(const struct diff *d, const struct diff_labels *l, FILE 
 		put_cell(loc, sizeof(loc), 0, out);
 		putc('\n', out);
 	}
-	if (d->nrows == 1 && strcmp(d->rows[0].function, CALLSITE_NO_STACK) == 0 && strcmp(l->by, "alloc") != 0)
+	if (d->nrows == 1 && strcmp(d->rows[0].function, CALLSITE_NO_STACK) == 0 && strcmp(l->by, "alloc") != 0) {
 		fputs("# no selected fault has a stack in either recording (e.g. record -s 0, or sweep without --stacks):\n"
 		      "# compare them with --by alloc (allocation sites are kept without fault stacks)\n", out);
+		return;
+	}
+	for (size_t i = 0; i < d->nrows && strcmp(l->by, "alloc") != 0; i++) {
+		const struct diff_row *r = &d->rows[i];
+		if (strcmp(r->function, CALLSITE_NO_STACK) != 0)
+			continue;
+		/* one side all <no stack>, the other with stacks: every row is "gone" or "new" */
+		bool a_bare = d->total_a && r->a == d->total_a && r->b < d->total_b;
+		bool b_bare = d->total_b && r->b == d->total_b && r->a < d->total_a;
+		if (a_bare || b_bare)
+			fprintf(out, "# %s has no fault stacks (e.g. record -s 0, or sweep without --stacks): its faults are the "
+				"one <no stack> row and the other's callsites show as %s;\n"
+				"# compare them with --by alloc (allocation sites are kept without fault stacks)\n",
+				a_bare ? "A" : "B", a_bare ? "new" : "gone");
+	}
 }
 
 int diff_print(const struct diff *d, const struct diff_labels *l, enum diff_format format, FILE *out)
