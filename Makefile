@@ -7,7 +7,7 @@ CC      ?= gcc
 BUILD   := build
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -Iinc -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\"
+CFLAGS  += -std=gnu11 $(WARN) -Iinc -D_GNU_SOURCE -DPACKAGE=\"faultline\" -DPACKAGE_VERSION=\"0.1\" $(CPPFLAGS)
 
 LIB_SRC    := $(wildcard lib/*.c)
 RT_SRC     := $(wildcard runtime/*.c shim/*.c)
