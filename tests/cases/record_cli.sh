@@ -129,6 +129,10 @@ run "$F" record --far file:/nonexistent-dir/x -M 64M -- true
 expect "--far file: in a missing directory" 2 "directory /nonexistent-dir"
 run "$F" record --far file:/dev/full -M 64M -- true
 expect "--far file: on a character device: refused (no store in /dev)" 2 "/dev/full is a character device"
+run "$F" record --far file:/proc -M 64M -- true
+expect "--far file: where no file can be created (/proc): refused before the run" 2 "a file cannot be created there"
+run "$F" record --far memcached:localhost:99999 -M 64M -- true
+expect "--far memcached: with a port above 65535" 2 "port 99999 is not one"
 run "$F" record --policy lru -M 64M -- true
 expect "unknown policy" 2 "lru"
 run "$F" record --frobnicate -M 64M -- true

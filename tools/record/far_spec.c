@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +26,30 @@
 #include "stats_json.h"
 
 #define PROBE_TIMEOUT_MS 2000
+
+/* Creates a file in DIR as the runtime's file store will (O_TMPFILE, or a name unlinked at once
+ * where that is refused) and removes it: a directory on a file system that takes no new file
+ * (/proc, /sys) passes the access check. 0, or -1 with the reason in err. */
+static int try_create_file(const char *dir, char *err, size_t errlen)
+{
+	char name[PATH_MAX];
+	int fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		if ((size_t)snprintf(name, sizeof(name), "%s/.faultline-far-check.%ld", dir, (long)getpid()) >= sizeof(name)) {
+			snprintf(err, errlen, "path too long: %s", dir);
+			return -1;
+		}
+		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			unlink(name);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "directory %s: a file cannot be created there: %s", dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
 
 static int check_file(const char *path, char *out, size_t outlen, char *err, size_t errlen)
 {
@@ -75,6 +100,8 @@ static int check_file(const char *path, char *out, size_t outlen, char *err, siz
 			snprintf(err, errlen, "directory %s is not writable: %s", dir, strerror(errno));
 			return -1;
 		}
+		if (try_create_file(dir, err, errlen) < 0)
+			return -1;
 	}
 	if ((size_t)snprintf(out, outlen, "file:%s", abs) >= outlen) {
 		snprintf(err, errlen, "path too long: %s", abs);
@@ -151,6 +178,10 @@ static int check_server(const char *text, size_t len, char *out, size_t outlen, 
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - item), item);
 	snprintf(port, sizeof(port), "%s", colon + 1);
+	if (strspn(port, "0123456789") == strlen(port) && (strtoul(port, NULL, 10) == 0 || strtoul(port, NULL, 10) > 65535)) {
+		snprintf(err, errlen, "'%s': port %s is not one (1 to 65535)", item, port);
+		return -1;
+	}
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';
