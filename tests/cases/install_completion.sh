@@ -67,6 +67,8 @@ expect "faultline mrc --policy " clock fifo lru
 expect "faultline report --by " callsite function alloc thread process
 expect "faultline diff --by " callsite function alloc
 expect "faultline visualize --kind refault,s" refault,soft
+expect "faultline ranges --kind refault,ac" refault,access
+expect "faultline --version " 
 expect "faultline report --format " table csv json
 expect "faultline sweep --format " table csv
 expect "faultline record --alloc-log " sampled full
