@@ -239,9 +239,12 @@ int find_runtime_library(char *path, size_t len)
 			return -1;
 		}
 		exe[n] = '\0';
+		const char *self = "faultline";
 		slash = strrchr(exe, '/');
-		if (slash != NULL)
+		if (slash != NULL) {
 			*slash = '\0';
+			self = slash + 1; /* the binary's own name (a copy may have another) */
+		}
 		for (size_t k = 0; k < RUNTIME_LIBRARY_PLACES; k++) {
 			if ((size_t)snprintf(candidate, sizeof(candidate), "%s%s/%s", exe, runtime_library_places[k],
 					     RECORD_RUNTIME_LIB) >= sizeof(candidate)) {
@@ -252,9 +255,9 @@ int find_runtime_library(char *path, size_t len)
 			if (access(candidate, R_OK) == 0)
 				break;
 			if (k + 1 == RUNTIME_LIBRARY_PLACES) {
-				cli_error("runtime library %s/%s: not found next to %s/faultline nor in %s%s "
+				cli_error("runtime library %s/%s: not found next to %s/%s nor in %s%s "
 					  "(build it with make, or set FAULTLINE_LIB)",
-					  exe, RECORD_RUNTIME_LIB, exe, exe, runtime_library_places[k]);
+					  exe, RECORD_RUNTIME_LIB, exe, self, exe, runtime_library_places[k]);
 				return -1;
 			}
 		}
