@@ -320,6 +320,29 @@ else
 	bad "SIGTERM: the child never started: $(cat "$WORK/.sig")"
 fi
 
+# The output directory is held for the run: a second record given the same -o meanwhile is refused
+# (before, both wrote into it and their processes made one recording)
+"$F" record -q -M 64M -o "$WORK/held" -- sleep 3 </dev/null >/dev/null 2>&1 &
+held_pid=$!
+for _ in $(seq 100); do [ -d "$WORK/held" ] && [ -n "$(ls "$WORK/held")" ] && break; sleep 0.1; done
+run "$F" record -M 64M -o "$WORK/held" -- true
+expect "a second record into an output directory being written" 2 "is being written by another faultline record"
+wait "$held_pid"
+[ "$(ls -d "$WORK"/held/[0-9]* | wc -l)" -eq 1 ] && ok "the held recording has its own process only" ||
+	bad "the held recording: $(ls "$WORK/held")"
+# an output path too long for the files in it: refused before anything is made
+long=$WORK/$(printf 'd%.0s' $(seq 250))
+for _ in $(seq 15); do long=$long/$(printf 'd%.0s' $(seq 250)); done
+run "$F" record -M 64M -o "$long" -- true
+expect "an output path too long for its files" 2 "output directory path too long"
+[ ! -e "$WORK/$(printf 'd%.0s' $(seq 250))" ] && ok "nothing made for the too-long path" || bad "the too-long path was partly made"
+# a directory on a read-only file system: refused before the program runs (root only: mount)
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$WORK/ro" && mount -t tmpfs -o size=1M,ro tmpfs "$WORK/ro" 2>/dev/null; then
+	run "$F" record -M 64M -o "$WORK/ro" -- true
+	umount "$WORK/ro"
+	expect "an output directory on a read-only file system" 2 "no file can be created in it"
+fi
+
 [ -n "$static_note" ] && echo "note $static_note"
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed"

@@ -1,6 +1,7 @@
 /* record_outdir.c: `faultline record`'s output directory: its default name, refusing a non-empty
- * one unless --force (which removes only an earlier recording's process directories and
- * visualize's files), mkdir -p. */
+ * one unless --force (which removes only an earlier recording's process directories, its exit
+ * file and visualize's files), mkdir -p, held locked for the run, checked writable and short
+ * enough for the files in it. */
 #include "record_options.h"
 #include "record_internal.h"
 
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,6 +252,10 @@ static int reuse_output_dir(const char *path, bool force, bool quiet)
 
 		if (is_dot_entry(entry->d_name))
 			continue;
+		if (recording && strcmp(entry->d_name, FL_FILE_NAME_EXIT) == 0 && is_regular_at(dirfd(dir), entry->d_name)) {
+			unlinkat(dirfd(dir), entry->d_name, 0); /* how the old run ended: this run writes its own */
+			continue;
+		}
 		if (recording && viz_is_output_name(entry->d_name) && is_regular_at(dirfd(dir), entry->d_name)) {
 			if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 				derived++;
@@ -294,28 +300,87 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
+/* The files the runtime and record write under the output directory need this much more than its
+ * own path: "/<pid>.<image>/" and the longest file name with its ".tmp" (or, with --archive,
+ * ".build-id/xx/<38 hex digits>.debug"). */
+#define OUTPUT_PATH_SLACK 80
+
+/* Holds the output directory for the whole run (flock on it, released when record exits), so a
+ * second record given the same -o meanwhile is refused instead of writing into this recording. */
+static int lock_output_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("cannot open output directory %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			cli_error("output directory %s is being written by another faultline record; give another with -o",
+				  path);
+		else
+			cli_error("output directory %s: flock: %s", path, strerror(err));
+		return -1;
+	}
+	return 0; /* fd stays open (close-on-exec) until record exits */
+}
+
+/* A file can be created in the directory (a read-only file system, or no inode left, shows here
+ * and not in the traced program's runtime, which would let it run untraced). */
+static int check_writable(const char *path)
+{
+	char probe[PATH_MAX];
+	if ((size_t)snprintf(probe, sizeof(probe), "%s/.faultline-check.%ld", path, (long)getpid()) >= sizeof(probe)) {
+		cli_error("output directory path too long: %s", path);
+		return -1;
+	}
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		cli_error("output directory %s: no file can be created in it: %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
 /* Makes the output directory ready and writes its absolute path into absolute. */
+static int check_path_length(size_t len)
+{
+	if (len + OUTPUT_PATH_SLACK < PATH_MAX)
+		return 0;
+	cli_error("output directory path too long: %zu bytes, and the files in it need up to %d more "
+		  "(PATH_MAX %d): give a shorter -o", len, OUTPUT_PATH_SLACK, PATH_MAX);
+	return -1;
+}
+
 int prepare_output_dir(const char *path, const struct record_options *o, char *absolute)
 {
 	struct stat st;
+	char cwd[PATH_MAX];
 
+	/* before anything is made: the path as it will be, relative to the working directory */
+	if (check_path_length(strlen(path) + (path[0] == '/' || !getcwd(cwd, sizeof(cwd)) ? 0 : strlen(cwd) + 1)) < 0)
+		return -1;
 	if (stat(path, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			cli_error("output path '%s' exists and is not a directory", path);
 			return -1;
 		}
-		if (reuse_output_dir(path, o->force, o->quiet) < 0)
-			return -1;
 	} else if (errno != ENOENT) {
-		cli_error("output directory: stat %s: %s", path, strerror(errno));
+		cli_error("output directory: stat: %s: %s", strerror(errno), path);
 		return -1;
 	} else if (make_dirs(path) < 0) {
 		return -1;
 	}
+	/* locked before it is found empty: of two records given the same -o at once, one is refused */
+	if (lock_output_dir(path) < 0 || reuse_output_dir(path, o->force, o->quiet) < 0 || check_writable(path) < 0)
+		return -1;
 	if (realpath(path, absolute) == NULL) {
-		cli_error("output directory: realpath %s: %s", path, strerror(errno));
+		cli_error("output directory: realpath: %s: %s", strerror(errno), path);
 		return -1;
 	}
-	return 0;
+	return check_path_length(strlen(absolute)); /* through symbolic links it may be longer */
 }
-
