@@ -214,6 +214,14 @@ run "$F" record -M 64M -o "$WORK/bg" -- sh -c 'sleep 3 & exit 0'
 expect "a process outliving the command: still running" 0 "still running (it outlived the command)"
 [[ $err != *"process killed?"* ]] && ok "a process outliving the command: not called killed" ||
 	bad "a process outliving the command called killed: $err"
+# ... and the recording keeps that, so report says it too (before: "the process was killed"): a
+# subshell that waits 3 s for its own child, so it has no stats.json while report reads
+run "$F" record -q -M 64M -o "$WORK/bg2" -- sh -c '(sleep 3; true) & exit 0'
+grep -q '^running [0-9]' "$WORK/bg2/exit" 2>/dev/null && ok "DIR/exit names the process that outlived the command" ||
+	bad "DIR/exit: $(cat "$WORK/bg2/exit")"
+run "$F" report "$WORK/bg2"
+[[ $out == *"still running when record ended"* && $out != *"was killed"* ]] &&
+	ok "report: the process outlived the command, not killed" || bad "report on the outlived process: $(grep -E 'lost|warning' <<<"$out")"
 
 run "$F" record -q -M 64M -o "$WORK/args" -- sh -c 'printf "[%s]" "$@"' argv0 "" "a b" '$HOME' '*' "it's"
 want='[][a b][$HOME][*][it'"'"'s]'

@@ -1,16 +1,51 @@
 /* record_exit.c: `record` keeps how the traced command ended in the recording (DIR/exit), so that
- * report can say whether the run it shows finished or crashed. One line, written under a temporary
- * name and renamed. */
+ * report can say whether the run it shows finished or crashed, and which processes outlived it (a
+ * trace without stats.json is then unfinished, not cut by a kill). Written under a temporary name
+ * and renamed. */
 #include "record_exit.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "record_internal.h"
 #include "temp_file.h"
 #include "faultline/trace.h"
+
+/* "running PID" for each traced process that still runs: it outlived the command (a daemon, a
+ * background child), and a trace of it without stats.json is unfinished, not cut by a kill. By
+ * pid, not by process directory: the process may be between an exec and its next image's
+ * directory. */
+static void write_outlived(FILE *f, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long said[64];
+	size_t nsaid = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!is_process_dir_name(e->d_name) || !process_dir_running(e->d_name))
+			continue;
+		long pid = strtol(e->d_name, NULL, 10);
+		bool seen = false;
+		for (size_t i = 0; i < nsaid && !seen; i++)
+			seen = said[i] == pid;
+		if (seen)
+			continue;
+		if (nsaid < sizeof(said) / sizeof(said[0]))
+			said[nsaid++] = pid;
+		fprintf(f, "running %ld\n", pid);
+	}
+	closedir(d);
+}
 
 int record_exit_write(const char *dir, int status)
 {
@@ -33,6 +68,7 @@ int record_exit_write(const char *dir, int status)
 		fprintf(f, "exit %d\n", WEXITSTATUS(status));
 	else
 		fprintf(f, "signal %d\n", WTERMSIG(status));
+	write_outlived(f, dir);
 	int failed = ferror(f);
 	if (fclose(f) != 0 || failed) {
 		int e = errno;

@@ -370,7 +370,7 @@ static void header_limits(const struct report *r, FILE *out)
 static void header_totals(const struct report *r, FILE *out)
 {
 	uint64_t dropped = 0, by_runtime = 0, end_ns = 0, value, kinds[FL_FAULT_KIND_MAX + 1] = { 0 };
-	size_t unknown = 0;
+	size_t unknown = 0, outlived = 0;
 	char c[6][32];
 
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
@@ -379,6 +379,8 @@ static void header_totals(const struct report *r, FILE *out)
 		dropped += proc->faults_lost; /* stats.json's dropped, and any other record it counts the trace lacks */
 		if (!proc->faults_lost_exact)
 			unknown++;
+		if (!proc->faults_lost_exact && proc->outlived)
+			outlived++;
 		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_RECORDS_DROPPED, &value) == 0)
 			by_runtime += value;
 		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_WALL_NS, &value) == 0 && proc->offset_ns + value > end)
@@ -394,9 +396,13 @@ static void header_totals(const struct report *r, FILE *out)
 	if (dropped > by_runtime && !unknown)
 		fprintf(out, " (dropped by the runtime %" PRIu64 "; the others are missing from the trace files: "
 			"cut by a kill, or damaged)", by_runtime);
-	if (unknown)
+	if (unknown > outlived)
 		fprintf(out, " (%zu process%s without stats.json, killed: the missing seq numbers; the faults after "
-			"the last record written are not known)", unknown, unknown == 1 ? "" : "es");
+			"the last record written are not known)", unknown - outlived, unknown - outlived == 1 ? "" : "es");
+	if (outlived)
+		fprintf(out, " (%zu process%s still running when record ended: %s trace%s complete once %s exited)",
+			outlived, outlived == 1 ? "" : "es", outlived == 1 ? "its" : "their", outlived == 1 ? " is" : "s are",
+			outlived == 1 ? "it has" : "they have");
 	fprintf(out, "\n# duration:        %.3f s\n", (double)end_ns / 1e9);
 	fprintf(out, "# faults:          %s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
 		cli_format_count(r->rec->nfaults - kinds[FL_FAULT_ACCESS_SAMPLE], c[0], sizeof(c[0])),

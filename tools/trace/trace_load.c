@@ -89,8 +89,7 @@ static int load_stats(struct loader *ld)
 		if (errno != ENOENT)
 			return fl_load_fail(ld, "access: %s", strerror(errno));
 		proc->maybe_cut = true;
-		fl_load_warning(ld->rec, "%s: no %s: the process was killed (SIGKILL?) and its trace may be cut",
-			    proc->dir, FL_FILE_NAME_STATS);
+		proc->stats_missing = true; /* said once every process is known (explain_missing_stats) */
 		return 0;
 	}
 	int rc = stats_json_load(ld->path, &proc->stats, reason, sizeof(reason));
@@ -309,25 +308,86 @@ static int load_processes(struct fl_recording *rec, bool stream, char *err, size
 	return rc;
 }
 
-/* DIR/exit: "exit N" or "signal N". Anything else (a damaged file) counts as not known, with a
+/* DIR/exit: "exit N" or "signal N", then a line "running PID" for each traced process that still
+ * ran when record ended. Anything else (a damaged file) counts as not known, with a
  * warning; a missing file is not known without one. */
 static void load_ending(struct fl_recording *rec)
 {
-	char path[PATH_MAX], line[64], word[8];
+	char path[PATH_MAX], line[128], word[8];
 	int value;
+	unsigned long pid;
 	snprintf(path, sizeof(path), "%s/%s", rec->dir, FL_FILE_NAME_EXIT);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return;
 	bool ok = fgets(line, sizeof(line), f) && sscanf(line, "%7s %d", word, &value) == 2 && value >= 0 &&
 		  value <= 255;
-	fclose(f);
 	if (ok && strcmp(word, "exit") == 0)
 		rec->ending = FL_ENDING_EXIT, rec->ending_value = value;
 	else if (ok && strcmp(word, "signal") == 0 && value > 0)
 		rec->ending = FL_ENDING_SIGNAL, rec->ending_value = value;
 	else
-		fl_load_warning(rec, "%s: not \"exit N\" or \"signal N\": how the command ended is not known", path);
+		ok = false;
+	while (ok && fgets(line, sizeof(line), f)) {
+		uint32_t *grown;
+		if (sscanf(line, "running %lu", &pid) != 1 || pid == 0 || pid > UINT32_MAX ||
+		    !(grown = realloc(rec->outlived, (rec->noutlived + 1) * sizeof(*grown)))) {
+			ok = false;
+			break;
+		}
+		rec->outlived = grown;
+		rec->outlived[rec->noutlived++] = (uint32_t)pid;
+	}
+	fclose(f);
+	if (!ok) {
+		rec->ending = FL_ENDING_UNKNOWN;
+		fl_load_warning(rec, "%s: not \"exit N\" or \"signal N\" and \"running PID\" lines: how the command "
+				"ended is not known", path);
+	}
+}
+
+static bool outlived_record(const struct fl_recording *rec, uint32_t pid)
+{
+	for (size_t i = 0; i < rec->noutlived; i++)
+		if (rec->outlived[i] == pid)
+			return true;
+	return false;
+}
+
+/* A process without stats.json was killed, or had not ended yet when record ended: DIR/exit names
+ * the processes still running then, and a process they started (its ppid one of them, at any
+ * depth) may have begun after record wrote that list. */
+static void explain_missing_stats(struct fl_recording *rec)
+{
+	bool grew = true;
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < rec->nprocs; i++) {
+			struct fl_process *proc = &rec->procs[i];
+			uint64_t ppid;
+			if (!proc->stats_missing || proc->outlived)
+				continue;
+			proc->outlived = outlived_record(rec, proc->pid) ||
+					 (stats_json_uint(&proc->meta, FL_META_PPID, &ppid) == 0 && ppid <= UINT32_MAX &&
+					  outlived_record(rec, (uint32_t)ppid));
+			uint32_t *more;
+			if (proc->outlived && !outlived_record(rec, proc->pid) &&
+			    (more = realloc(rec->outlived, (rec->noutlived + 1) * sizeof(*more)))) {
+				rec->outlived = more;
+				rec->outlived[rec->noutlived++] = proc->pid;
+				grew = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct fl_process *proc = &rec->procs[i];
+		if (proc->stats_missing && proc->outlived)
+			fl_load_warning(rec, "%s: no %s: the process still ran when record ended (it outlived the command); "
+					"its trace is complete once it has exited", proc->dir, FL_FILE_NAME_STATS);
+		else if (proc->stats_missing)
+			fl_load_warning(rec, "%s: no %s: the process was killed (SIGKILL?) and its trace may be cut",
+					proc->dir, FL_FILE_NAME_STATS);
+	}
 }
 
 static int open_recording(const char *dir, bool stream, struct fl_recording **out, char *err, size_t errlen)
@@ -351,10 +411,12 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		fl_recording_close(rec);
 		return -1;
 	}
+	load_ending(rec); /* first: a process without stats.json may have outlived record */
 	if (load_processes(rec, stream, err, errlen) != 0) {
 		fl_recording_close(rec);
 		return -1;
 	}
+	explain_missing_stats(rec);
 	if (rec->nprocs == 0) {
 		char meta[PATH_MAX];
 		struct stat ms;
@@ -368,7 +430,6 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		fl_recording_close(rec);
 		return -1;
 	}
-	load_ending(rec);
 	qsort(rec->procs, rec->nprocs, sizeof(*rec->procs), compare_process);
 	rec->start_ns = rec->procs[0].start_ns;
 	for (size_t i = 0; i < rec->nprocs; i++) {
@@ -404,6 +465,7 @@ void fl_recording_close(struct fl_recording *rec)
 	for (size_t i = 0; i < rec->nwarnings; i++)
 		free(rec->warnings[i]);
 	free(rec->warnings);
+	free(rec->outlived);
 	free(rec->dir);
 	free(rec);
 }

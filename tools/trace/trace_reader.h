@@ -110,6 +110,8 @@ struct fl_process {
 	struct flat_json stats;     /* stats.json; empty (count 0) when has_stats is false */
 	bool has_stats;
 	bool maybe_cut;             /* no stats.json, a truncated file, or records_dropped > 0 */
+	bool stats_missing;         /* no stats.json at all (killed, or not ended yet) */
+	bool outlived;              /* ... and still running when record ended, or a child of one (DIR/exit) */
 	uint64_t faults_lost;       /* fault records the runtime served but the trace lacks: stats.json's
 	                             * count minus the records, or without stats.json (SIGKILL) the
 	                             * gaps in the records' seq numbers (a lower bound: faults_lost_exact
@@ -162,6 +164,8 @@ struct fl_recording {
 	char *dir;
 	enum fl_ending ending;      /* how the traced command ended (DIR/exit) */
 	int ending_value;
+	uint32_t *outlived;         /* pids of processes still running when record ended (DIR/exit) */
+	size_t noutlived;
 	struct fl_process *procs;   /* sorted by (start_ns, pid, image) */
 	size_t nprocs;
 	uint64_t start_ns;          /* the earliest process start_ns */
