@@ -18,6 +18,20 @@ static void buf_mib(struct fl_buf *b, uint64_t pages)
 	fl_buf_str(b, " MiB");
 }
 
+/* -L as record's banner shows it: tenths of a MiB below 10 MiB (-L 1500K is 1.5 MiB, not 1). */
+static void buf_limit(struct fl_buf *b, uint64_t pages)
+{
+	uint64_t tenths = (pages * FL_PAGE_SIZE * 10 + (1 << 19)) >> 20;
+	if (tenths >= 100 || tenths % 10 == 0) {
+		buf_mib(b, pages);
+		return;
+	}
+	fl_buf_u64(b, tenths / 10);
+	fl_buf_str(b, ".");
+	fl_buf_u64(b, tenths % 10);
+	fl_buf_str(b, " MiB");
+}
+
 void fl_thrash_check(struct fl_runtime *rt)
 {
 	if (rt->thrash_warned || rt->local_limit_pages == 0)
@@ -41,7 +55,7 @@ void fl_thrash_check(struct fl_runtime *rt)
 	fl_buf_str(&b, " s in, ");
 	fl_buf_u64(&b, refaults / seconds);
 	fl_buf_str(&b, " refaults a second at -L ");
-	buf_mib(&b, rt->local_limit_pages);
+	buf_limit(&b, rt->local_limit_pages);
 	fl_buf_str(&b, " (peak heap so far ");
 	/* what the program allocated, not the heap's address high-water mark (which counts the
 	 * allocator's spread: xz's 45 MiB showed as 117) */
