@@ -138,10 +138,12 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 	}
 	if (proc->has_stats) {
 		const char *exit_reason = stats_json_string(&proc->stats, FL_STATS_EXIT);
-		fputs(" exit ", out);
+		fputs(" ended_by ", out); /* how the process's trace ended: exit, _exit, exec, a signal */
 		put_printable(exit_reason && *exit_reason ? exit_reason : "?", out);
+	} else if (proc->outlived) {
+		fputs(" ended_by unknown (no stats.json: still running when record ended)", out);
 	} else {
-		fputs(" exit unknown (no stats.json: killed, trace may be cut)", out);
+		fputs(" ended_by unknown (no stats.json: killed, trace may be cut)", out);
 	}
 	fputs(" cmdline", out);
 	if (proc->ncmdline == 0) {
