@@ -62,6 +62,7 @@ struct report_options {
 	char **skip;              /* --skip patterns (argv strings) */
 	size_t nskip;
 	bool progress;            /* a progress line when stderr is a terminal */
+	const char *progress_verb; /* the verb the progress line names (NULL: "report") */
 	uint64_t ranges;          /* hot address ranges shown under the table (--ranges N; 0: none) */
 	bool ranges_given;        /* --ranges was given: JSON becomes {"rows": [...], "ranges": [...]} */
 	uint32_t *tids;           /* --tid: only faults of these threads (ntids 0: every thread) */

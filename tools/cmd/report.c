@@ -368,7 +368,7 @@ static int report_run_once(const struct report_options *o, const char *dir, bool
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	report_progress_start(&r.progress, "report", o->progress);
+	report_progress_start(&r.progress, o->progress_verb ? o->progress_verb : "report", o->progress);
 	rc = report_prepare(&r, dir, stream);
 	if (rc == 0) {
 		report_progress_stop(&r.progress);
@@ -407,7 +407,7 @@ int report_run(const struct report_options *o, FILE *out)
 	return rc;
 }
 
-int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bool progress, char **text)
+int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, const char *progress_verb, char **text)
 {
 	static char *argv[] = { "report", NULL };
 	struct report_options o;
@@ -420,7 +420,8 @@ int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bo
 		return 1;
 	o.pid = pid;
 	o.time_axis = axis;
-	o.progress = progress;
+	o.progress = progress_verb != NULL;
+	o.progress_verb = progress_verb;
 	if (!(out = open_memstream(text, &len))) {
 		cli_error("report: open_memstream: %s", strerror(errno));
 		report_options_free(&o);

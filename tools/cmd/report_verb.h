@@ -12,9 +12,9 @@ int report_run(const struct report_options *o, FILE *out);
 
 /* The header `report` prints above its table (every "# ..." line) for the recording in DIR, with
  * report's defaults but PID (0: every process) and AXIS, into *text (malloc'd; free it): one more
- * run of report over the recording, streamed where it can be, with report's progress line when PROGRESS
- * (on a terminal). Returns 0, or 1 after printing why not. */
-int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, bool progress, char **text);
+ * run of report over the recording, streamed where it can be, with a progress line naming
+ * PROGRESS_VERB (on a terminal; NULL: none). Returns 0, or 1 after printing why not. */
+int report_header_text(const char *dir, uint32_t pid, enum fl_time_axis axis, const char *progress_verb, char **text);
 
 /* Parses report's argv (argv[0] = "report"); returns 0 to run, -1 when --help was printed (exit 0), or
  * CLI_EXIT_USAGE after printing the error. */

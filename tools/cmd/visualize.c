@@ -1127,8 +1127,12 @@ static int viz_run(const struct fl_recording *rec, const struct viz_options *o, 
 			goto out;
 		}
 		v.has_html = true;
-		/* report's own pass, first: its memory is freed before visualize's passes build theirs */
-		if (report_header_text(rec->dir, o->pid, o->time_axis, !o->verbose, &v.html_header) != 0)
+		/* report's own pass, first: its memory is freed before visualize's passes build theirs;
+		 * its progress line is visualize's meanwhile (one line on the terminal, not two) */
+		report_progress_stop(progress);
+		int hrc = report_header_text(rec->dir, o->pid, o->time_axis, o->verbose ? NULL : "visualize", &v.html_header);
+		report_progress_start(progress, "visualize", !o->verbose);
+		if (hrc != 0)
 			goto out;
 	}
 	if (!v.callsites || !v.namer || !v.hm || !v.alloc_tree || !v.tree[0] || !v.tree[1] || !v.tree[2] || !v.tree[3] ||
