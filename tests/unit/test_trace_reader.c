@@ -683,12 +683,21 @@ static void test_directories(void)
 	mkdir(dir, 0755);
 	CHECK(fl_recording_find_newest(dir, out, sizeof(out), err, sizeof(err)) < 0 &&
 	      strstr(err, "no faultline-* directory"), "find_newest in an empty directory: %s", err);
-	const char *names[] = { "faultline-old", "faultline-new", "faultline-mid", "other" };
-	const time_t times[] = { 1000, 3000, 2000, 4000 };
-	for (int i = 0; i < 4; i++) {
+	/* recordings (a process directory with a meta.json in each), and a newer faultline-* directory
+	 * that is not one (a sweep's, notes): passed over */
+	const char *names[] = { "faultline-old", "faultline-new", "faultline-mid", "other", "faultline-notes" };
+	const time_t times[] = { 1000, 3000, 2000, 4000, 5000 };
+	for (int i = 0; i < 5; i++) {
 		struct timespec ts[2] = { { times[i], 0 }, { times[i], 0 } };
 		pathf(path, sizeof(path), "%s/%s", dir, names[i]);
 		mkdir(path, 0755);
+		if (strcmp(names[i], "faultline-notes") != 0) {
+			pathf(path, sizeof(path), "%s/%s/1000", dir, names[i]);
+			mkdir(path, 0755);
+			pathf(path, sizeof(path), "%s/%s/1000/meta.json", dir, names[i]);
+			write_bytes(path, "{}", 2);
+			pathf(path, sizeof(path), "%s/%s", dir, names[i]);
+		}
 		utimensat(AT_FDCWD, path, ts, 0);
 	}
 	pathf(path, sizeof(path), "%s/faultline-file", dir);
