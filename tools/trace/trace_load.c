@@ -482,7 +482,8 @@ static bool holds_process_dir(const char *path)
 	while (!found && (e = readdir(d)) != NULL) {
 		char meta[PATH_MAX];
 		struct stat st;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+		uint32_t pid, image;
+		if (!parse_process_name(e->d_name, &pid, &image))
 			continue;
 		int n = snprintf(meta, sizeof(meta), "%s/%s/%s", path, e->d_name, FL_FILE_NAME_META);
 		found = n > 0 && (size_t)n < sizeof(meta) && lstat(meta, &st) == 0 && S_ISREG(st.st_mode);
