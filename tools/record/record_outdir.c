@@ -317,11 +317,9 @@ static int lock_output_dir(const char *path)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 		close(fd);
-		if (err == EWOULDBLOCK)
-			cli_error("output directory %s is being written by another faultline record; give another with -o",
-				  path);
-		else
-			cli_error("output directory %s: flock: %s", path, strerror(err));
+		if (err != EWOULDBLOCK)
+			return 0; /* a file system without locks (some NFS mounts): the run goes on unguarded */
+		cli_error("output directory %s is being written by another faultline record; give another with -o", path);
 		return -1;
 	}
 	return 0; /* fd stays open (close-on-exec) until record exits */
