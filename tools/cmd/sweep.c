@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -261,13 +262,16 @@ static void handle_stop_signals(void)
 
 /* Every run reads the same input. A regular file (or block device) on stdin is rewound to where it
  * stood before each run (the runs share its offset); a pipe or socket is read whole first into an
- * unlinked file in the output directory, which each run gets as its stdin. A terminal, or any other
+ * unlinked file in the output directory, which each run gets as its stdin (unless it gives nothing,
+ * not even its end, for STDIN_WAIT_MS: then it is each run's as it comes). A terminal, or any other
  * device, is each run's as it comes. */
 struct sweep_stdin {
 	bool rewind;        /* stdin is seekable: back to `start` before each run */
 	off_t start;
 	int copy;           /* the pipe's content, or -1 */
 };
+
+#define STDIN_WAIT_MS 2000 /* a pipe on stdin with no input (not even its end) this long is left as it is */
 
 /* Sets IN up for the runs. 0, or 1 after the message. */
 static int stdin_prepare(struct sweep_stdin *in, const char *out_dir)
@@ -286,6 +290,16 @@ static int stdin_prepare(struct sweep_stdin *in, const char *out_dir)
 	}
 	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
 		return 0;
+	/* a pipe that stays open without input (ssh's stdin, a CI runner's) would be read for ever */
+	struct pollfd ready = { .fd = STDIN_FILENO, .events = POLLIN };
+	int n;
+	while ((n = poll(&ready, 1, STDIN_WAIT_MS)) < 0 && errno == EINTR && !stop_signal)
+		;
+	if (n <= 0) {
+		cli_error("sweep: stdin is a pipe that gave nothing in %d s: each run reads it as it comes "
+			  "(< FILE gives every run the same input)", STDIN_WAIT_MS / 1000);
+		return 0;
+	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/.stdin.%ld", out_dir, (long)getpid()) >= sizeof(path)) {
 		cli_error("sweep: stdin is a pipe, to be kept for every run: %s: path too long", out_dir);
 		return 1;
