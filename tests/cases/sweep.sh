@@ -177,6 +177,14 @@ done
 grep -q "stdin is a pipe: read whole" "$WORK/swpipe.err" || fail "sweep did not say it kept the piped stdin"
 [ -z "$(ls -A "$WORK/swpipe" | grep stdin)" ] || fail "the kept stdin is left in the output directory"
 echo "ok every run read the whole stdin ($bytes bytes), from a file and from a pipe"
+# a pipe that stays open without input (ssh's stdin) is not waited on for ever: the runs get it as it is
+mkfifo "$WORK/idle.fifo"
+exec 7<>"$WORK/idle.fifo" # a writer that never writes nor closes
+rc=0; timeout "$(scaled 30)" "$FAULTLINE" sweep -L 1M -o "$WORK/swidle" -- true <"$WORK/idle.fifo" >/dev/null 2>"$WORK/swidle.err" || rc=$?
+exec 7>&-
+[ "$rc" -eq 0 ] && grep -q "gave nothing in 2 s" "$WORK/swidle.err" ||
+	fail "sweep with an idle pipe on stdin: exit $rc (124: it waited for the pipe's end): $(cat "$WORK/swidle.err")"
+echo "ok an idle pipe on stdin: the sweep ran without waiting for its end"
 
 # Bad input.
 expect_exit() {
