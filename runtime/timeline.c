@@ -40,7 +40,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,7 +69,6 @@ struct fl_timeline {
 	_Atomic int final_taken;     /* futex word: 1 once the sampler took the final sample */
 	bool sampler_running;        /* the sampler thread was started (and takes the final sample) */
 	bool private_fds;            /* the counters live in the sampler's own descriptor table */
-	_Atomic int busy;            /* a sample is being taken (the sampler, or the final one) */
 	_Atomic int final_done;
 	_Atomic uint64_t faults;     /* faults seen, for --timeline-every */
 	uint64_t last_flush_ns;
@@ -192,7 +190,8 @@ static void retire_thread(struct fl_runtime *rt, struct fl_timeline *tl, struct 
 	close_thread(t);
 }
 
-/* One sample of every thread and of the process. Called with tl->busy held. */
+/* One sample of every thread and of the process: by the sampler, or, when it could not be started,
+ * once by fl_timeline_shutdown (never both, so no lock). */
 static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t reason)
 {
 	uint64_t sums[TL_PERF_MAX];
@@ -230,16 +229,6 @@ static void sample_all(struct fl_runtime *rt, struct fl_timeline *tl, uint8_t re
 	fl_stream_append(&tl->stream, &r, sizeof(r), NULL, 0);
 }
 
-static bool take_busy(struct fl_timeline *tl, int tries)
-{
-	for (int i = 0; atomic_exchange_explicit(&tl->busy, 1, memory_order_acquire); i++) {
-		if (i >= tries)
-			return false;
-		sched_yield();
-	}
-	return true;
-}
-
 static void flush_streams(struct fl_runtime *rt, struct fl_timeline *tl)
 {
 	for (unsigned i = 0; i < rt->nhandlers && i < FL_MAX_HANDLERS; i++)
@@ -265,22 +254,18 @@ static void *sampler_main(void *arg)
 			next = now + period_ns;
 		while (!atomic_load(&tl->stop) && fl_now_ns() < next)
 			fl_sys_futex_wait_until(&tl->wake, 0, next);
-		if (atomic_load(&tl->stop) || !take_busy(tl, 0))
-			continue;
+		if (atomic_load(&tl->stop))
+			break;
 		sample_all(rt, tl, FL_TL_PERIODIC);
 		now = fl_now_ns();
 		if (now - tl->last_flush_ns >= TL_FLUSH_NS) {
 			flush_streams(rt, tl);
 			tl->last_flush_ns = now;
 		}
-		atomic_store_explicit(&tl->busy, 0, memory_order_release);
 	}
 	/* the final sample is this thread's: only it can read the counters it opened */
-	if (take_busy(tl, 1000)) {
-		sample_all(rt, tl, FL_TL_FINAL);
-		fl_stream_flush(&tl->stream);
-		atomic_store_explicit(&tl->busy, 0, memory_order_release);
-	}
+	sample_all(rt, tl, FL_TL_FINAL);
+	fl_stream_flush(&tl->stream);
 	atomic_store(&tl->final_taken, 1);
 	fl_sys_futex_wake_all(&tl->final_taken);
 	return NULL; /* the thread's table, and the counters in it, go with the thread */
@@ -337,9 +322,8 @@ void fl_timeline_shutdown(struct fl_runtime *rt)
 		uint64_t deadline = fl_now_ns() + TL_FINAL_WAIT_NS;
 		while (!atomic_load(&tl->final_taken) && fl_now_ns() < deadline)
 			fl_sys_futex_wait_until(&tl->final_taken, 0, deadline);
-	} else if (take_busy(tl, 1000)) { /* no sampler thread: the final sample is the only one */
+	} else { /* no sampler thread: the final sample is the only one */
 		sample_all(rt, tl, FL_TL_FINAL);
-		atomic_store_explicit(&tl->busy, 0, memory_order_release);
 	}
 	for (unsigned i = 0; i < rt->nhandlers && i < FL_MAX_HANDLERS; i++)
 		fl_stream_try_flush(&tl->handler_streams[i]);
@@ -366,7 +350,6 @@ void fl_timeline_after_fork(struct fl_runtime *rt)
 	tl->high = 0;
 	tl->counted = 0;
 	atomic_store(&tl->faults, 0);
-	atomic_store(&tl->busy, 0);
 	atomic_store(&tl->stop, false);
 	atomic_store(&tl->final_done, 0);
 	fl_stream_discard(&tl->stream);
