@@ -39,6 +39,7 @@
 #include <faultline/env.h>
 
 #include "cli.h"
+#include "fd_copy.h"
 #include "record.h"
 #include "sweep.h"
 #include "sweep_render.h"
@@ -277,7 +278,7 @@ struct sweep_stdin {
 static int stdin_prepare(struct sweep_stdin *in, const char *out_dir)
 {
 	struct stat st;
-	char path[PATH_MAX], buf[1 << 16], shown[32];
+	char path[PATH_MAX], shown[32];
 	uint64_t total = 0;
 
 	in->rewind = false, in->copy = -1;
@@ -310,31 +311,11 @@ static int stdin_prepare(struct sweep_stdin *in, const char *out_dir)
 		return 1;
 	}
 	unlink(path); /* gone with the last descriptor */
-	for (;;) {
-		ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
-		if (r < 0 && errno == EINTR && !stop_signal)
-			continue;
-		if (r == 0)
-			break;
-		ssize_t w = 0;
-		for (ssize_t done = 0; r > 0 && done < r; done += w) {
-			w = write(in->copy, buf + done, (size_t)(r - done));
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w <= 0) {
-				if (w == 0)
-					errno = ENOSPC, w = -1;
-				break;
-			}
-		}
-		if (r < 0 || w < 0) {
-			cli_error("sweep: stdin is a pipe, to be kept for every run: %s: %s", r < 0 ? "read" : "write",
-				  strerror(errno));
-			close(in->copy);
-			in->copy = -1;
-			return 1;
-		}
-		total += (uint64_t)r;
+	if (fd_copy(STDIN_FILENO, in->copy, &total, &stop_signal) < 0) { /* a stop signal ends it */
+		cli_error("sweep: stdin is a pipe, to be kept for every run: copying it: %s", strerror(errno));
+		close(in->copy);
+		in->copy = -1;
+		return 1;
 	}
 	cli_error("sweep: stdin is a pipe: read whole (%s) so that every run gets the same input",
 		  cli_format_size(total, shown, sizeof(shown)));

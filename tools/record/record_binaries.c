@@ -27,6 +27,7 @@
 
 #include "binary_id.h"
 #include "cli.h"
+#include "fd_copy.h"
 #include "temp_file.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
@@ -99,10 +100,9 @@ static int scan_maps(struct binaries_pass *p, const char *path)
 /* Copies SRC to DST (through DST.tmp, renamed). Returns 0 or -1 with err. */
 static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
 {
-	char buf[65536];
 	struct temp_file t;
 	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1;
-	ssize_t r = 0;
+	int r;
 	if (in < 0) {
 		snprintf(err, errlen, "open(\"%s\"): %s", src, strerror(errno));
 		return -1;
@@ -117,20 +117,7 @@ static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
 		close(in);
 		return -1;
 	}
-	while ((r = read(in, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR)) {
-		for (ssize_t done = 0; r > 0 && done < r;) {
-			ssize_t w = write(out, buf + done, (size_t)(r - done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				r = -1;
-				break;
-			}
-			done += w;
-		}
-		if (r < 0)
-			break;
-	}
+	r = fd_copy(in, out, NULL, NULL);
 	int error = errno;
 	close(in);
 	if (close(out) != 0 && r == 0)

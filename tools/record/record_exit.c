@@ -7,9 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,35 +19,23 @@
 
 /* "running PID" for each traced process that still runs: it outlived the command (a daemon, a
  * background child), and a trace of it without stats.json is unfinished, not cut by a kill. By
- * pid, not by process directory: the process may be between an exec and its next image's
- * directory. */
+ * pid, from its first image's directory (PID; later images are PID.N): the process may be between
+ * an exec and its next image's directory. */
 static void write_outlived(FILE *f, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	long said[64];
-	size_t nsaid = 0;
 	if (!d)
 		return;
-	while ((e = readdir(d)) != NULL) {
-		if (!is_process_dir_name(e->d_name) || !process_dir_running(e->d_name))
-			continue;
-		long pid = strtol(e->d_name, NULL, 10);
-		bool seen = false;
-		for (size_t i = 0; i < nsaid && !seen; i++)
-			seen = said[i] == pid;
-		if (seen)
-			continue;
-		if (nsaid < sizeof(said) / sizeof(said[0]))
-			said[nsaid++] = pid;
-		fprintf(f, "running %ld\n", pid);
-	}
+	while ((e = readdir(d)) != NULL)
+		if (is_process_dir_name(e->d_name) && !strchr(e->d_name, '.') && process_dir_running(e->d_name))
+			fprintf(f, "running %s\n", e->d_name);
 	closedir(d);
 }
 
 int record_exit_write(const char *dir, int status)
 {
-	char path[4096], err[512];
+	char path[PATH_MAX], err[512];
 	struct temp_file t;
 	if (!WIFEXITED(status) && !WIFSIGNALED(status))
 		return 0; /* stopped or continued: record waits for an end, so not expected */
