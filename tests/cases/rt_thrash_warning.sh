@@ -7,6 +7,7 @@
 #     far M MiB): ..." line, naming record --mrc, N >= 1 and R x N at most stats.json's refaults, M
 #     more than -L and at most stats.json's peak heap (the heap's address high-water mark was shown
 #     before, xz's 45 MiB as 117), and the program's checksum as natively (the note changes nothing);
+#   - at -L 1536K (dict_sort 60000): the note gives -L as 1.5 MiB, in tenths as record's banner does;
 #   - at -L 1M with a rate no run reaches (FAULTLINE_THRASH_WARN_RATE=1000000000): no note;
 #   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no note.
 . "$(dirname "$0")/../lib.sh"
@@ -34,6 +35,12 @@ heap=$(sed -n 's/.*(peak heap so far \([0-9]*\) MiB).*/\1/p' "$WORK/tight.err")
 check_ge "-L 1M: the note's peak heap (MiB)" "$heap" 2
 check_le "-L 1M: the note's peak heap (MiB) vs stats.json's (rounded up)" "$heap" "$(( ($(stat_of tight peak_heap_bytes) + (1 << 20) - 1) >> 20 ))"
 echo "ok -L 1M: $(grep '^faultline: note' "$WORK/tight.err")"
+
+# -L shown as the banner shows it: 1536K is 1.5 MiB (it read "1 MiB" before)
+expect_record tenths -L 1536K -- "$WORK/dict_sort" 60000
+grep -q '^faultline: note: [0-9]* s in, [0-9]* refaults a second at -L 1\.5 MiB (' "$WORK/tenths.err" ||
+	fail "-L 1536K: the note does not say -L 1.5 MiB: $(grep 'faultline' "$WORK/tenths.err")"
+echo "ok -L 1536K: the note says -L 1.5 MiB"
 
 FAULTLINE_THRASH_WARN_RATE=1000000000 expect_record slow -L 1M -- "$WORK/dict_sort" 30000
 ! grep -q 'faultline: note' "$WORK/slow.err" || fail "a rate above the run's: warned: $(cat "$WORK/slow.err")"
