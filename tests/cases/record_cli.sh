@@ -209,19 +209,22 @@ run "$F" record -M 64M -o "$WORK/status143" -- sh -c 'kill -TERM $$'
 expect "killed by SIGTERM: 143" 143 "killed by signal 15"
 run "$F" record -M 64M -o "$WORK/status70" -- sh -c 'exit 70'
 expect "exit 70 passed through" 70
-# a background job that outlives the command is said to be running, not killed
-run "$F" record -M 64M -o "$WORK/bg" -- sh -c 'sleep 3 & exit 0'
+# a background job that outlives the command is said to be running, not killed. Made deterministic:
+# the job (a subshell, no exec) marks that it runs (its runtime has written its directory by then),
+# the command waits for the mark and exits, and the job waits on a FIFO until the checks are done
+mkfifo "$WORK/bg.fifo"
+run "$F" record -M 64M -o "$WORK/bg" -- sh -c '(: >"$1"; read x <"$2") & while [ ! -e "$1" ]; do sleep 0.05; done' \
+	sh "$WORK/bg.mark" "$WORK/bg.fifo"
 expect "a process outliving the command: still running" 0 "still running (it outlived the command)"
 [[ $err != *"process killed?"* ]] && ok "a process outliving the command: not called killed" ||
 	bad "a process outliving the command called killed: $err"
-# ... and the recording keeps that, so report says it too (before: "the process was killed"): a
-# subshell that waits 3 s for its own child, so it has no stats.json while report reads
-run "$F" record -q -M 64M -o "$WORK/bg2" -- sh -c '(sleep 3; true) & exit 0'
-grep -q '^running [0-9]' "$WORK/bg2/exit" 2>/dev/null && ok "DIR/exit names the process that outlived the command" ||
-	bad "DIR/exit: $(cat "$WORK/bg2/exit")"
-run "$F" report "$WORK/bg2"
+# ... and the recording keeps that, so report says it too (before: "the process was killed")
+grep -q '^running [0-9]' "$WORK/bg/exit" 2>/dev/null && ok "DIR/exit names the process that outlived the command" ||
+	bad "DIR/exit: $(cat "$WORK/bg/exit")"
+run "$F" report "$WORK/bg"
 [[ $out == *"still running when record ended"* && $out != *"was killed"* ]] &&
-	ok "report: the process outlived the command, not killed" || bad "report on the outlived process: $(grep -E 'lost|warning' <<<"$out")"
+	ok "report: the process outlived the command, not killed" || bad "report on the outlived process: $(grep -E 'lost|warning' <<<"$out") $err"
+echo >"$WORK/bg.fifo" # the job ends
 
 run "$F" record -q -M 64M -o "$WORK/args" -- sh -c 'printf "[%s]" "$@"' argv0 "" "a b" '$HOME' '*' "it's"
 want='[][a b][$HOME][*][it'"'"'s]'
