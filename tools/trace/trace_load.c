@@ -282,6 +282,13 @@ static int load_processes(struct fl_recording *rec, bool stream, char *err, size
 				    "runtime wrote anything)", path);
 			continue;
 		}
+		char meta[PATH_MAX + 16];
+		snprintf(meta, sizeof(meta), "%s/%s", path, FL_FILE_NAME_META);
+		if (access(meta, F_OK) < 0 && errno == ENOENT) { /* the runtime writes it last when it starts */
+			fl_load_warning(rec, "%s: no %s yet: skipped (the process was starting when read, or died "
+				    "starting)", path, FL_FILE_NAME_META);
+			continue;
+		}
 		if (rec->nprocs == cap) {
 			size_t grown_cap = cap ? cap * 2 : 8;
 			struct fl_process *grown = realloc(rec->procs, grown_cap * sizeof(*grown));
