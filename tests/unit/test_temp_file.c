@@ -3,12 +3,15 @@
  * still dies of that signal; a released file, and one whose signal the parent ignored, stay. Each
  * case runs in a forked child that creates the file, guards it and raises the signal. And the
  * write-then-rename sequence: a committed file replaces its final name or, without replacing,
- * leaves an existing one and fails with EEXIST; a failed or discarded one leaves nothing. */
+ * leaves an existing one and fails with EEXIST; a failed or discarded one leaves nothing. A guarded
+ * output directory (visualize's -o, just created) is removed by the signal while empty, and kept
+ * when a complete output is in it. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +67,44 @@ static bool holds(const char *path, const char *text)
 	fclose(f);
 	buf[n] = '\0';
 	return strcmp(buf, text) == 0;
+}
+
+/* Forks a child that creates the directory DIR (and a file in it when FILLED), guards it and
+ * raises SIGINT; returns the child's wait status. */
+static int run_dir_child(const char *dir, bool filled)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char file[512];
+		if (mkdir(dir, 0755) < 0)
+			_exit(90);
+		snprintf(file, sizeof(file), "%s/flame.svg", dir);
+		if (filled && put_file(file, "done") < 0)
+			_exit(91);
+		if (temp_file_guard_dir(dir) < 0)
+			_exit(92);
+		raise(SIGINT);
+		_exit(0);
+	}
+	int status = 0;
+	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork and wait");
+	return status;
+}
+
+static void test_dir(const char *base)
+{
+	char dir[256], file[512];
+	snprintf(dir, sizeof(dir), "%s/viz", base);
+	snprintf(file, sizeof(file), "%s/flame.svg", dir);
+	int st = run_dir_child(dir, false);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT && access(dir, F_OK) != 0,
+	      "an empty guarded output directory is removed by SIGINT (status 0x%x)", st);
+	rmdir(dir);
+	st = run_dir_child(dir, true);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT && holds(file, "done"),
+	      "a guarded output directory with a complete output in it stays (status 0x%x)", st);
+	unlink(file);
+	rmdir(dir);
 }
 
 static void test_commit(const char *dir)
@@ -128,6 +169,7 @@ int main(void)
 	long_path[sizeof(long_path) - 1] = '\0';
 	CHECK(temp_file_guard(long_path) < 0, "a path longer than the guard holds is refused");
 	test_commit(dir);
+	test_dir(dir);
 	rmdir(dir);
 	return check_summary("test_temp_file");
 }

@@ -5,8 +5,8 @@
  * atomically; a file system without that flag gets link(2) and unlink(2), which refuse it too. A
  * failed rename removes the temporary file, so nothing is left either way.
  *
- * The signal handler only unlinks and re-raises the signal with its default
- * action, so the exit status still says which signal it was.
+ * The signal handler only unlinks (and removes the verb's output directory when still empty) and
+ * re-raises the signal with its default action, so the exit status still says which signal it was.
  *
  * The path lives in one of two buffers and the handler reads it through an atomic pointer, so a
  * signal handled on another thread (export's progress thread) while a new path is being copied
@@ -26,6 +26,8 @@
 
 static char paths[2][4096];
 static _Atomic(const char *) guarded; /* NULL: nothing to remove */
+static char guarded_dir_path[4096];
+static _Atomic bool dir_guarded;      /* guarded_dir_path is removed too, when empty */
 static bool installed;
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
@@ -34,9 +36,13 @@ static void on_stop_signal(int sig)
 	const char *path = atomic_load(&guarded);
 	if (path)
 		unlink(path);
+	if (atomic_load(&dir_guarded))
+		rmdir(guarded_dir_path);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
+
+static void install_handler(void);
 
 int temp_file_guard(const char *path)
 {
@@ -50,6 +56,23 @@ int temp_file_guard(const char *path)
 	}
 	memcpy(spare, path, n + 1);
 	atomic_store(&guarded, spare);
+	install_handler();
+	return 0;
+}
+
+int temp_file_guard_dir(const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n >= sizeof(guarded_dir_path) || atomic_load(&dir_guarded))
+		return -1;
+	memcpy(guarded_dir_path, dir, n + 1);
+	atomic_store(&dir_guarded, true);
+	install_handler();
+	return 0;
+}
+
+static void install_handler(void)
+{
 	if (!installed) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
@@ -65,7 +88,6 @@ int temp_file_guard(const char *path)
 		}
 		installed = true;
 	}
-	return 0;
 }
 
 void temp_file_release(void)

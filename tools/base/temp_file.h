@@ -51,4 +51,9 @@ int temp_file_guard(const char *path);
 /* PATH is no longer removed on a signal (it was renamed, or removed). */
 void temp_file_release(void);
 
+/* DIR, a directory the verb has just created for its output, is removed as well if a stop signal
+ * ends the process while it is still empty (one such directory; rmdir(2) leaves it when a complete
+ * output is already in it). -1 when the path is too long (then it is not guarded). */
+int temp_file_guard_dir(const char *dir);
+
 #endif

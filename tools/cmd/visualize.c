@@ -1219,7 +1219,9 @@ int cmd_visualize(int argc, char **argv)
 		report_progress_stop(&progress);
 	recording_arg_warnings(rec);
 	/* the output directory only once the recording is known to be one */
-	if (mkdir(o.outdir, 0777) < 0 && errno != EEXIST) {
+	if (mkdir(o.outdir, 0777) == 0)
+		temp_file_guard_dir(o.outdir); /* interrupted before any output: removed */
+	else if (errno != EEXIST) {
 		report_progress_stop(&progress);
 		cli_error("visualize: cannot create %s: %s", o.outdir, strerror(errno));
 		fl_recording_close(rec);
