@@ -350,6 +350,7 @@ static void plan_fault(struct fl_handler *h, const struct uffd_msg *msg, struct 
 	/* the runtime's own threads' start-up faults (handler.c, serve_until_first_handler) ask no
 	 * stack: a stack signal would make such a thread a program thread in its handler */
 	plan->want_stack = rt->stack_signal && rt->sample != 0 && !h->serving_startup &&
+			   fl_probe_wants_stack(rt, fl_page_index(rt, msg->arg.pagefault.address)) &&
 			   (rt->sample == 1 || rt->sample_counter[h->index]++ % rt->sample == 0);
 	plan->time_ns = fl_now_ns() - rt->start_ns;
 	plan->seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);

@@ -15,6 +15,7 @@ int fl_probe_setup(struct fl_runtime *rt);                        /* reads the e
 int fl_probe_start(struct fl_runtime *rt);                        /* the prober thread, after the handlers */
 void fl_probe_after_fork(struct fl_runtime *rt);
 bool fl_probe_claim(struct fl_runtime *rt, size_t page);          /* fault path, page locked: armed by the prober? */
+bool fl_probe_wants_stack(struct fl_runtime *rt, size_t page);    /* fault path, before serving: a stack for this fault? */
 bool fl_probe_back_clean(struct fl_runtime *rt, size_t page);     /* fault path, page locked: a sample's dirty page read back clean? */
 void fl_probe_written(struct fl_runtime *rt, size_t page);        /* fault path: a write-protect fault made the page dirty */
 void fl_probe_note(struct fl_handler *h, size_t page, uint32_t tid, unsigned kind); /* fault path: after a fault */

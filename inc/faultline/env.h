@@ -52,6 +52,9 @@
                                                         the program's own CPU time (the rate drops
                                                         beyond, down to 32 pages); 0 = no bound */
 #define FL_PROBE_MRC_BUDGET_DEFAULT 4000
+#define FL_ENV_PROBE_MRC_STACKS "FAULTLINE_PROBE_MRC_STACKS" /* record --mrc-stacks: 1 = the --mrc
+                                                        sample's re-touches take their stacks too;
+                                                        0 or unset = they go without */
 #define FL_ENV_PROBE_ACCESS "FAULTLINE_PROBE_ACCESS" /* record --sample-accesses RATE: probes per
                                                         second; 0 or unset = off */
 #define FL_ENV_PROBE_PERIOD_US "FAULTLINE_PROBE_PERIOD_US" /* the prober's tick (re-arm delay); default 1000 */

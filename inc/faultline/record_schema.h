@@ -47,6 +47,7 @@
                                                        --mrc-gap; in sample accesses: x the rate) */
 #define FL_META_MRC_BUDGET       "mrc_budget"       /* --mrc: trial unmaps allowed per second of the
                                                        program's CPU time (record --mrc-budget); 0 = no bound */
+#define FL_META_MRC_STACKS       "mrc_stacks"       /* --mrc-stacks: 1 = the access samples have stacks */
 #define FL_META_SAMPLE_ACCESSES_RATE "sample_accesses_rate"
 #define FL_META_PROBE_PERIOD_NS  "probe_period_ns"
 /* the counter timeline (runtime/timeline.c) */

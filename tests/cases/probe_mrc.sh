@@ -9,7 +9,9 @@
 #     form and of the refaults of real `record -L` runs (within 1 % of all reuses where those are ~0);
 #   - --policy fifo at 16 MiB within 10 % of a real `record -L 16 --policy fifo`; JSON names the policy;
 #   - the recording streamed (the default) and held (FAULTLINE_READ_HELD=1) give the same csv;
-#   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason.
+#   - usage errors: exit 2; a recording made without --mrc: exit 1 with a reason;
+#   - the access samples go without stacks unless --mrc-stacks (record's summary says which), first
+#     touches keep theirs.
 # The runs above are made with --mrc-budget 0 (every sampled reuse seen, at 1 page in 8 throughout).
 # At the default cost budget (4000 trial unmaps per second of the program's own CPU time,
 # runtime/probe.c): the budget lowered the rate; the arms (what it counts) stay within three times
@@ -116,8 +118,9 @@ grep -q '^# recorded with -L 4.0 MiB: the sample was capped at 1/16 of it' "$WOR
 grep -q '^# only [0-9]* sampled pages' "$WORK/mrcL.txt" ||
 	fail "mrc of a sample of <= 64 pages does not say it is small: $(sed -n 1,10p "$WORK/mrcL.txt")"
 echo "ok loops-mrcL: mrc says the sample was capped by -L and is small"
-# record's summary counts the access samples apart from the faults (their stacks are among its stacks)
-"$FAULTLINE" record -o "$WORK/loops-sum" --force -M 1G --mrc --mrc-budget 0 -- "$PLANTED/mrc_loops" 16 1 >/dev/null 2>"$WORK/loops-sum.err" ||
+# record's summary counts the access samples apart from the faults; with --mrc-stacks their stacks
+# are among its stacks, without it they have none (the dump shows stack=- on every access line)
+"$FAULTLINE" record -o "$WORK/loops-sum" --force -M 1G --mrc --mrc-budget 0 --mrc-stacks -- "$PLANTED/mrc_loops" 16 3 >/dev/null 2>"$WORK/loops-sum.err" ||
 	fail "loops-sum: record failed: $(cat "$WORK/loops-sum.err")"
 line=$(grep '^  stacks ' "$WORK/loops-sum.err" | tr -d ,)
 want_f=$(stat_of loops-sum faults_total) want_a=$(stat_of loops-sum access_samples)
@@ -125,6 +128,16 @@ want_f=$(stat_of loops-sum faults_total) want_a=$(stat_of loops-sum access_sampl
 got_f=${BASH_REMATCH[1]} got_a=${BASH_REMATCH[2]}   # (check_eq's own matching overwrites BASH_REMATCH)
 check_eq "loops-sum: faults in the summary's stacks line (stats.json faults_total)" "$got_f" "$want_f"
 check_eq "loops-sum: access samples in the summary's stacks line (stats.json access_samples)" "$got_a" "$want_a"
+"$FAULTLINE" dump "$WORK/loops-sum" | awk '$5 == "access"' >"$WORK/loops-sum.access" || fail "dump loops-sum"
+check_ge "loops-sum (--mrc-stacks): access samples with a stack" "$(grep -vc ' stack=-$' "$WORK/loops-sum.access")" $((want_a * 9 / 10))
+"$FAULTLINE" record -o "$WORK/loops-nostack" --force -M 1G --mrc --mrc-budget 0 -- "$PLANTED/mrc_loops" 16 3 >/dev/null 2>"$WORK/loops-nostack.err" ||
+	fail "loops-nostack: record failed: $(cat "$WORK/loops-nostack.err")"
+grep -q '^  stacks .* access samples of --mrc go without: --mrc-stacks' "$WORK/loops-nostack.err" ||
+	fail "loops-nostack: the summary does not say the access samples have no stacks: $(grep '^  stacks' "$WORK/loops-nostack.err")"
+"$FAULTLINE" dump "$WORK/loops-nostack" | awk '$5 == "access"' >"$WORK/loops-nostack.access" || fail "dump loops-nostack"
+check_ge "loops-nostack: access samples" "$(wc -l <"$WORK/loops-nostack.access")" 100
+check_eq "loops-nostack: access samples with a stack" "$(grep -vc ' stack=-$' "$WORK/loops-nostack.access")" 0
+check_ge "loops-nostack: faults with a stack (first touches keep theirs)" "$("$FAULTLINE" dump "$WORK/loops-nostack" | awk '$5 == "first-touch"' | grep -vc ' stack=-$')" 1
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
 

@@ -102,6 +102,7 @@ int child_env_build(const struct record_options *o, const char *dir, const char 
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC, "%u", o->mrc);
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC_GAP, "%u", o->mrc_gap);
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC_BUDGET, "%u", o->mrc_budget);
+	rc |= child_env_add(env, FL_ENV_PROBE_MRC_STACKS, "%u", o->mrc_stacks ? 1u : 0u);
 	rc |= child_env_add(env, FL_ENV_PROBE_ACCESS, "%u", o->sample_accesses);
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);

@@ -92,6 +92,10 @@ void record_usage(void)
 	      "                         (default 4000: about 0.4 s of CPU a second of the program's\n"
 	      "                         here; small programs pay more, for the floor's pages);\n"
 	      "                         0 = no bound, every touch of the sample is seen\n"
+	      "      --mrc-stacks       --mrc, the sample's re-touches (access samples) take their\n"
+	      "                         stacks too, as faults do; without it they go without (the\n"
+	      "                         curve needs only their page and time; a stack is about a\n"
+	      "                         quarter of each one's cost)\n"
 	      "      --sample-accesses  sample accesses to resident memory at any -L: probes unmap\n"
 	      "                         a resident page on trial for 5 ms; a touch within that\n"
 	      "                         window is an access sample, a fault record of kind\n"
@@ -352,7 +356,7 @@ static int apply_sample_accesses_rate(struct record_options *o, const char *v, c
 }
 
 /* The options, and what each does with its value. */
-enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_SAMPLE_ACCESSES, OPT_ARCHIVE };
+enum { OPT_HELP = 100, OPT_QUIET, OPT_FORCE, OPT_MRC, OPT_MRC_STACKS, OPT_SAMPLE_ACCESSES, OPT_ARCHIVE };
 
 static const struct record_value_option {
 	const char *short_name, *long_name;
@@ -384,12 +388,13 @@ static const struct record_value_option {
 #define RECORD_NVALUED (sizeof(record_value_options) / sizeof(record_value_options[0]))
 
 /* The parser's table: the flags, then the valued options (id = index in record_value_options). */
-#define RECORD_NFLAGS 6
+#define RECORD_NFLAGS 7
 static struct cli_opt record_opts[RECORD_NFLAGS + RECORD_NVALUED] = {
 	{ "-h", "--help", CLI_FLAG, OPT_HELP },
 	{ "-q", "--quiet", CLI_FLAG, OPT_QUIET },
 	{ NULL, "--force", CLI_FLAG, OPT_FORCE },
 	{ NULL, "--mrc", CLI_FLAG, OPT_MRC },
+	{ NULL, "--mrc-stacks", CLI_FLAG, OPT_MRC_STACKS },
 	{ NULL, "--sample-accesses", CLI_FLAG, OPT_SAMPLE_ACCESSES },
 	{ NULL, "--archive", CLI_FLAG, OPT_ARCHIVE },
 };
@@ -403,6 +408,7 @@ static int record_option(void *ctx, int id, const char *value, char *err, size_t
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_MRC: if (!o->mrc) o->mrc = FL_PROBE_MRC_RATE_DEFAULT; return 0;
+	case OPT_MRC_STACKS: o->mrc_stacks = true; return 0;
 	case OPT_SAMPLE_ACCESSES: if (!o->sample_accesses) o->sample_accesses = 500; return 0;
 	case OPT_ARCHIVE: o->archive = true; return 0;
 	default: return record_value_options[id].apply(o, value, err, errlen);
@@ -487,6 +493,10 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 	o->command_argc = argc - i;
 	if (o->timeline_every && !o->timeline_ms) {
 		snprintf(err, errlen, "--timeline-every needs the timeline on (--timeline 0 turns it off)");
+		return -1;
+	}
+	if (o->mrc_stacks && !o->mrc) {
+		snprintf(err, errlen, "--mrc-stacks gives stacks to the access samples of --mrc: it needs --mrc");
 		return -1;
 	}
 	if (o->keep_far && strncmp(o->far, "file:", 5) != 0) {

@@ -48,6 +48,7 @@ struct record_options {
 	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */
 	unsigned mrc_gap;       /* --mrc-gap: pages touched before a touched sample page is re-armed */
 	unsigned mrc_budget;    /* --mrc-budget: trial unmaps per second of the program's CPU time */
+	bool mrc_stacks;        /* --mrc-stacks: the sample's re-touches take their stacks */
 	unsigned sample_accesses; /* --sample-accesses: probes per second; 0 = off */
 	bool quiet;             /* -q: no banner, no summary */
 	bool archive;           /* --archive: keep copies of the mapped binaries with the recording */

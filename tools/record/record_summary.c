@@ -247,8 +247,11 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		cli_format_count(t->written, a, sizeof(a)), cli_format_count(t->dropped, b, sizeof(b)));
 	/* a context whose stack was dropped (taken too late) holds no stack */
 	uint64_t stacks = t->contexts >= t->late_stacks ? t->contexts - t->late_stacks : 0;
-	char whose[96]; /* access samples (--mrc, --sample-accesses) have stacks too, and are not faults */
-	if (t->access_samples)
+	char whose[160]; /* access samples (--mrc-stacks, --sample-accesses) have stacks too, and are not faults */
+	if (t->access_samples && o->mrc && !o->mrc_stacks && !o->sample_accesses)
+		snprintf(whose, sizeof(whose), "for %s faults (the %s access samples of --mrc go without: --mrc-stacks)",
+			 cli_format_count(t->faults, b, sizeof(b)), cli_format_count(t->access_samples, e, sizeof(e)));
+	else if (t->access_samples)
 		snprintf(whose, sizeof(whose), "for %s faults and %s access samples", cli_format_count(t->faults, b, sizeof(b)),
 			 cli_format_count(t->access_samples, e, sizeof(e)));
 	else
