@@ -301,6 +301,16 @@ struct fault_plan {
 	struct fl_fault_context context;     /* written with the fault record, never before it */
 };
 
+/* The fault's virtual time (the thread's task-clock, fault_sample.c) and its wait (from the
+ * sample's time, on the runtime's clock, to the handler reading the message), from its sample. */
+static void note_sample_times(const struct fl_runtime *rt, const struct fl_fault_sample *sample, struct fault_plan *plan)
+{
+	plan->thread_time_ns = sample->task_clock_ns;
+	uint64_t read_ns = plan->time_ns + rt->start_ns;
+	if (sample->time_ns && sample->time_ns <= read_ns)
+		plan->wait_ns = read_ns - sample->time_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)(read_ns - sample->time_ns);
+}
+
 /* Takes the stack and counters of a fault from its perf sample (fault_sample.c), while the
  * faulting thread still sleeps in the fault. The page must not be installed before the stack
  * is taken or while it is: an install wakes every thread waiting on the page, and a thread
@@ -331,11 +341,20 @@ static bool stack_from_sample(struct fl_handler *h, const struct uffd_msg *msg, 
 	ctx->tid = sample.tid;
 	ctx->npmu = sample.npmu;
 	memcpy(ctx->pmu, sample.pmu, sizeof(ctx->pmu));
-	plan->thread_time_ns = sample.task_clock_ns; /* the fault's virtual time (fault_sample.c) */
-	uint64_t read_ns = plan->time_ns + rt->start_ns; /* the same clock as the sample's time */
-	if (sample.time_ns && sample.time_ns <= read_ns)
-		plan->wait_ns = read_ns - sample.time_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)(read_ns - sample.time_ns);
+	note_sample_times(rt, &sample, plan);
 	return true;
+}
+
+/* A fault that goes without its stack (an --mrc access sample, probe.c): its sample is read all
+ * the same, for its virtual time, and so that the thread's ring does not fill with samples nobody
+ * reads (a full ring loses the samples of the faults that want their stacks). No unwinding. */
+static void drain_sample(const struct fl_runtime *rt, const struct uffd_msg *msg, struct fault_plan *plan)
+{
+	struct fl_fault_sample sample;
+	if (!fl_sample_take(msg->arg.pagefault.feat.ptid, msg->arg.pagefault.address & ~(FL_PAGE_SIZE - 1), &sample))
+		return;
+	note_sample_times(rt, &sample, plan);
+	fl_sample_release(&sample);
 }
 
 /* First pass: numbers the faults in the order they were read and takes the stacks that can be
@@ -349,13 +368,15 @@ static void plan_fault(struct fl_handler *h, const struct uffd_msg *msg, struct 
 		return;
 	/* the runtime's own threads' start-up faults (handler.c, serve_until_first_handler) ask no
 	 * stack: a stack signal would make such a thread a program thread in its handler */
-	plan->want_stack = rt->stack_signal && rt->sample != 0 && !h->serving_startup &&
-			   fl_probe_wants_stack(rt, fl_page_index(rt, msg->arg.pagefault.address)) &&
+	bool probe_wants = fl_probe_wants_stack(rt, fl_page_index(rt, msg->arg.pagefault.address));
+	plan->want_stack = rt->stack_signal && rt->sample != 0 && !h->serving_startup && probe_wants &&
 			   (rt->sample == 1 || rt->sample_counter[h->index]++ % rt->sample == 0);
 	plan->time_ns = fl_now_ns() - rt->start_ns;
 	plan->seq = atomic_fetch_add_explicit(&rt->next_seq, 1, memory_order_relaxed);
 	if (plan->want_stack)
 		plan->stack_taken = stack_from_sample(h, msg, plan);
+	else if (!probe_wants)
+		drain_sample(rt, msg, plan);
 }
 
 static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const struct fault_plan *plan)
