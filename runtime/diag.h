@@ -29,6 +29,7 @@ void fl_buf_json_key_str(struct fl_buf *b, const char *key, const char *v);
 int fl_write_all(int fd, const void *buf, size_t len, size_t *written);
 
 /* "faultline: <msg>\n" on stderr. fl_log_errno appends ": <call> failed: <strerror>". */
+void fl_log_to(int fd); /* where the runtime's messages go from now on (its own copy of stderr) */
 void fl_log(const char *msg);
 void fl_log_errno(const char *what, int err);
 void fl_log_u64(const char *before, uint64_t v, const char *after);

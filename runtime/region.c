@@ -18,7 +18,9 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 struct fl_region_span fl_region_span;
@@ -286,6 +288,18 @@ static void release_addresses(struct fl_runtime *rt, size_t first, size_t count)
 	atomic_fetch_sub(&rt->heap_bytes, released << FL_PAGE_SHIFT);
 }
 
+bool fl_region_any_free(void *addr, size_t size)
+{
+	struct fl_runtime *rt = &fl_rt;
+	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
+	size_t end = first + ((size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT);
+	pthread_mutex_lock(&rt->va_lock);
+	size_t i = extent_after(rt, first);
+	bool any = i < rt->nfree && rt->free_extents[i].first < end;
+	pthread_mutex_unlock(&rt->va_lock);
+	return any;
+}
+
 void fl_region_claim(void *addr, size_t size)
 {
 	struct fl_runtime *rt = &fl_rt;
@@ -340,13 +354,32 @@ void fl_region_unmap(void *addr, size_t size)
 	release_addresses(rt, first, count);
 }
 
+/* Whether the kernel would refuse a private anonymous mapping of REQUEST bytes anyway: under its
+ * default heuristic overcommit (vm.overcommit_memory 0), one larger than RAM and swap together.
+ * Such a request fails natively too, silently; so it does here. */
+static bool natively_refused(size_t request)
+{
+	char mode = '0';
+	int fd = (int)syscall(SYS_open, "/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (syscall(SYS_read, fd, &mode, 1) != 1)
+			mode = '0';
+		syscall(SYS_close, fd);
+	}
+	struct sysinfo si;
+	if (mode != '0' || syscall(SYS_sysinfo, &si) < 0)
+		return false;
+	unsigned long long total = ((unsigned long long)si.totalram + si.totalswap) * si.mem_unit;
+	return request > total;
+}
+
 void fl_region_report_exhausted(size_t request)
 {
 	struct fl_runtime *rt = &fl_rt;
 	char tmp[512];
 	struct fl_buf b = { tmp, 0, sizeof(tmp) };
 	bool expected = false;
-	if (!atomic_compare_exchange_strong(&rt->exhausted_reported, &expected, true))
+	if (natively_refused(request) || !atomic_compare_exchange_strong(&rt->exhausted_reported, &expected, true))
 		return;
 	/* REQUEST is what the region was asked for: an anonymous mmap's length, or the allocator's
 	 * extent for a malloc (the request rounded up to its size class), not always the call's size */

@@ -128,6 +128,16 @@ static int connect_region(struct fl_runtime *rt)
 	return 0;
 }
 
+/* The runtime's messages go to its own copy of stderr, at a descriptor number of its own
+ * (fds.c), so they never land in a file the program opens at number 2 (diag.c). Inherited by a
+ * forked child; an exec'd image makes its own copy again. */
+static void keep_stderr(void)
+{
+	int fd = fl_fd_keep((int)syscall(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 3));
+	if (fd >= 0)
+		fl_log_to(fd);
+}
+
 static int read_config(struct fl_runtime *rt)
 {
 	const char *policy = getenv(FL_ENV_POLICY);
@@ -190,6 +200,7 @@ static int find_own_text(struct dl_phdr_info *info, size_t size, void *data)
  * before any thread starts: a runtime that cannot start leaves no thread in the program. */
 static int setup_steps(struct fl_runtime *rt)
 {
+	keep_stderr();
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 || fl_far_open(rt) < 0 ||
 	    fl_prefetch_setup(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 ||
 	    fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 || fl_objects_setup(rt) < 0 ||

@@ -60,6 +60,7 @@ void fl_region_claim(void *addr, size_t size);     /* MAP_FIXED: every free page
 void fl_region_free(void *addr, size_t size);     /* discard + give the addresses back */
 void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_NONE until reused */
 void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */
+bool fl_region_any_free(void *addr, size_t size); /* some page of the range is not allocated (unmapped) */
 void fl_region_set_noaccess(void *addr, size_t size, bool noaccess);
 
 /* alloc_log.c: CALLER is the return address of the allocation call in the program */

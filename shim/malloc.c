@@ -370,7 +370,9 @@ static __attribute__((noinline)) void *realloc_from(void *p, size_t size, const 
 	}
 	if (fast_path() && !boot_owns(p)) {
 		void *q = je_realloc(p, served_size(size));
-		if (q && tls_mode == MODE_REGION) {
+		if (!q)
+			errno = ENOMEM; /* as glibc's realloc sets it; the old block is kept */
+		else if (tls_mode == MODE_REGION) {
 			if (fl_in_region(p))
 				fl_alloc_event(FL_ALLOC_FREE, p, 0, NULL);
 			fl_alloc_event(FL_ALLOC_MALLOC, q, size, caller);
@@ -423,24 +425,32 @@ FL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return 0;
 }
 
-FL_EXPORT void *aligned_alloc(size_t align, size_t size)
+/* memalign and aligned_alloc, as this system's glibc (2.36) serves both: an alignment that is not
+ * a power of two is rounded up to one (0 and 1 ask for none); above SIZE_MAX / 2 + 1, EINVAL; an
+ * alignment no region could give, ENOMEM. */
+static __attribute__((noinline)) void *memalign_from(size_t align, size_t size, const void *caller)
 {
-	if (!is_power_of_two(align)) {
+	if (align > SIZE_MAX / 2 + 1) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return alloc_aligned(size, align, 0, __builtin_return_address(0));
+	if (align > ((size_t)1 << 40)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (!is_power_of_two(align))
+		align = align ? (align | (align - 1)) + 1 : 1;
+	return alloc_aligned(size, align, 0, caller);
+}
+
+FL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return memalign_from(align, size, __builtin_return_address(0));
 }
 
 FL_EXPORT void *memalign(size_t align, size_t size)
 {
-	if (align > ((size_t)1 << 40)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	while (!is_power_of_two(align)) /* glibc rounds up to a power of two */
-		align = align ? (align | (align - 1)) + 1 : 1;
-	return alloc_aligned(size, align, 0, __builtin_return_address(0));
+	return memalign_from(align, size, __builtin_return_address(0));
 }
 
 FL_EXPORT void *valloc(size_t size)

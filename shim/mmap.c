@@ -2,9 +2,8 @@
  *
  * mmap of private anonymous memory (no address hint, not executable, not a stack) is carved
  * from the region; munmap gives it back (contents discarded); mremap grows in place when the
- * addresses after it are free, else moves by copying; madvise(DONTNEED/FREE/REMOVE) discards
- * (pages read back as zeros, far copies dropped); other advice on region memory is ignored
- * (huge pages would break page-granular tracking); mprotect works as usual and PROT_NONE
+ * addresses after it are free, else moves by copying; madvise(DONTNEED/FREE) discards (pages
+ * read back as zeros, far copies dropped), see madvise below for the rest; mprotect works as usual and PROT_NONE
  * pages are never evicted. A MAP_FIXED mapping of anonymous memory over region memory
  * replaces its contents with zeros; unmapped addresses stay PROT_NONE until reused, so a
  * use after munmap faults as it would without faultline; a file or shared MAP_FIXED mapping over the region cannot
@@ -129,6 +128,15 @@ FL_EXPORT int munmap(void *addr, size_t len)
 	return fl_sys_munmap(addr, len);
 }
 
+/* Discards the allocated pages of [start, start + len), page by page (a range with unmapped
+ * addresses in it: those are left alone). */
+static void discard_allocated(char *start, size_t len)
+{
+	for (size_t off = 0; off < len; off += FL_PAGE_SIZE)
+		if (!fl_region_any_free(start + off, FL_PAGE_SIZE))
+			fl_region_discard(start + off, FL_PAGE_SIZE);
+}
+
 /* mremap(MREMAP_FIXED) of region memory to addresses in the region: whatever was at the
  * target is replaced, the content moves (by copy), the old range is unmapped. */
 static void *remap_fixed(char *old, size_t oldsz, size_t newsz, char *target)
@@ -199,6 +207,18 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 		va_end(ap);
 	}
 	if (atomic_load(&fl_rt_state) == FL_RT_READY && fl_in_region(old)) {
+		/* the kernel's own checks, in its order: region memory is private, so an old size
+		 * of 0 (which duplicates a shared mapping) is refused too */
+		if ((flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)) || ((uintptr_t)old & PAGE_MASK) ||
+		    ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !(flags & MREMAP_MAYMOVE)) || round_up(newsz) == 0 ||
+		    oldsz == 0) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		if (fl_region_any_free(old, round_up(oldsz))) {
+			errno = EFAULT; /* the old range is not all mapped */
+			return MAP_FAILED;
+		}
 		void *moved = remap_in_region(old, oldsz, newsz, flags, newaddr);
 		if (moved != MAP_FAILED) { /* logged as the old mapping ending and a new one starting */
 			fl_alloc_event(FL_ALLOC_MUNMAP, old, round_up(oldsz), NULL);
@@ -209,23 +229,55 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 	return fl_sys_mremap(old, oldsz, newsz, flags, newaddr);
 }
 
+/* The advice values this kernel knows (others: EINVAL, as the kernel says). */
+static bool known_advice(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED: case MADV_DONTNEED:
+	case MADV_FREE: case MADV_REMOVE: case MADV_DONTFORK: case MADV_DOFORK: case MADV_MERGEABLE:
+	case MADV_UNMERGEABLE: case MADV_HUGEPAGE: case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP:
+	case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_COLD: case MADV_PAGEOUT: case MADV_HWPOISON:
+	case 22: /* MADV_POPULATE_READ */
+	case 23: /* MADV_POPULATE_WRITE */
+	case 24: /* MADV_DONTNEED_LOCKED */
+	case 25: /* MADV_COLLAPSE */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* madvise on region memory. DONTNEED and FREE discard (pages read back as zeros, far copies
+ * dropped). REMOVE needs shared memory: EINVAL, as the kernel says for private anonymous memory.
+ * WIPEONFORK and DONTFORK cannot be honoured (a forked child gets the region whole): EINVAL, as
+ * for memory the kernel cannot give them to, so that the program knows. Other advice is ignored
+ * (huge pages would break page-granular tracking). A range with addresses that are not mapped
+ * (the program unmapped them, and nothing took them since) fails with ENOMEM, as in the kernel,
+ * after the advice is given to the rest. */
 FL_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	char *rs;
 	size_t rl;
 	if (atomic_load(&fl_rt_state) == FL_RT_READY && region_part(addr, round_up(len), &rs, &rl)) {
-		if ((uintptr_t)addr & PAGE_MASK) {
+		if (((uintptr_t)addr & PAGE_MASK) || !known_advice(advice) || advice == MADV_REMOVE ||
+		    advice == MADV_WIPEONFORK || advice == MADV_DONTFORK) {
 			errno = EINVAL;
 			return -1;
 		}
-		if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)
+		bool holes = fl_region_any_free(rs, rl);
+		if ((advice == MADV_DONTNEED || advice == MADV_FREE) && !holes)
 			fl_region_discard(rs, rl);
-		/* other advice on region memory is ignored; the rest of the range gets it as usual */
+		else if (advice == MADV_DONTNEED || advice == MADV_FREE)
+			discard_allocated(rs, rl);
 		char *a = addr, *end = a + round_up(len);
 		if (a < rs && fl_sys_madvise(a, (size_t)(rs - a), advice) < 0)
 			return -1;
 		if (rs + rl < end && fl_sys_madvise(rs + rl, (size_t)(end - (rs + rl)), advice) < 0)
 			return -1;
+		if (holes) {
+			errno = ENOMEM;
+			return -1;
+		}
 		return 0;
 	}
 	return fl_sys_madvise(addr, len, advice);

@@ -12,10 +12,16 @@
  *   madvise:  MADV_DONTNEED on resident and on evicted pages reads back zeros, neighbours intact
  *   mprotect: PROT_READ (reads work, a write faults with SIGSEGV), PROT_NONE, and back to writable
  *   shared:   MAP_SHARED|MAP_ANONYMOUS stays shared with a forked child
+ *   errors:   calls the kernel (or glibc) refuses, printed with their errno so that the output under
+ *             record must match the native run's: madvise with an unknown advice, MADV_REMOVE on
+ *             private memory, MADV_DONTNEED over an unmapped hole (ENOMEM, the mapped part
+ *             discarded all the same), mremap of an unaligned address, to size 0, from size 0,
+ *             over a hole (EFAULT); realloc and memalign/aligned_alloc failures and odd alignments
  *
  * usage: mmap_churn [PRESSURE_MiB]   (default 16): between steps the program writes a buffer of
  * this size, so under `record -L` smaller than it the pages just written get evicted. */
 #include "planted.h"
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -311,6 +317,85 @@ static void test_shared(void)
 	unmap(p, n * PG, "shared");
 }
 
+/* One refused (or accepted) call, as the program sees it. */
+static void report_call(const char *what, long result, int err)
+{
+	printf("errors: %s = %ld errno %d\n", what, result, result == -1 ? err : 0);
+}
+
+static void test_errors(void)
+{
+	const size_t n = 16;
+	uint8_t *p = map(n * PG, "errors");
+	fill_pages(p, 0, n, 800);
+	fflush(stdout); /* stdio's buffer exists before the holes below are made */
+	errno = 0;
+	long r = madvise(p, PG, 12345);
+	int err = errno;
+	report_call("madvise(unknown advice 12345)", r, err);
+	errno = 0;
+	r = madvise(p, PG, MADV_REMOVE);
+	err = errno;
+	report_call("madvise(MADV_REMOVE) on private memory", r, err);
+	verify_pages(p, 0, 1, 800, "after a refused MADV_REMOVE");
+	/* a hole: unmapped, then advised at once (no allocation in between could take it) */
+	if (munmap(p + 8 * PG, 4 * PG))
+		die_errno("munmap(hole)");
+	errno = 0;
+	r = madvise(p + 6 * PG, 4 * PG, MADV_DONTNEED);
+	err = errno;
+	report_call("madvise(MADV_DONTNEED) over a hole", r, err);
+	verify_zero_pages(p, 6, 2, "the mapped part of a MADV_DONTNEED range with a hole");
+	verify_pages(p, 12, 4, 800, "pages after the hole");
+	errno = 0;
+	void *m = mremap(p + 1, PG, 2 * PG, MREMAP_MAYMOVE);
+	err = errno;
+	report_call("mremap(unaligned address)", m == MAP_FAILED ? -1 : 0, err);
+	errno = 0;
+	m = mremap(p, PG, 0, MREMAP_MAYMOVE);
+	err = errno;
+	report_call("mremap(to size 0)", m == MAP_FAILED ? -1 : 0, err);
+	errno = 0;
+	m = mremap(p + 2 * PG, 0, PG, MREMAP_MAYMOVE);
+	err = errno;
+	report_call("mremap(from size 0, private)", m == MAP_FAILED ? -1 : 0, err);
+	errno = 0;
+	m = mremap(p + 6 * PG, 4 * PG, 8 * PG, MREMAP_MAYMOVE);
+	err = errno;
+	report_call("mremap(over a hole)", m == MAP_FAILED ? -1 : 0, err);
+	verify_pages(p, 0, 1, 800, "after the refused calls");
+	munmap(p, 8 * PG);
+	munmap(p + 12 * PG, 4 * PG);
+
+	char *keep = malloc(100);
+	if (!keep)
+		die("malloc(100)");
+	strcpy(keep, "kept");
+	errno = 0;
+	char *grown = realloc(keep, (size_t)1 << 45);
+	err = errno;
+	report_call("realloc(32 TiB)", grown ? 0 : -1, err);
+	printf("errors: the old block after a failed realloc: %s\n", grown ? "-" : keep);
+	free(grown ? grown : keep);
+	const size_t aligns[] = { 0, 1, 3, 24, 48, 4096, 12288 };
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		errno = 0;
+		void *a = aligned_alloc(aligns[i], 64);
+		err = errno;
+		size_t pow2 = 1; /* glibc 2.36 rounds the alignment up to a power of two; later ones refuse */
+		while (pow2 < aligns[i])
+			pow2 *= 2;
+		printf("errors: aligned_alloc(%zu, 64) %s errno %d\n", aligns[i],
+		       !a ? "NULL" : ((uintptr_t)a % pow2 ? "misaligned" : "aligned"), a ? 0 : err);
+		free(a);
+		errno = 0;
+		a = memalign(aligns[i], 64);
+		err = errno;
+		printf("errors: memalign(%zu, 64) %s errno %d\n", aligns[i], a ? "ok" : "NULL", a ? 0 : err);
+		free(a);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = arg_ulong(argc, argv, 1, 16);
@@ -325,6 +410,7 @@ int main(int argc, char **argv)
 	test_mprotect();
 	test_shared();
 	test_mremap_fixed();
+	test_errors();
 	verify_words(pressure, pressure_words, pressure_round, "pressure buffer");
 	printf("mmap_churn: all checks passed\n");
 	free(pressure);
