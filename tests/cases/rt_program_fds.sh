@@ -14,7 +14,9 @@
 #   - tests/planted/fd_lowest (single-threaded: open and close /dev/null for 300 ms, touching fresh
 #     heap pages) gets the lowest free number from every open, as natively. Before, the timeline's
 #     sampler thread opened its perf counters in the process's table, each taking number 3 for a
-#     moment: 5 of 10 runs saw a 4.
+#     moment: 5 of 10 runs saw a 4;
+#   - a program that closes stderr and opens a file at number 2 finds only its own data in it: the
+#     runtime's messages go to its copy of the stderr the program started with.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fd_closer
@@ -63,3 +65,29 @@ for i in 1 2 3; do
 	same_output lowest$i lowest
 done
 echo "ok the program's open(2) got the lowest free number in 3 runs under record: $(cat "$WORK/lowest.native")"
+
+# a program that closes stderr and opens a file, which gets number 2: the runtime's messages (here
+# the region's exhaustion at -M 64M, by a 256 MiB malloc) go to the stderr it started with, not
+# into the program's file. Before, the message was written into the file.
+cat >"$WORK/stderr_reuse.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	close(2);
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd != 2)
+		return 3;
+	write(fd, "DATA1\n", 6);
+	void *p = malloc((size_t)256 << 20);
+	write(fd, p ? "nonnull\n" : "null\n", p ? 8 : 5);
+	return 0;
+}
+C
+gcc -O2 -o "$WORK/stderr_reuse" "$WORK/stderr_reuse.c" || fail "cannot build stderr_reuse.c"
+run_record reuse -M 64M -- "$WORK/stderr_reuse" "$WORK/reuse.data"
+[ "$RC" = 0 ] || fail "stderr_reuse exited $RC: $(cat "$WORK/reuse.err")"
+[ "$(tr '\n' ' ' <"$WORK/reuse.data")" = "DATA1 null " ] || fail "stderr_reuse: the program's file holds: $(cat "$WORK/reuse.data")"
+grep -q "region exhausted" "$WORK/reuse.err" || fail "the runtime's message did not reach record's stderr: $(cat "$WORK/reuse.err")"
+echo "ok the runtime's message went to the stderr the program started with, not into its file at number 2"
