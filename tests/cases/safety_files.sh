@@ -273,6 +273,27 @@ for f in contexts faults meta.json; do
 	done
 	echo "ok dump, report, ranges, visualize, mrc, diff with $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
 done
+# the recording's own files DIR/exit and DIR/binaries, FIFOs: every verb goes on at once, with a
+# warning naming the file (before, each blocked for ever opening it)
+for f in exit binaries; do
+	rm -rf "$WORK/fifo"
+	mkdir -p "$WORK/fifo"
+	cp -r "$R" "$WORK/fifo/$pname"
+	mkfifo "$WORK/fifo/$f"
+	for verb in dump report ranges visualize mrc diff; do
+		args=("$WORK/fifo")
+		case $verb in
+		visualize) args+=(-o "$WORK/fifo-viz") ;;
+		diff) args+=("$WORK/fifo") ;;
+		esac
+		RC=0
+		timeout 10 "$FAULTLINE" "$verb" "${args[@]}" >/dev/null 2>"$WORK/fifo.err" || RC=$?
+		[ "$RC" -ne 124 ] || fail "$verb blocks on a FIFO at DIR/$f"
+	done
+	"$FAULTLINE" report "$WORK/fifo" >"$WORK/fifo.out" 2>&1 || fail "report with DIR/$f a FIFO exited $?: $(tail -3 "$WORK/fifo.out")"
+	grep -q "fifo/$f: not a regular file" "$WORK/fifo.out" || fail "report with DIR/$f a FIFO does not say so: $(grep -i warning "$WORK/fifo.out")"
+	echo "ok dump, report, ranges, visualize, mrc, diff with DIR/$f a FIFO: never blocked; report warns"
+done
 
 # export --force never replaces what is not a regular file: a FIFO, a link (with a file behind it).
 mkfifo "$WORK/out.fifo"

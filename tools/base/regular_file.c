@@ -31,3 +31,19 @@ int regular_file_open(const char *path, struct stat *st, char *err, size_t errle
 	}
 	return fd;
 }
+
+FILE *regular_file_fopen(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = regular_file_open(path, &st, err, errlen);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "re");
+	if (!f) {
+		int saved = errno;
+		snprintf(err, errlen, "%s: fdopen: %s", path, strerror(errno));
+		close(fd);
+		errno = saved;
+	}
+	return f;
+}

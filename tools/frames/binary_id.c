@@ -4,6 +4,7 @@
  * segment the note named "GNU" of type NT_GNU_BUILD_ID. Only those few hundred bytes are read
  * (pread), not the whole file: `record` does this for every mapped library after each run. */
 #include "binary_id.h"
+#include "regular_file.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -240,13 +241,9 @@ int binary_ids_load(const char *dir, struct binary_id **out, size_t *n, unsigned
 	struct binary_id *ids = NULL;
 	*out = NULL, *n = 0, *skipped = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, BINARY_IDS_FILE);
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "fopen(\"%s\"): %s", path, strerror(errno));
-		return -1;
-	}
+	FILE *f = regular_file_fopen(path, err, errlen); /* never blocks on a FIFO planted there */
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
 	ssize_t len;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		if (len && line[len - 1] == '\n')

@@ -8,6 +8,7 @@
 #include "trace_load_allocs.h"
 #include "trace_load_faults.h"
 #include "trace_load_maps.h"
+#include "regular_file.h"
 #include "trace_load_state.h"
 #include "trace_load_stream.h"
 
@@ -323,10 +324,14 @@ static void load_ending(struct fl_recording *rec)
 	char path[PATH_MAX], line[128], word[8];
 	int value;
 	unsigned long pid;
+	char why[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s", rec->dir, FL_FILE_NAME_EXIT);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	FILE *f = regular_file_fopen(path, why, sizeof(why)); /* never blocks on a FIFO planted there */
+	if (!f) {
+		if (errno != ENOENT)
+			fl_load_warning(rec, "%s: how the command ended is not known", why);
 		return;
+	}
 	bool ok = fgets(line, sizeof(line), f) && sscanf(line, "%7s %d", word, &value) == 2 && value >= 0 &&
 		  value <= 255;
 	if (ok && strcmp(word, "exit") == 0)
