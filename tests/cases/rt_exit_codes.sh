@@ -4,7 +4,8 @@
 # -L 4 it ends with evicted pages). Every process that does not die of SIGKILL must leave a complete
 # stats.json and trace (trace.h: stats.json is absent only after SIGKILL; design: flushed on exit and
 # on fatal signals), checked with check_stats. The recording keeps how the command ended (DIR/exit:
-# "exit N" or "signal N"), and report's header says it. Core dumps are disabled for the run.
+# "exit N" or "signal N"), and report's header says it; read while record still runs, the header
+# says the recording is in progress. Core dumps are disabled for the run.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted exit_code
@@ -69,3 +70,24 @@ untraced_case() {  # NAME WANT_STATUS ARGS...
 }
 untraced_case untraced-exit-0 70 0
 untraced_case untraced-exit-3 3 3
+
+# Read while record still runs (it holds its lock on the directory): report says the recording is
+# in progress, never that a process was killed or that records are lost; once record has ended,
+# the same report says how the command ended.
+"$FAULTLINE" record -q -o "$WORK/live" --force -L "$local" -M "$max" -- sh -c "$PLANTED/exit_code 0; sleep 6" \
+	>"$WORK/live.out" 2>"$WORK/live.err" &
+live_pid=$!
+for _ in $(seq 1 100); do
+	ls "$WORK/live"/[0-9]*/meta.json >/dev/null 2>&1 && break
+	sleep 0.05
+done
+"$FAULTLINE" report "$WORK/live" >"$WORK/live.report" 2>&1 || fail "report of a recording in progress exited $?: $(tail -3 "$WORK/live.report")"
+grep -q '^# command ended:   not yet: the recording is in progress' "$WORK/live.report" ||
+	fail "report of a recording in progress: $(grep 'command ended' "$WORK/live.report")"
+if grep -q 'killed\|records are missing\|records lost:    at least' "$WORK/live.report"; then
+	fail "report of a recording in progress speaks of kills or lost records: $(grep 'killed\|missing\|records lost' "$WORK/live.report")"
+fi
+wait "$live_pid" || fail "record of the live case exited $?"
+"$FAULTLINE" report "$WORK/live" >"$WORK/live.report" 2>&1 || fail "report after the run exited $?"
+grep -q '^# command ended:   exit status 0' "$WORK/live.report" || fail "report after the run: $(grep 'command ended' "$WORK/live.report")"
+echo "ok a recording read while record runs is said to be in progress; once done, its ending is known"

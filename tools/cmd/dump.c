@@ -117,7 +117,7 @@ static void put_printable(const char *text, FILE *out)
 }
 
 /* One comment line per process: who it was and what its trace holds. */
-static void dump_process_header(const struct fl_process *proc, FILE *out)
+static void dump_process_header(const struct fl_process *proc, bool rec_in_progress, FILE *out)
 {
 	char quoted[4096];
 	char *const *events;
@@ -140,6 +140,8 @@ static void dump_process_header(const struct fl_process *proc, FILE *out)
 		const char *exit_reason = stats_json_string(&proc->stats, FL_STATS_EXIT);
 		fputs(" ended_by ", out); /* how the process's trace ended: exit, _exit, exec, a signal */
 		put_printable(exit_reason && *exit_reason ? exit_reason : "?", out);
+	} else if (proc->outlived && rec_in_progress) {
+		fputs(" ended_by unknown (no stats.json yet: still being recorded)", out);
 	} else if (proc->outlived) {
 		fputs(" ended_by unknown (no stats.json: still running when record ended)", out);
 	} else {
@@ -289,7 +291,7 @@ static int dump_recording(const struct fl_recording *rec, const struct dump_opti
 	fprintf(out, ": %zu process%s, %" PRIu64 " fault records\n", nselected, nselected == 1 ? "" : "es", selected);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (o->pid == 0 || rec->procs[i].pid == o->pid)
-			dump_process_header(&rec->procs[i], out);
+			dump_process_header(&rec->procs[i], rec->in_progress, out);
 	}
 	fputs(o->symbolize ? "# time_s pid tid addr kind r/w handler wait svc vt pmu alloc stack sym\n"
 			   : "# time_s pid tid addr kind r/w handler wait svc vt pmu alloc stack\n", out);

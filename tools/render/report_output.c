@@ -335,6 +335,8 @@ static void header_command(const struct report *r, FILE *out)
 	else if (r->rec->ending == FL_ENDING_SIGNAL)
 		fprintf(out, "killed by SIG%s (signal %d)\n", sigabbrev_np(r->rec->ending_value) ? sigabbrev_np(r->rec->ending_value) : "?",
 			r->rec->ending_value);
+	else if (r->rec->in_progress)
+		fputs("not yet: the recording is in progress (record still runs), its numbers are partial\n", out);
 	else
 		fputs("not recorded (record did not see it end)\n", out);
 }
@@ -392,14 +394,19 @@ static void header_totals(const struct report *r, FILE *out)
 	}
 	/* lost: records of faults the runtime served that the trace lacks, whether the runtime dropped
 	 * them (stats.json) or the files lost them (cut by a kill, damaged) */
-	fprintf(out, "# records lost:    %s%" PRIu64, unknown ? "at least " : "", dropped);
+	if (unknown && dropped == 0)
+		fputs("# records lost:    none known", out);
+	else
+		fprintf(out, "# records lost:    %s%" PRIu64, unknown ? "at least " : "", dropped);
 	if (dropped > by_runtime && !unknown)
 		fprintf(out, " (dropped by the runtime %" PRIu64 "; the others are missing from the trace files: "
 			"cut by a kill, or damaged)", by_runtime);
 	if (unknown > outlived)
 		fprintf(out, " (%zu process%s without stats.json, killed: the missing seq numbers; the faults after "
 			"the last record written are not known)", unknown - outlived, unknown - outlived == 1 ? "" : "es");
-	if (outlived)
+	if (outlived && r->rec->in_progress)
+		fprintf(out, " (%zu process%s still being recorded)", outlived, outlived == 1 ? "" : "es");
+	else if (outlived)
 		fprintf(out, " (%zu process%s still running when record ended: %s trace%s complete once %s exited)",
 			outlived, outlived == 1 ? "" : "es", outlived == 1 ? "its" : "their", outlived == 1 ? " is" : "s are",
 			outlived == 1 ? "it has" : "they have");

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <faultline/record_schema.h>
@@ -128,8 +129,16 @@ static void check_fault_count(struct loader *ld)
 		for (size_t i = 0; i < proc->nfaults; i++)
 			if (proc->faults[i].rec.seq + 1 > seq_end)
 				seq_end = proc->faults[i].rec.seq + 1;
-		proc->faults_lost = seq_end > proc->nfaults ? seq_end - proc->nfaults : 0;
+		uint64_t gaps = seq_end > proc->nfaults ? seq_end - proc->nfaults : 0;
 		proc->faults_lost_exact = false;
+		if (ld->rec->in_progress) { /* not lost: still in the runtime's buffers */
+			proc->faults_lost = 0;
+			if (gaps)
+				fl_load_warning(ld->rec, "%s/%s: %llu fault records not written yet (the recording is in "
+					    "progress)", proc->dir, FL_FILE_NAME_FAULTS, (unsigned long long)gaps);
+			return;
+		}
+		proc->faults_lost = gaps;
 		if (proc->faults_lost)
 			fl_load_warning(ld->rec, "%s/%s: at least %llu fault records are missing (gaps in their seq "
 				    "numbers)", proc->dir, FL_FILE_NAME_FAULTS, (unsigned long long)proc->faults_lost);
@@ -392,14 +401,36 @@ static void explain_missing_stats(struct fl_recording *rec)
 		}
 	}
 	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct fl_process *proc = &rec->procs[i];
-		if (proc->stats_missing && proc->outlived)
+		struct fl_process *proc = &rec->procs[i];
+		if (proc->stats_missing && rec->in_progress) {
+			proc->outlived = true; /* not killed: still running, its trace being written */
+			fl_load_warning(rec, "%s: no %s yet: the recording is in progress (record still runs); the "
+					"process's trace is partial", proc->dir, FL_FILE_NAME_STATS);
+		} else if (proc->stats_missing && proc->outlived)
 			fl_load_warning(rec, "%s: no %s: the process still ran when record ended (it outlived the command); "
 					"its trace is complete once it has exited", proc->dir, FL_FILE_NAME_STATS);
 		else if (proc->stats_missing)
 			fl_load_warning(rec, "%s: no %s: the process was killed (SIGKILL?) and its trace may be cut",
 					proc->dir, FL_FILE_NAME_STATS);
 	}
+}
+
+/* Whether a running `record` holds the directory whose stat is ST: its flock for the run (tools/record/record_outdir.c),
+ * seen in /proc/locks without taking a lock of our own, which could make a record starting at
+ * that moment find the directory busy. */
+static bool held_by_record(const struct stat *st)
+{
+	char want[64], line[256];
+	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st->st_dev), minor(st->st_dev),
+		 (unsigned long long)st->st_ino);
+	FILE *f = fopen("/proc/locks", "re");
+	bool held = false;
+	if (!f)
+		return false;
+	while (!held && fgets(line, sizeof(line), f))
+		held = strstr(line, " FLOCK ") && strstr(line, " WRITE ") && strstr(line, want);
+	fclose(f);
+	return held;
 }
 
 static int open_recording(const char *dir, bool stream, struct fl_recording **out, char *err, size_t errlen)
@@ -423,6 +454,7 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		fl_recording_close(rec);
 		return -1;
 	}
+	rec->in_progress = held_by_record(&st);
 	load_ending(rec); /* first: a process without stats.json may have outlived record */
 	if (load_processes(rec, stream, err, errlen) != 0) {
 		fl_recording_close(rec);

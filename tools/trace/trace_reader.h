@@ -166,6 +166,8 @@ struct fl_recording {
 	int ending_value;
 	uint32_t *outlived;         /* pids of processes still running when record ended (DIR/exit) */
 	size_t noutlived;
+	bool in_progress;           /* record still runs (it holds its lock on DIR): the trace is partial,
+	                             * and a process without stats.json is still being recorded */
 	struct fl_process *procs;   /* sorted by (start_ns, pid, image) */
 	size_t nprocs;
 	uint64_t start_ns;          /* the earliest process start_ns */
