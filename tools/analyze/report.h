@@ -109,7 +109,7 @@ struct report_row {
 	uint64_t site_objects_faulted; /* objects of the site that took at least one fault (runtime count) */
 	uint64_t site_faults;     /*   faults on objects of the site (runtime count, every kind) */
 	uint64_t pmu_sum[REPORT_MAX_EVENTS];    /* Σ delta of each event over the row's faults */
-	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults that have a delta of that event */
+	uint64_t pmu_faults[REPORT_MAX_EVENTS]; /* faults the deltas cover (each context's: record -s N) */
 	uint32_t stack_proc, stack;             /* most common fault stack (index), FL_NONE: none, */
 	uint32_t stack_snapshot;                /*   with the maps snapshot its faults name it under */
 	uint64_t stack_count;                   /*   (faults of one stack at times of two snapshots
@@ -159,6 +159,7 @@ struct report {
 	struct report_event events[REPORT_MAX_EVENTS];
 	size_t nevents;
 	uint8_t (*event_of)[FL_PMU_MAX];  /* per process: its counter index → events index (0xff: none) */
+	uint32_t *faults_per_context;     /* per process: record -s N: a context's delta covers about N faults */
 
 	struct report_row *rows;
 	size_t nrows, rows_cap;

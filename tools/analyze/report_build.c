@@ -97,11 +97,18 @@ static int setup_events(struct report *r)
 	const struct fl_recording *rec = r->rec;
 
 	r->event_of = calloc(rec->nprocs ? rec->nprocs : 1, sizeof(*r->event_of));
-	if (!r->event_of)
+	r->faults_per_context = calloc(rec->nprocs ? rec->nprocs : 1, sizeof(*r->faults_per_context));
+	if (!r->event_of || !r->faults_per_context)
 		return -1;
 	for (size_t p = 0; p < rec->nprocs; p++) {
 		char *const *names = NULL;
 		size_t n = 0;
+		uint64_t sample = 1;
+		/* with a stack (and so a context) for 1 fault in N, a thread's delta since its previous
+		 * context covers about N faults: the per-fault values divide by them */
+		if (stats_json_uint(&rec->procs[p].meta, FL_META_SAMPLE, &sample) < 0 || sample == 0 || sample > UINT32_MAX)
+			sample = 1;
+		r->faults_per_context[p] = (uint32_t)sample;
 		if (stats_json_strings(&rec->procs[p].meta, FL_META_PMU_EVENTS, &names, &n) < 0)
 			n = 0;
 		for (size_t j = 0; j < FL_PMU_MAX; j++)
@@ -631,7 +638,7 @@ static void add_deltas(struct report *r, size_t p, const struct fl_fault_context
 		uint8_t e = r->event_of[p][j];
 		if (row != FL_NONE && e != EVENT_NONE) {
 			r->rows[row].pmu_sum[e] += delta;
-			r->rows[row].pmu_faults[e]++;
+			r->rows[row].pmu_faults[e] += r->faults_per_context[p];
 		}
 		last->value[j] = c->pmu[j];
 	}
@@ -851,6 +858,7 @@ void report_build_free(struct report *r)
 		free(r->row_of_fault[p]);
 	free(r->row_of_fault);
 	free(r->event_of);
+	free(r->faults_per_context);
 	for (int l = 0; l < REPORT_LATENCIES; l++) {
 		free(r->latency_high[l]);
 		r->latency_high[l] = NULL;
@@ -862,6 +870,7 @@ void report_build_free(struct report *r)
 	free(r->ranked);
 	r->row_of_fault = NULL;
 	r->event_of = NULL;
+	r->faults_per_context = NULL;
 	r->rows = NULL;
 	r->ranked = NULL;
 }

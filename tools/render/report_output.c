@@ -541,7 +541,14 @@ static void header_selection(const struct report *r, FILE *out)
 	if (o->locality)
 		fputs("# locality:        scores of each row's fault pages in time order, in [0,1] (locality.h: "
 		      "window 32, 128 stride bins, reuse up to 2^17 pages)\n", out);
-	if (r->nevents)
+	uint32_t sample = 1;
+	for (size_t p = 0; p < r->rec->nprocs && r->faults_per_context; p++)
+		if (r->faults_per_context[p] > sample)
+			sample = r->faults_per_context[p];
+	if (r->nevents && sample > 1)
+		fprintf(out, "# PMU per fault:   counter deltas between a thread's sampled faults (record -s %u: 1 in "
+			"%u), divided by the %u faults each covers, averaged (clock events in us)\n", sample, sample, sample);
+	else if (r->nevents)
 		fputs("# PMU per fault:   each fault's counter deltas since its thread's previous fault, averaged "
 		      "(clock events in us)\n", out);
 }
