@@ -13,7 +13,9 @@
 #   - across policies (fifo vs clock at -L 2M) and program versions (cyclic_scan rebuilt with other
 #     function addresses): rows equal the reports' difference; the versions' rows all match, delta 0;
 #   - two recordings without fault stacks (-s 0): one <no stack> row, and a hint to use --by alloc;
-#   - bad input: one recording, three, a missing one (exit 2, 2, 1), a bad --kind (exit 2).
+#   - bad input: one recording, three, a missing one (exit 2, 2, 1), a bad --kind (exit 2);
+#   - a function of one name in a program and in its library, both without debug information: two
+#     rows, each naming its binary.
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -169,3 +171,32 @@ RC=0; "$FAULTLINE" diff "$A" "$B" --flame "$WORK/no-such-dir/d.svg" >"$WORK/nofl
 [ "$RC" -eq 1 ] && grep -q "cannot write in" "$WORK/noflame.err" && [ ! -s "$WORK/noflame.out" ] ||
 	fail "--flame into a missing directory: exit $RC, $(wc -c <"$WORK/noflame.out") bytes out: $(cat "$WORK/noflame.err")"
 echo "ok --flame into a missing directory: refused before the diff is made (exit 1)"
+
+# Two functions of one name in two binaries, neither with debug information (no file:line): two
+# rows, each naming its binary, as report has them (before: one row, labelled with one binary).
+mkdir -p "$WORK/twin"
+cat >"$WORK/twin/lib.c" <<'C'
+#include <stddef.h>
+__attribute__((noinline)) static void touch_pages(char *p, size_t n) { for (size_t i = 0; i < n; i += 4096) p[i] = 1; }
+void lib_fill(char *p, size_t n) { touch_pages(p, n); }
+C
+cat >"$WORK/twin/main.c" <<'C'
+#include <stdlib.h>
+void lib_fill(char *p, size_t n);
+__attribute__((noinline)) static void touch_pages(char *p, size_t n) { for (size_t i = 0; i < n; i += 4096) p[i] = 2; }
+int main(void) { char *a = malloc(8 << 20), *b = malloc(4 << 20); touch_pages(a, 8 << 20); lib_fill(b, 4 << 20); return a[0] + b[0] == 3 ? 0 : 1; }
+C
+gcc -O1 -fPIC -shared -o "$WORK/twin/libtwin.so" "$WORK/twin/lib.c" &&
+	gcc -O1 -o "$WORK/twin/twin" "$WORK/twin/main.c" -L"$WORK/twin" -ltwin -Wl,-rpath,"$WORK/twin" ||
+	fail "cannot build the twin program"
+expect_record twin -- "$WORK/twin/twin"
+run twin.diff.csv "$FAULTLINE" diff "$WORK/twin" "$WORK/twin" --format csv --top 0
+"$PY" - "$WORK/twin.diff.csv" <<'PYEOF' || fail "twin functions"
+import csv, os, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["function"] == "touch_pages"]
+bins = sorted(os.path.basename(r["binary"]) for r in rows)
+assert bins == ["libtwin.so", "twin"], "touch_pages rows name the binaries %s, want libtwin.so and twin: %s" % (bins, rows)
+faults = {os.path.basename(r["binary"]): int(r["a"]) for r in rows}
+assert faults["twin"] >= 2048 and faults["libtwin.so"] >= 1024, faults
+print("ok touch_pages of twin (%d faults) and of libtwin.so (%d): two rows" % (faults["twin"], faults["libtwin.so"]))
+PYEOF

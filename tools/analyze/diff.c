@@ -1,4 +1,5 @@
-/* diff.c: matching two reports' rows by function, file and line (see diff.h). */
+/* diff.c: matching two reports' rows by function, file and line, or by function and binary name
+ * where there is no file (see diff.h). */
 #include "diff.h"
 
 #include <stdlib.h>
@@ -19,20 +20,32 @@ static int cmp_text(const char *x, const char *y)
 	return strcmp(x, y);
 }
 
-static int cmp_key(const char *fx, const char *filex, unsigned lx, const char *fy, const char *filey, unsigned ly)
+/* The last component of a binary's path ("" for none). */
+static const char *base_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path ? path : "";
+}
+
+/* Function, then file and line; a row without a file (no debug information) is a function of one
+ * binary, compared by the binary's name: xmalloc of make and xmalloc of cc1 are two rows. */
+static int cmp_key(const char *fx, const char *filex, unsigned lx, const char *bx, const char *fy, const char *filey,
+		   unsigned ly, const char *by)
 {
 	int c = strcmp(fx, fy);
 	if (c == 0)
 		c = cmp_text(filex, filey);
 	if (c == 0)
 		c = lx < ly ? -1 : lx > ly;
+	if (c == 0 && !filex)
+		c = strcmp(base_of(bx), base_of(by));
 	return c;
 }
 
 static int by_key(const void *x, const void *y)
 {
 	const struct keyed *a = x, *b = y;
-	int c = cmp_key(a->function, a->file, a->line, b->function, b->file, b->line);
+	int c = cmp_key(a->function, a->file, a->line, a->binary, b->function, b->file, b->line, b->binary);
 	return c ? c : a->side - b->side;
 }
 
@@ -49,7 +62,7 @@ static int by_delta(const void *x, const void *y)
 		return magnitude(a) > magnitude(b) ? -1 : 1;
 	if (a->b != b->b)
 		return a->b > b->b ? -1 : 1;
-	return cmp_key(a->function, a->file, a->line, b->function, b->file, b->line);
+	return cmp_key(a->function, a->file, a->line, a->binary, b->function, b->file, b->line, b->binary);
 }
 
 /* Appends the rows of R (side SIDE) to K. */
@@ -86,7 +99,8 @@ int diff_build(const struct report *a, const struct report *b, struct diff *out)
 	qsort(k, n, sizeof(*k), by_key);
 	for (size_t i = 0; i < n; i++) {
 		struct diff_row *row = out->nrows ? &out->rows[out->nrows - 1] : NULL;
-		if (!row || cmp_key(row->function, row->file, row->line, k[i].function, k[i].file, k[i].line) != 0) {
+		if (!row || cmp_key(row->function, row->file, row->line, row->binary, k[i].function, k[i].file, k[i].line,
+				    k[i].binary) != 0) {
 			row = &out->rows[out->nrows++];
 			*row = (struct diff_row){ k[i].function, k[i].file, k[i].line, k[i].binary, 0, 0 };
 		}
