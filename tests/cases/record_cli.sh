@@ -107,6 +107,13 @@ run "$F" record -M 64M -- "$WORK/not-executable"
 expect "not executable: 126" 126 "Permission denied"
 run "$F" record -M 64M -- "$WORK"
 expect "directory: 126" 126 "cannot run"
+# a script whose interpreter is missing: named, with a native run's 127, before any directory is made
+printf '#!/nonexistent/faultline-interp\necho x\n' >"$WORK/bad-interp"
+chmod 755 "$WORK/bad-interp"
+run "$F" record -M 64M -o "$WORK/bad-interp-rec" -- "$WORK/bad-interp"
+expect "missing interpreter: 127" 127 "bad interpreter '/nonexistent/faultline-interp': No such file or directory"
+[ ! -e "$WORK/bad-interp-rec" ] && ok "missing interpreter: no output directory made" ||
+	bad "missing interpreter: the output directory was made"
 run "$F" record -L 12Q -M 64M -- true
 expect "bad size -L 12Q" 2 "12Q"
 run "$F" record -M=-5 -- true

@@ -215,6 +215,9 @@ static int check_before_start(const struct record_options *o, char *library, siz
 		cli_error("cannot run '%s': %s", o->command[0], strerror(error));
 		return exec_failure_status(error);
 	}
+	int status = check_interpreters(path, o->command[0]);
+	if (status)
+		return status;
 	if (check_traceable(path, o->command[0]) < 0)
 		return CLI_EXIT_USAGE;
 	if (find_runtime_library(library, len) < 0 || check_userfaultfd() < 0)

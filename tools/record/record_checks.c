@@ -180,6 +180,24 @@ static const char *secure_exec_reason(const char *path)
 	return NULL;
 }
 
+int check_interpreters(const char *path, const char *shown)
+{
+	char interp[PATH_MAX], current[PATH_MAX];
+
+	snprintf(current, sizeof(current), "%s", path);
+	for (int depth = 0; depth < RECORD_SCRIPT_DEPTH; depth++) {
+		if (classify_executable(current, interp, sizeof(interp)) != EXEC_SCRIPT)
+			return 0;
+		if (access(interp, X_OK) < 0) {
+			int error = errno;
+			cli_error("cannot run '%s': bad interpreter '%s': %s", shown, interp, strerror(error));
+			return error == ENOENT || error == ENOTDIR ? 127 : 126;
+		}
+		snprintf(current, sizeof(current), "%s", interp);
+	}
+	return 0;
+}
+
 /* Refuses (with one clear line) a command LD_PRELOAD cannot reach; follows #! lines. */
 int check_traceable(const char *path, const char *shown)
 {

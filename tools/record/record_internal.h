@@ -17,6 +17,11 @@ struct record_run {
 /* Finds NAME as execvp would: as given when it holds a '/', else along PATH. On failure errno is
  * ENOENT, or EACCES/EISDIR when only something not executable was found. */
 int find_command(const char *name, char *path, size_t len);
+/* A script whose "#!" interpreter (or its interpreter's, as the kernel follows them) is missing or
+ * not executable: one line naming it ("bad interpreter"), as a shell says, and the status a
+ * native run gets (127 missing, 126 not executable); 0 when there is none to complain of. */
+int check_interpreters(const char *path, const char *shown);
+
 /* Refuses (with one clear line) a command LD_PRELOAD cannot reach; follows #! lines. */
 int check_traceable(const char *path, const char *shown);
 /* Finds the runtime library ($FAULTLINE_LIB, or next to the command); PATH gets its real path. */
