@@ -144,7 +144,7 @@ static int help(int argc, char **argv)
 	const struct verb *verb;
 	char *help_argv[] = { NULL, "--help", NULL };
 
-	if (argc < 2) {
+	if (argc < 2 || cli_is_flag(argv[1], "-h", "--help")) { /* `help --help`: what help does is the usage */
 		usage(stdout);
 		return 0;
 	}
