@@ -9,7 +9,8 @@
 #     before, xz's 45 MiB as 117), and the program's checksum as natively (the note changes nothing);
 #   - at -L 1536K (dict_sort 60000): the note gives -L as 1.5 MiB, in tenths as record's banner does;
 #   - at -L 1M with a rate no run reaches (FAULTLINE_THRASH_WARN_RATE=1000000000): no note;
-#   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no note.
+#   - at -L 1M with FAULTLINE_THRASH_WARN_AFTER=0 (off): no note;
+#   - record -q turns it off (FAULTLINE_THRASH_WARN_AFTER=0 for the program unless set).
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 
@@ -49,3 +50,12 @@ echo "ok a rate above the run's: no note"
 FAULTLINE_THRASH_WARN_AFTER=0 expect_record off -L 1M -- "$WORK/dict_sort" 30000
 ! grep -q 'faultline: note' "$WORK/off.err" || fail "FAULTLINE_THRASH_WARN_AFTER=0: warned: $(cat "$WORK/off.err")"
 echo "ok FAULTLINE_THRASH_WARN_AFTER=0: no note"
+
+# record -q: no runtime note either (it sets FAULTLINE_THRASH_WARN_AFTER=0 for the program, unless
+# that is set already); without -q the program's environment has no such setting from record
+unset FAULTLINE_THRASH_WARN_AFTER
+quiet=$("$FAULTLINE" record -q -o "$WORK/quiet" --force -- sh -c 'echo "${FAULTLINE_THRASH_WARN_AFTER-unset}"')
+loud=$("$FAULTLINE" record -o "$WORK/loud" --force -- sh -c 'echo "${FAULTLINE_THRASH_WARN_AFTER-unset}"' 2>/dev/null)
+check_eq "record -q: the program's FAULTLINE_THRASH_WARN_AFTER" "$quiet" 0
+[ "$loud" = unset ] || fail "record without -q set FAULTLINE_THRASH_WARN_AFTER=$loud"
+echo "ok record -q turns the note off; record without it leaves the setting alone"

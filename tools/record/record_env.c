@@ -104,6 +104,8 @@ int child_env_build(const struct record_options *o, const char *dir, const char 
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC_BUDGET, "%u", o->mrc_budget);
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC_STACKS, "%u", o->mrc_stacks ? 1u : 0u);
 	rc |= child_env_add(env, FL_ENV_PROBE_ACCESS, "%u", o->sample_accesses);
+	if (o->quiet && !getenv("FAULTLINE_THRASH_WARN_AFTER")) /* -q: no runtime note either */
+		rc |= child_env_add(env, "FAULTLINE_THRASH_WARN_AFTER", "0");
 	if (o->pmu != NULL)
 		rc |= child_env_add(env, FL_ENV_PMU, "%s", o->pmu);
 	else

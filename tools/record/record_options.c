@@ -108,7 +108,7 @@ void record_usage(void)
 	      "                         reported after a rebuild or on another machine. Without it,\n"
 	      "                         DIR/binaries still records each binary's build-id, size and\n"
 	      "                         mtime: a binary changed since is shown as binary+0xOFFSET\n"
-	      "  -q, --quiet            no banner and no summary\n"
+	      "  -q, --quiet            no banner, no summary, no runtime notes (errors are said)\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
 	      "SIZE is a number with an optional binary unit B, K, M, G, T (also KiB, MiB, ...);\n"
