@@ -43,6 +43,11 @@ RC=0
 grep -q '\[5/5\] -L 8 MiB' "$WORK/sweep.err" || fail "no progress on stderr: $(cat "$WORK/sweep.err")"
 cp "$OUT/sweep.csv" "$WORK/sweep.csv"
 echo "ok sweep ran 5 sizes, progress on stderr"
+# a verb given the sweep's directory names it a sweep's and points at one of its runs
+RC=0; "$FAULTLINE" report "$OUT" >/dev/null 2>"$WORK/sweepdir.err" || RC=$?
+[ "$RC" -eq 1 ] && grep -q "a sweep's directory (sweep.csv), not a recording: give one of its runs, such as $OUT/L-" "$WORK/sweepdir.err" ||
+	fail "report of the sweep's directory: exit $RC: $(cat "$WORK/sweepdir.err")"
+echo "ok report of the sweep's directory: exit 1, $(cat "$WORK/sweepdir.err")"
 
 for name in L-1M L-2M L-3M L-6M L-8M; do
 	"$FAULTLINE" report "$OUT/$name" --by alloc --format csv --top 0 >"$WORK/$name.alloc.csv" 2>"$WORK/$name.err" ||

@@ -433,6 +433,26 @@ static bool held_by_record(const struct stat *st)
 	return held;
 }
 
+/* When DIR is a sweep's (it holds sweep.csv), the name of one of its runs (DIR/L-<size>) into run. */
+static bool sweep_run_of(const char *dir, char *run, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/sweep.csv", dir);
+	DIR *d = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? opendir(dir) : NULL;
+	struct dirent *e;
+	bool found = false;
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "L-", 2) == 0) {
+			snprintf(run, len, "%s", e->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
 static int open_recording(const char *dir, bool stream, struct fl_recording **out, char *err, size_t errlen)
 {
 	struct fl_recording *rec = calloc(1, sizeof(*rec));
@@ -465,9 +485,13 @@ static int open_recording(const char *dir, bool stream, struct fl_recording **ou
 		char meta[PATH_MAX];
 		struct stat ms;
 		snprintf(meta, sizeof(meta), "%s/%s", dir, FL_FILE_NAME_META);
+		char run[PATH_MAX];
 		if (lstat(meta, &ms) == 0 && S_ISREG(ms.st_mode)) /* DIR is one process's directory */
 			snprintf(err, errlen, "%s: a process directory of a recording, not a recording: give the "
 				 "directory that holds it (DIR/..)", dir);
+		else if (sweep_run_of(dir, run, sizeof(run)))
+			snprintf(err, errlen, "%s: a sweep's directory (sweep.csv), not a recording: give one of its "
+				 "runs, such as %s/%s", dir, dir, run);
 		else
 			snprintf(err, errlen, "%s: no process directory (DIR/<pid>) in it: not a faultline recording, "
 				 "or nothing was traced", dir);
