@@ -679,6 +679,26 @@ static void test_directories(void)
 	rec = EXPECT_OPEN(dir, "/1000: no meta.json yet: skipped", NULL);
 	CHECK(rec && rec->nprocs == 2, "a process directory without meta.json skipped (%zu processes)", rec ? rec->nprocs : 0);
 	fl_recording_close(rec);
+
+	/* a contexts file stats.json counts records of, missing: a warning saying what is lost */
+	write_synth(&s, dir);
+	pathf(path, sizeof(path), "%s/1000/stats.json", dir);
+	{
+		FILE *f = fopen(path, "r");
+		char text[4096];
+		size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		text[n] = '\0';
+		char *end = strrchr(text, '}');
+		REQUIRE(end != NULL, "stats.json of the synthetic recording");
+		snprintf(end, sizeof(text) - (size_t)(end - text), ",\n  \"contexts_written\": 3\n}\n");
+		write_bytes(path, text, strlen(text));
+	}
+	pathf(path, sizeof(path), "%s/1000/contexts", dir);
+	unlink(path);
+	rec = EXPECT_OPEN(dir, "1000/contexts: missing, though stats.json counts 3 fault contexts", NULL);
+	fl_recording_close(rec);
 	synth_free(&s);
 
 	/* The newest faultline-* directory. */

@@ -79,6 +79,21 @@ static int load_meta(struct loader *ld)
 	return 0;
 }
 
+/* A file the process's stats.json says it wrote (its count KEY above 0) but which is not there: one
+ * warning saying what that loses. The verbs go on without it. */
+static void warn_missing(struct loader *ld, const char *name, const char *key, const char *what, const char *lost)
+{
+	struct fl_process *proc = ld->proc;
+	char path[PATH_MAX + 64];
+	uint64_t count;
+	if (stats_json_uint(&proc->stats, key, &count) < 0 || count == 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", proc->dir, name);
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		fl_load_warning(ld->rec, "%s: missing, though stats.json counts %llu %s: %s", path,
+				(unsigned long long)count, what, lost);
+}
+
 static int load_stats(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
@@ -114,6 +129,10 @@ static int load_stats(struct loader *ld)
 			    "incomplete", ld->path, (unsigned long long)v,
 			    stats_json_string(&proc->stats, FL_STATS_RECORDS_DROPPED_REASON) ?: "no reason given");
 	}
+	warn_missing(ld, FL_FILE_NAME_CONTEXTS, FL_STATS_CONTEXTS_WRITTEN, "fault contexts",
+		     "the faults' PMU values (and the stacks in them) are not known");
+	warn_missing(ld, FL_FILE_NAME_EVICTIONS, FL_STATS_EVICTIONS, "evictions",
+		     "the eviction events are not known (stats.json's count stands)");
 	return 0;
 }
 
