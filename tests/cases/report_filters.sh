@@ -5,7 +5,8 @@
 # them): --by thread rows under --tid are exactly the chosen threads with their unfiltered counts;
 # --symbol '^work$' keeps >= 99 % of the workers' faults with stacks and none of main's;
 # --symbol '^main$' keeps only main's; a --tid thread without faults exits 1; bad values are usage
-# errors (exit 2).
+# errors (exit 2). Under a selection the header says its faults line counts the whole recording and
+# gives the selection's count.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted threads
@@ -53,3 +54,14 @@ done
 "$FAULTLINE" report --help | grep -q -- '--symbol REGEX' || fail "--help lacks --symbol"
 "$FAULTLINE" report --help | grep -q -- '--tid TID' || fail "--help lacks --tid"
 echo "ok report --tid and --symbol"
+
+# the header under a selection: the faults line says it counts the whole recording, and a
+# "selected" line gives the selection's count (the lines after it are of the selection)
+t1=$(head -n1 "$WORK/all.txt" | cut -d' ' -f1) n1=$(head -n1 "$WORK/all.txt" | cut -d' ' -f2)
+"$FAULTLINE" report "$REC" --tid "$t1" --top 1 >"$WORK/sel.txt" 2>&1 || fail "report --tid $t1: $(cat "$WORK/sel.txt")"
+grep -q '^# faults:          [0-9,]* in the whole recording (' "$WORK/sel.txt" || fail "--tid: faults line: $(grep '^# faults' "$WORK/sel.txt")"
+sel=$(sed -n 's/^# selected:        \([0-9,]*\) faults.*/\1/p' "$WORK/sel.txt" | tr -d ,)
+check_eq "--tid $t1: the header's selected faults" "$sel" "$n1"
+"$FAULTLINE" report "$REC" --top 1 >"$WORK/unsel.txt" 2>&1 || fail "report: $(cat "$WORK/unsel.txt")"
+! grep -q '^# selected:\|in the whole recording' "$WORK/unsel.txt" || fail "no selection, yet the header speaks of one"
+echo "ok the header says what it counts under a selection"

@@ -411,8 +411,11 @@ static void header_totals(const struct report *r, FILE *out)
 			outlived, outlived == 1 ? "" : "es", outlived == 1 ? "its" : "their", outlived == 1 ? " is" : "s are",
 			outlived == 1 ? "it has" : "they have");
 	fprintf(out, "\n# duration:        %.3f s\n", (double)end_ns / 1e9);
-	fprintf(out, "# faults:          %s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
+	const struct report_options *o = r->o;
+	bool narrowed = o->pid || o->kind || o->ntids || o->from_ns || o->to_ns != UINT64_MAX;
+	fprintf(out, "# faults:          %s%s (first-touch %s, refault %s, soft %s, concurrent %s)\n",
 		cli_format_count(r->rec->nfaults - kinds[FL_FAULT_ACCESS_SAMPLE], c[0], sizeof(c[0])),
+		narrowed ? " in the whole recording" : "",
 		cli_format_count(kinds[FL_FAULT_FIRST_TOUCH], c[1], sizeof(c[1])),
 		cli_format_count(kinds[FL_FAULT_REFAULT], c[2], sizeof(c[2])),
 		cli_format_count(kinds[FL_FAULT_SOFT], c[3], sizeof(c[3])),
@@ -428,6 +431,9 @@ static void header_totals(const struct report *r, FILE *out)
 	if (sampled) /* per-object data (allocation times, lifetimes) is a sample; the joins are not */
 		fprintf(out, "# allocation log:  sampled (record --alloc-log); every fault names its object and site; "
 			"%zu faulted object%s not in the sample (allocation time unknown)\n", made, made == 1 ? "" : "s");
+	if (narrowed) /* --pid, --kind, --tid, --from/--to: what follows is of the selection */
+		fprintf(out, "# selected:        %s faults (the rows line says which); the lines below are of them\n",
+			cli_format_count(r->selected, c[5], sizeof(c[5])));
 }
 
 /* A duration in ns as "12.3 us" / "4.56 ms" / "1.23 s". */
