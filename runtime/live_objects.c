@@ -23,9 +23,12 @@
  *    taken and freed under a spin lock that only application threads take.
  *
  * Sites: a site is where the program called the allocator, keyed by the call's return address
- * (the cheap key: __builtin_return_address in the shim). For C++, libstdc++'s operator new is
- * the caller of malloc; the key is then operator new's own return address, found with a
- * 4-frame unwind. A per-thread direct-mapped cache (256 keys) sits in front of a lock-free
+ * (the cheap key: __builtin_return_address in the shim). When that is inside libstdc++ (operator
+ * new) or libc (qsort's buffer, strdup, fopen, getline), the key is the return address of the
+ * program's call into the library, found with a short unwind: about 130 ns more per such call
+ * (5 M strdup/free pairs: 0.35 s of CPU under record before, 1.0 s after; natively 0.14 s),
+ * where the library's own address made one site of every caller, named after the first (qsort
+ * called from two functions: the second's 7.6 MiB buffer counted under the first). A per-thread direct-mapped cache (256 keys) sits in front of a lock-free
  * open-addressing table (2^17 keys, the stacks.c pattern: claim by compare-and-swap, publish the
  * site index); only when a key is new is the full stack unwound (DWARF, libunwind, ~1 µs) and
  * interned as the site's stack. Up to 65535 sites; later ones are counted in site 0 (flagged
@@ -73,6 +76,7 @@
 #define KEY_SLOTS (1u << KEY_BITS)
 #define KEY_PROBES 128
 #define MAX_SITES 65536u
+#define MAX_WRAPPERS 4     /* libraries allocating for their callers (is_wrapper_library) */
 
 struct site_key {
 	_Atomic uint64_t key;
@@ -112,7 +116,8 @@ static struct {
 	struct site_key *keys;
 	struct site *sites;
 	_Atomic uint32_t nsites;
-	uintptr_t wrapper_start, wrapper_end;  /* libstdc++'s code (operator new) */
+	struct { uintptr_t start, end; } wrappers[MAX_WRAPPERS]; /* code of libstdc++ and libc (is_wrapper_library) */
+	unsigned nwrappers;
 } objs;
 
 /* The sites file's snapshot state (see "the sites file" below). */
@@ -123,20 +128,40 @@ static struct {
 	size_t written;                /* records in the file */
 } sites_file;
 
-static int find_wrapper(struct dl_phdr_info *info, size_t size, void *data)
+/* The libraries whose allocations are made for their callers: libstdc++ (operator new) and libc
+ * (qsort's buffer, strdup, fopen, getline, ...). A site inside one of them is keyed by where the
+ * program called into it, or qsort called from two places would be one site, named after the
+ * first (wrapper_caller). */
+static bool is_wrapper_library(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return strncmp(base, "libstdc++.so", 12) == 0 || strncmp(base, "libc.so", 7) == 0;
+}
+
+static int find_wrappers(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size, (void)data;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "libstdc++"))
+	if (!info->dlpi_name || !is_wrapper_library(info->dlpi_name) || objs.nwrappers == MAX_WRAPPERS)
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			objs.wrapper_start = info->dlpi_addr + ph->p_vaddr;
-			objs.wrapper_end = objs.wrapper_start + ph->p_memsz;
-			return 1;
+			uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+			objs.wrappers[objs.nwrappers].start = start;
+			objs.wrappers[objs.nwrappers++].end = start + ph->p_memsz;
+			return 0;
 		}
 	}
 	return 0;
+}
+
+static bool in_wrapper(uintptr_t pc)
+{
+	for (unsigned i = 0; i < objs.nwrappers; i++)
+		if (pc >= objs.wrappers[i].start && pc < objs.wrappers[i].end)
+			return true;
+	return false;
 }
 
 int fl_objects_setup(struct fl_runtime *rt)
@@ -152,7 +177,7 @@ int fl_objects_setup(struct fl_runtime *rt)
 		return -1;
 	atomic_store(&objs.nsites, 1); /* site 0: the overflow site */
 	objs.sites[0].flags = FL_SITE_OVERFLOW;
-	dl_iterate_phdr(find_wrapper, NULL);
+	dl_iterate_phdr(find_wrappers, NULL);
 	return 0;
 }
 
@@ -185,14 +210,14 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* The return address of the call into libstdc++ (operator new), or 0. */
+/* The return address of the program's call into libstdc++ or libc (operator new, qsort, strdup)
+ * that allocated, or 0 (not found within 12 frames). */
 static uint64_t wrapper_caller(void)
 {
-	void *raw[8];
-	int n = unw_backtrace(raw, 8);
+	void *raw[12];
+	int n = unw_backtrace(raw, 12);
 	for (int i = 0; i + 1 < n; i++)
-		if ((uintptr_t)raw[i] >= objs.wrapper_start && (uintptr_t)raw[i] < objs.wrapper_end &&
-		    !((uintptr_t)raw[i + 1] >= objs.wrapper_start && (uintptr_t)raw[i + 1] < objs.wrapper_end))
+		if (in_wrapper((uintptr_t)raw[i]) && !in_wrapper((uintptr_t)raw[i + 1]))
 			return (uint64_t)(uintptr_t)raw[i + 1];
 	return 0;
 }
@@ -241,7 +266,7 @@ static uint32_t site_lookup(struct fl_thread *t, uint64_t key)
 uint32_t fl_site_resolve(struct fl_thread *t, const void *caller)
 {
 	uint64_t key = (uint64_t)(uintptr_t)caller;
-	if (key >= objs.wrapper_start && key < objs.wrapper_end) {
+	if (in_wrapper(key)) {
 		uint64_t outer = wrapper_caller();
 		if (outer)
 			key = outer;

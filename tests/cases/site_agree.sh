@@ -10,7 +10,9 @@
 #   - ranges --format json: the range on the object names main site_agree.c:SITE as its site;
 #   - visualize: the heatmap names every allocation "from main", none from a libc function;
 #   - export --sqlite: the object's allocation stack and the top callsite of its faults, through
-#     the callsites view, are main at line SITE.
+#     the callsites view, are main at line SITE;
+#   - qsort called from two functions: its buffers are two sites, each at its qsort line with its own
+#     bytes (an allocation inside libc belongs to the program's call into libc).
 . "$(dirname "$0")/../lib.sh"
 
 need_faultline
@@ -63,3 +65,43 @@ check(top is not None and (top[0], os.path.basename(top[1] or ""), top[2]) == wa
 sys.exit(1 if errors else 0)
 PYEOF
 echo "ok report, visualize, ranges and export agree on main site_agree.c:$SITE"
+
+# An allocation made inside libc for its caller (qsort's buffer) belongs to the place that called
+# qsort: two functions that sort make two sites, each with its own bytes (before, the key was
+# qsort's own return address, so both were one site named after the first caller, its 0.8 MB
+# buffer credited with the other's 8 MB).
+cat >"$WORK/qsort2.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+static int cmp(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
+static void fill(long *v, size_t n) { for (size_t i = 0; i < n; i++) v[i] = (long)((i * 2654435761u) % 1000003); }
+__attribute__((noinline)) static long sort_small(void) {
+	size_t n = 100000; long *v = malloc(n * sizeof *v), s;
+	fill(v, n);
+	qsort(v, n, sizeof *v, cmp); /* QSORT_SMALL */
+	s = v[n / 2]; free(v); return s;
+}
+__attribute__((noinline)) static long sort_big(void) {
+	size_t n = 1000000; long *v = malloc(n * sizeof *v), s;
+	fill(v, n);
+	qsort(v, n, sizeof *v, cmp); /* QSORT_BIG */
+	s = v[n / 2]; free(v); return s;
+}
+int main(void) { printf("%ld\n", sort_small() + sort_big()); return 0; }
+C
+gcc -O1 -g -o "$WORK/qsort2" "$WORK/qsort2.c" || fail "cannot build qsort2.c"
+small_line=$(grep -n QSORT_SMALL "$WORK/qsort2.c" | cut -d: -f1) big_line=$(grep -n QSORT_BIG "$WORK/qsort2.c" | cut -d: -f1)
+expect_record q2 -L 4 -M 256 -- "$WORK/qsort2"
+"$FAULTLINE" report "$WORK/q2" --by alloc --format csv --top 0 >"$WORK/q2.csv" 2>"$WORK/q2.err" || fail "report q2: $(cat "$WORK/q2.err")"
+"$PY" - "$WORK/q2.csv" "$small_line" "$big_line" <<'PYEOF' || fail "qsort's buffers"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def site(fn, line):
+    got = [r for r in rows if r["function"] == fn and r["line"] == line]
+    assert len(got) == 1, "no single site %s line %s: %s" % (fn, line, [(r["function"], r["line"]) for r in rows])
+    return int(got[0]["alloc_bytes"])
+small, big = site("sort_small", sys.argv[2]), site("sort_big", sys.argv[3])
+# qsort's buffer is the array's size (glibc's merge sort)
+assert small == 800000 and big == 8000000, "qsort buffers: sort_small %d bytes, sort_big %d, want 800000 and 8000000" % (small, big)
+print("ok qsort's buffers: sort_small %d bytes, sort_big %d bytes, two sites" % (small, big))
+PYEOF
