@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "zstd_mem.h"
+#include <zstd_errors.h>
 
 #define NSLOTS 32
 #define SLOT_BYTES (FL_TRACE_CHUNK * sizeof(struct fl_fault_record)) /* a handler's full buffer */
@@ -44,7 +45,7 @@ struct open_frame {
 	uint32_t n;
 	uint64_t started_ns;
 	struct fl_codec_state codec;
-	bool failed;               /* a write failed: the file gets no more frames */
+	int failed;                /* errno of a failed write or compression: the file gets no more frames */
 };
 
 static const uint32_t file_kind[FL_FRAMED_COUNT] = { FL_FILE_FAULTS, FL_FILE_CONTEXTS, FL_FILE_EVICTIONS };
@@ -92,13 +93,21 @@ static void write_frame(unsigned file)
 	int err = 0;
 	size_t n = 0;
 	if (fr->failed || fw.fds[file] < 0) {
-		err = fr->failed ? ENOSPC : 0;
+		err = fr->failed; /* the first failure's reason, for every frame it costs */
 	} else {
 		n = ZSTD_compress2(fw.cctx, fw.out + sizeof(struct fl_frame_header),
 				   fw.out_cap - sizeof(struct fl_frame_header), fr->buf, fr->len);
 		if (ZSTD_isError(n)) {
-			fl_log(ZSTD_getErrorName(n));
-			err = EIO;
+			/* out of memory: the program lowered RLIMIT_AS or RLIMIT_DATA below what the
+			 * runtime needs (faultline-record(1), LIMITATIONS) */
+			err = ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? ENOMEM : EIO;
+			char what[224];
+			struct fl_buf b = { what, 0, sizeof(what) };
+			fl_buf_str(&b, "compressing the trace (zstd: ");
+			fl_buf_str(&b, ZSTD_getErrorName(n));
+			fl_buf_str(&b, err == ENOMEM ? "; has the program lowered RLIMIT_AS or RLIMIT_DATA below what the "
+						       "runtime needs?)" : ")");
+			fl_log_errno(what, err);
 		} else {
 			struct fl_frame_header h = { FL_FRAME_MAGIC, fr->n, (uint32_t)n, (uint32_t)fr->len };
 			memcpy(fw.out, &h, sizeof(h));
@@ -107,7 +116,8 @@ static void write_frame(unsigned file)
 	}
 	if (err || fw.fds[file] < 0) {
 		/* a frame cut by a failed write ends the file: the reader keeps the frames before it */
-		fr->failed = fr->failed || err != 0;
+		if (!fr->failed)
+			fr->failed = err;
 		atomic_fetch_add(&fw.dropped[file], fr->n);
 		if (err)
 			atomic_store(&fw.write_errno, err);
@@ -255,7 +265,7 @@ int fl_frames_start(struct fl_runtime *rt, const int fds[FL_FRAMED_COUNT])
 		fw.fds[f] = fds[f];
 		fw.frames[f].n = 0;
 		fw.frames[f].len = 0;
-		fw.frames[f].failed = false;
+		fw.frames[f].failed = 0;
 		atomic_store(&fw.dropped[f], 0);
 	}
 	atomic_store(&fw.write_errno, 0);

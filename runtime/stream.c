@@ -29,7 +29,7 @@ void fl_stream_init(struct fl_stream *s, enum fl_stream_file file)
 /* Writes the buffer out; called with the lock held. */
 /* After a failed write (a full disk) a file may end inside a record: nothing more is written
  * to it, so it stays a cut tail the reader accepts, and the rest is counted as dropped. */
-static _Atomic bool file_failed[FL_SF_COUNT];
+static _Atomic int file_failed[FL_SF_COUNT]; /* errno of the file's first failed write (0: none) */
 static _Atomic bool write_through;          /* after shutdown: every append written at once */
 static _Atomic uint64_t side_bytes_dropped; /* side records lost to failed writes (stats.json) */
 static _Atomic int side_write_errno;        /* the last failed write's errno; 0 = none */
@@ -68,9 +68,10 @@ static void write_out(struct fl_stream *s)
 		s->len = 0;
 		return;
 	}
-	int err = atomic_load(&file_failed[s->file]) ? ENOSPC : fl_write_all(fd, s->buf, s->len, &written);
+	int failed = atomic_load(&file_failed[s->file]); /* its reason stands for every later block */
+	int err = failed ? failed : fl_write_all(fd, s->buf, s->len, &written);
 	if (err) {
-		atomic_store(&file_failed[s->file], true);
+		atomic_store(&file_failed[s->file], err);
 		fl_side_dropped(s->len - written);
 		fl_side_write_failed(err);
 	}
@@ -80,7 +81,7 @@ static void write_out(struct fl_stream *s)
 void fl_streams_after_fork(void)
 {
 	for (int i = 0; i < FL_SF_COUNT; i++)
-		atomic_store(&file_failed[i], false);
+		atomic_store(&file_failed[i], 0);
 	atomic_store(&side_bytes_dropped, 0);
 	atomic_store(&side_write_errno, 0);
 }

@@ -9,7 +9,8 @@
 # Two limits: 600 MiB with -M 1024 (the region itself cannot be reserved: the message must name
 # it, -M) and 1,300 MiB with -M 1024 (the region fits, the runtime's other reservations do not).
 # The program is tests/planted/rel_forks (4 forks, 16 MiB): its children must behave the same.
-# Natively, under the same limit, it exits 0. No process of it may be left.
+# Natively, under the same limit, it exits 0. No process of it may be left. And a program that lowers
+# RLIMIT_AS itself: records dropped for want of memory say so (not "No space left on device").
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted rel_forks
@@ -62,3 +63,38 @@ for mib in 600 800 1000 1200; do
 done
 [ "$late" -gt 0 ] || fail "no limit made the runtime's start fail after the far store was set up"
 echo "ok late-failure: $late limits failed the start late, each leaving the program with its one thread"
+
+# A program that lowers RLIMIT_AS itself, once the runtime runs: the runtime's later allocations
+# fail (the trace's compression buffers), records are dropped, and the reason given is the real
+# one, out of memory, naming the limits (before: "No space left on device", and a bare zstd line)
+cat >"$WORK/lower_as.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+int main(void)
+{
+	struct rlimit rl = { (rlim_t)512 << 20, (rlim_t)512 << 20 };
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		return 3;
+	for (int i = 0; i < 8; i++) {
+		char *x = malloc(8 << 20);
+		if (!x)
+			break;
+		memset(x, 1, 8 << 20);
+	}
+	return 0;
+}
+C
+gcc -O2 -o "$WORK/lower_as" "$WORK/lower_as.c" || fail "cannot build lower_as.c"
+RC=0
+"$FAULTLINE" record -q -o "$WORK/lower" --force -L 4M -- "$WORK/lower_as" >"$WORK/lower.out" 2>"$WORK/lower.err" || RC=$?
+check_eq "lower_as: exit status" "$RC" 0
+! grep -q "No space left on device" "$WORK/lower.err" "$WORK"/lower/*/stats.json ||
+	fail "RLIMIT_AS lowered: a full disk is blamed: $(cat "$WORK/lower.err")"
+if [ "$(stat_of lower records_dropped)" -gt 0 ]; then
+	grep -q '"records_dropped_reason": "Cannot allocate memory"' "$WORK"/lower/*/stats.json ||
+		fail "records dropped for another reason: $(grep records_dropped_reason "$WORK"/lower/*/stats.json)"
+	grep -q "RLIMIT_AS or RLIMIT_DATA" "$WORK/lower.err" || fail "the message does not point at the limits: $(cat "$WORK/lower.err")"
+fi
+echo "ok a program that lowers RLIMIT_AS: the dropped records' reason is out of memory, naming the limits"
