@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# progress_tty: report and visualize show a progress line on a terminal when their work takes more
+# progress_tty: report, visualize, ranges and diff show a progress line on a terminal when their work takes more
 # than a second (here FAULTLINE_PROGRESS_AFTER=0: at once), and only there. On a planted recording of 2,000,000 faults
 # (tests/helpers/plant_recording), each verb runs with stderr on a pseudo-terminal:
 #   - exit 0;
@@ -70,6 +70,12 @@ check_progress viz visualize 'counting faults +[0-9]+% \([0-9]+/2000000, '
 
 on_tty report report "$WORK/planted" || fail "report on a terminal: exit $?"
 check_progress report report '.'
+
+on_tty ranges ranges "$WORK/planted" || fail "ranges on a terminal: exit $?"
+check_progress ranges ranges 'reading the recording|counting ranges'
+
+on_tty diff diff "$WORK/planted" "$WORK/planted" || fail "diff on a terminal: exit $?"
+check_progress diff diff '.'
 
 "$FAULTLINE" visualize "$WORK/planted" -o "$WORK/viz2" >/dev/null 2>"$WORK/viz2.err" || fail "visualize: exit $?"
 "$FAULTLINE" report "$WORK/planted" >/dev/null 2>"$WORK/report2.err" || fail "report: exit $?"

@@ -162,15 +162,20 @@ static int side_open_once(struct report *r, const struct report_options *ro, con
 
 	memset(r, 0, sizeof(*r));
 	r->o = ro;
-	report_progress_start(&r->progress, "diff", false);
+	report_progress_start(&r->progress, "diff", true); /* on a terminal: a line while it reads and counts */
+	report_progress_phase(&r->progress, "reading the recording", 0);
 	r->streamed = stream && !ro->locality && ro->time_axis == FL_TIME_WALL && fl_recording_open_stream(dir, &r->rec) == 0;
 	if (!r->streamed && fl_recording_open(dir, &r->rec, err, sizeof(err)) < 0) {
+		report_progress_stop(&r->progress);
 		cli_error("diff: %s", err);
 		return 1;
 	}
+	if (r->rec->nwarnings)
+		report_progress_stop(&r->progress); /* the warnings' lines are not to be erased */
 	for (size_t i = 0; i < r->rec->nwarnings; i++)
 		cli_error("diff: warning: %s", r->rec->warnings[i]);
 	if (fault_clock_init(&r->clock, r->rec, ro->time_axis) < 0) {
+		report_progress_stop(&r->progress);
 		cli_error("diff: out of memory");
 		return 1;
 	}
@@ -179,9 +184,11 @@ static int side_open_once(struct report *r, const struct report_options *ro, con
 	    report_build(r, err, sizeof(err)) < 0) {
 		if (r->streamed && (r->hold || r->stream_error[0]))
 			return SIDE_HOLD;
+		report_progress_stop(&r->progress);
 		cli_error("diff: %s: %s", dir, r->callsites ? err : "out of memory");
 		return 1;
 	}
+	report_progress_stop(&r->progress);
 	for (size_t i = 0; i < r->warnings.count; i++)
 		cli_error("diff: warning: %s", r->warnings.lines[i]);
 	return 0;

@@ -11,6 +11,7 @@
 #include "mrc.h"
 #include "mrc_output.h"
 #include "recording_arg.h"
+#include "report_progress.h"
 #include "trace_reader.h"
 
 #define MRC_MAX_AT 64
@@ -106,17 +107,27 @@ int cmd_mrc(int argc, char **argv)
 	c.dir = recording_arg_dir("mrc", c.dir, newest, sizeof(newest));
 	if (!c.dir)
 		return 1;
+	/* a line on a terminal while it works (the phases, with their time), erased before any output */
+	struct report_progress progress;
+	report_progress_start(&progress, "mrc", true);
+	report_progress_phase(&progress, "reading the recording", 0);
 	/* mrc_build walks the faults through fault streams: streamed when the recording allows */
 	if (fl_recording_open_stream(c.dir, &rec) != 0 && fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
+		report_progress_stop(&progress);
 		cli_error("mrc: %s", err);
 		return 1;
 	}
+	if (rec->nwarnings || rec->warnings_suppressed)
+		report_progress_stop(&progress); /* the warnings' lines are not to be erased */
 	recording_arg_warnings(rec);
+	report_progress_phase(&progress, "gathering the sampled accesses", 0);
 	if (mrc_build(rec, &model, err, sizeof(err)) < 0) {
+		report_progress_stop(&progress);
 		cli_error("mrc: %s", err);
 		fl_recording_close(rec);
 		return 1;
 	}
+	report_progress_phase(&progress, "simulating each size", 0);
 	size_t nsizes = 0;
 	uint64_t *sizes = mrc_sizes(&model, c.at, c.nat, &nsizes);
 	struct mrc_row *rows = sizes ? calloc(nsizes + 1, sizeof(*rows)) : NULL;
@@ -133,11 +144,13 @@ int cmd_mrc(int argc, char **argv)
 			goto out;
 		}
 	}
+	report_progress_stop(&progress);
 	if (mrc_print(&model, c.policy, rows, nsizes, c.dir, c.format, stdout) < 0)
 		cli_error("mrc: writing the output: %s", strerror(errno));
 	else
 		rc = 0;
 out:
+	report_progress_stop(&progress);
 	free(rows);
 	free(sizes);
 	mrc_free(&model);
