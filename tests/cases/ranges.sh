@@ -17,8 +17,9 @@
 #     checks above hold for the pair (union, summed exclusive share, each one's accuracy and site).
 #   - ranges.rap exists in every process directory after a normal run, also for each process of a
 #     fork (trees start empty in the child: each holds about its own trace's faults); a flipped
-#     byte, a cut file, a bad magic and an empty file are each rejected with one warning naming the
-#     file, and the ranges then equal --from-trace's.
+#     byte, a cut file, a bad magic, an empty file and another process's tree (well-formed, its
+#     count not the trace's) are each rejected with one warning naming the file, and the ranges then
+#     equal --from-trace's.
 #   - text, CSV and JSON agree (parsed with python3); --tree dumps every node; --kind reads the
 #     trace; options and usage errors; the newest faultline-* directory as default;
 #     FAULTLINE_RAP_EPS=0 turns the online tree off, FAULTLINE_RAP_EPS=0.05 sets its ε.
@@ -264,6 +265,7 @@ corrupt() {   # NAME HOW
 	cut) truncate -s $((size - 9)) "$f" ;;
 	header) truncate -s 50 "$f" ;;
 	empty) : >"$f" ;;
+	foreign) cp "$FOREIGN" "$f" ;;   # another process's tree: well-formed, other counts
 	esac
 	ranges "$WORK/$name" --format json
 	[ "$RC" -eq 0 ] || { cat "$ERR" >&2; fail "ranges with a $how ranges.rap exited $RC"; }
@@ -278,7 +280,9 @@ if a["source"] != "trace" or key(a) != key(b):
 EOF
 	echo "ok $how ranges.rap rejected: $(cat "$ERR")"
 }
-for how in flip magic cut header empty; do corrupt "bad-$how" "$how"; done
+expect_record other -L 4 -M 256 -- "$PLANTED/fill" 8
+FOREIGN=$(ls "$WORK"/other/*/ranges.rap | head -n1)
+for how in flip magic cut header empty foreign; do corrupt "bad-$how" "$how"; done
 
 # Options and usage errors.
 ranges --pid 1 "$REC"
