@@ -699,6 +699,16 @@ static void test_directories(void)
 	unlink(path);
 	rec = EXPECT_OPEN(dir, "1000/contexts: missing, though stats.json counts 3 fault contexts", NULL);
 	fl_recording_close(rec);
+
+	/* another process's maps (its first snapshot maps another executable): a warning */
+	write_synth(&s, dir);
+	pathf(path, sizeof(path), "%s/1000/maps", dir);
+	{
+		const char *other = "# maps 10 start\n00400000-00401000 r-xp 00000000 fe:00 9 /usr/bin/other\n";
+		write_bytes(path, other, strlen(other));
+	}
+	rec = EXPECT_OPEN(dir, "1000/maps: its first snapshot does not map the process's executable /bin/prog", NULL);
+	fl_recording_close(rec);
 	synth_free(&s);
 
 	/* The newest faultline-* directory. */

@@ -76,6 +76,25 @@ static bool has_stacks(const char *maps_path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size > sizeof(struct fl_file_header);
 }
 
+/* The first snapshot lists the process's executable (meta.json exe); one that does not is another
+ * process's file (copied from another recording): its names would be wrong, said once. */
+static void warn_foreign(struct loader *ld, const char *text, size_t len)
+{
+	const struct fl_process *proc = ld->proc;
+	size_t exe_len = proc->exe ? strlen(proc->exe) : 0;
+	if (exe_len == 0 || proc->exe[0] != '/')
+		return;
+	const char *first = memchr(text, '\n', len);
+	if (!first)
+		return;
+	const char *next = memmem(first, len - (size_t)(first - text), "\n# maps ", 9);
+	size_t span = next ? (size_t)(next - first) : len - (size_t)(first - text);
+	if (span > 1 && !memmem(first, span, proc->exe, exe_len)) /* (an empty first snapshot: a cut file) */
+		fl_load_warning(ld->rec, "%s: its first snapshot does not map the process's executable %s: not this "
+				"process's maps (copied from another recording?); code addresses may be named wrong",
+				ld->path, proc->exe);
+}
+
 int fl_load_maps(struct loader *ld)
 {
 	struct fl_process *proc = ld->proc;
@@ -144,6 +163,7 @@ int fl_load_maps(struct loader *ld)
 		fl_load_unmap(&file);
 		return -1;
 	}
+	warn_foreign(ld, text, len);
 	fl_load_unmap(&file);
 	/* Insertion sort by time: snapshots are few and normally in order already. */
 	for (size_t i = 1; i < proc->nmaps; i++) {
