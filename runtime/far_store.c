@@ -381,10 +381,14 @@ const void *fl_far_mirror_source(struct fl_handler *h, size_t page)
 		return mirror;
 	struct iovec local = { .iov_base = h->bounce, .iov_len = FL_PAGE_SIZE };
 	struct iovec remote = { .iov_base = mirror, .iov_len = FL_PAGE_SIZE };
-	if (process_vm_readv(rt->pid, &local, 1, &remote, 1, 0) == (ssize_t)FL_PAGE_SIZE)
+	/* the handler's own thread id names the process: the main thread's (rt->pid) is gone once it
+	 * has called pthread_exit while other threads run on (ESRCH) */
+	int self = atomic_load_explicit(&h->tid, memory_order_relaxed);
+	if (process_vm_readv(self ? self : rt->pid, &local, 1, &remote, 1, 0) == (ssize_t)FL_PAGE_SIZE)
 		return h->bounce;
 	if (!atomic_exchange(&rt->farst.mirror_reads_direct, true))
-		fl_log_errno("process_vm_readv(a mirror page): pages come back straight from the mirror", errno);
+		fl_log_errno("process_vm_readv of a mirror page (from now on pages are copied straight from the "
+			     "mirror)", errno);
 	return mirror;
 }
 

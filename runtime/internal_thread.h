@@ -16,6 +16,17 @@ extern __thread int fl_internal_thread;
  * Returns 0, or -1 with errno when the mask could not be set. */
 int fl_internal_thread_enter(const char *name);
 
+/* Marks the calling thread as the runtime's (fl_internal_thread) and notes its thread id, for
+ * fl_program_threads_left. fl_internal_thread_enter does it; threads that keep their signal mask
+ * call it alone. */
+void fl_internal_thread_mark(void);
+
+/* Threads of the program still alive besides the caller: the process's tasks less the runtime's
+ * threads, the caller, and a thread group leader that has ended (a zombie: main called
+ * pthread_exit). 0 when no program thread is left; -1 when /proc could not be read. Raw system
+ * calls, no allocation. */
+int fl_program_threads_left(void);
+
 /* pthread_create for the runtime's threads, on a stack of their own mapped here (outside the
  * region, so libc takes none from its cache of exited threads' stacks: in a forked child, taking
  * one clears its descriptor's thread-local table, which the program's malloc put in the region,
@@ -25,6 +36,6 @@ int fl_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
 
 /* In a forked child, where none of the parent's runtime threads runs (libc forgets threads on
  * stacks of their own there): their stacks unmapped, not left to add up over generations. */
-void fl_thread_stacks_after_fork(void);
+void fl_thread_stacks_after_fork(void);  /* ... and the runtime's thread ids forgotten */
 
 #endif

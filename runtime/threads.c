@@ -13,7 +13,11 @@
 #include "fault_sample.h"
 #include "live_objects.h"
 #include "stream.h"
+#include "internal_thread.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,12 +37,33 @@ static void release_slot(struct fl_thread *t)
 	atomic_store(&t->in_use, 0);
 }
 
+/* The process ends when its last thread does, with status 0 (glibc calls exit(0) in the last
+ * thread to end once main has called pthread_exit). The runtime's threads never end on their own,
+ * so without this the process would live on, its program gone, and record wait for ever: the last
+ * program thread to end calls exit(0) itself. Two ending at once may each see the other still
+ * listed: a thread in this destructor counts as gone for the others (ending), and one of them
+ * only exits (claimed). A thread that never took a slot has no destructor: if it is the last
+ * one, the process still lives on. */
+static _Atomic int ending;
+static _Atomic bool exit_claimed;
+
+static void end_process_if_last(void)
+{
+	atomic_fetch_add(&ending, 1);
+	int left = fl_program_threads_left();
+	bool last = left >= 0 && left <= atomic_load(&ending) - 1;
+	if (last && !atomic_exchange(&exit_claimed, true))
+		exit(0);
+	atomic_fetch_sub(&ending, 1);
+}
+
 static void on_thread_exit(void *arg)
 {
 	struct fl_thread *t = arg;
 	if (t && t == fl_thread_tls) {
 		fl_thread_tls = NULL;
 		release_slot(t);
+		end_process_if_last();
 	}
 }
 
