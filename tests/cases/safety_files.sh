@@ -250,15 +250,11 @@ corrupt statsdir stats.json "$VICTIM/dir"
 check_dump_refuses statsdir stats.json
 victim_intact "dump of recordings with planted links"
 
-# A FIFO in a recording (once fuzz finding 2: open(2) blocked forever) is refused at once, by the
-# streaming open (which falls back to the holding reader) as by the holding one, in every verb that
-# reads faults.
-for f in contexts faults meta.json; do
-	rm -rf "$WORK/fifo"
-	mkdir -p "$WORK/fifo"
-	cp -r "$R" "$WORK/fifo/$pname"
-	rm -f "$WORK/fifo/$pname/$f"
-	mkfifo "$WORK/fifo/$pname/$f"
+# each_verb_on_fifo WHAT CHECK: runs every verb that reads faults on $WORK/fifo (a copy of the
+# recording with a FIFO planted), each within 10 s (a blocked open is the failure), then CHECK
+# (a function) with the verb and its exit status; stderr in $WORK/fifo.err
+each_verb_on_fifo() {
+	local what=$1 check=$2 verb
 	for verb in dump report ranges visualize mrc diff; do
 		args=("$WORK/fifo")
 		case $verb in
@@ -267,29 +263,36 @@ for f in contexts faults meta.json; do
 		esac
 		RC=0
 		timeout 10 "$FAULTLINE" "$verb" "${args[@]}" >/dev/null 2>"$WORK/fifo.err" || RC=$?
-		[ "$RC" -ne 124 ] || fail "$verb blocks on a FIFO named $f in a recording"
-		[ "$RC" -eq 1 ] && grep -q "$pname/$f" "$WORK/fifo.err" ||
-			fail "$verb with $f a FIFO: exit $RC: $(cat "$WORK/fifo.err")"
+		[ "$RC" -ne 124 ] || fail "$verb blocks on a FIFO at $what"
+		"$check" "$verb" "$RC"
 	done
+}
+fifo_copy() {  # fifo_copy: $WORK/fifo holding a copy of the recording's process directory
+	rm -rf "$WORK/fifo"
+	mkdir -p "$WORK/fifo"
+	cp -r "$R" "$WORK/fifo/$pname"
+}
+
+# A FIFO in a recording (once fuzz finding 2: open(2) blocked forever) is refused at once, by the
+# streaming open (which falls back to the holding reader) as by the holding one, in every verb that
+# reads faults.
+refused() {  # VERB RC
+	[ "$2" -eq 1 ] && grep -q "$pname/$f" "$WORK/fifo.err" || fail "$1 with $f a FIFO: exit $2: $(cat "$WORK/fifo.err")"
+}
+for f in contexts faults meta.json; do
+	fifo_copy
+	rm -f "$WORK/fifo/$pname/$f"
+	mkfifo "$WORK/fifo/$pname/$f"
+	each_verb_on_fifo "$pname/$f" refused
 	echo "ok dump, report, ranges, visualize, mrc, diff with $f a FIFO: exit 1 at once: $(head -n1 "$WORK/fifo.err")"
 done
 # the recording's own files DIR/exit and DIR/binaries, FIFOs: every verb goes on at once, with a
 # warning naming the file (before, each blocked for ever opening it)
+went_on() { :; }
 for f in exit binaries; do
-	rm -rf "$WORK/fifo"
-	mkdir -p "$WORK/fifo"
-	cp -r "$R" "$WORK/fifo/$pname"
+	fifo_copy
 	mkfifo "$WORK/fifo/$f"
-	for verb in dump report ranges visualize mrc diff; do
-		args=("$WORK/fifo")
-		case $verb in
-		visualize) args+=(-o "$WORK/fifo-viz") ;;
-		diff) args+=("$WORK/fifo") ;;
-		esac
-		RC=0
-		timeout 10 "$FAULTLINE" "$verb" "${args[@]}" >/dev/null 2>"$WORK/fifo.err" || RC=$?
-		[ "$RC" -ne 124 ] || fail "$verb blocks on a FIFO at DIR/$f"
-	done
+	each_verb_on_fifo "DIR/$f" went_on
 	"$FAULTLINE" report "$WORK/fifo" >"$WORK/fifo.out" 2>&1 || fail "report with DIR/$f a FIFO exited $?: $(tail -3 "$WORK/fifo.out")"
 	grep -q "fifo/$f: not a regular file" "$WORK/fifo.out" || fail "report with DIR/$f a FIFO does not say so: $(grep -i warning "$WORK/fifo.out")"
 	echo "ok dump, report, ranges, visualize, mrc, diff with DIR/$f a FIFO: never blocked; report warns"
