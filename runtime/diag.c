@@ -118,7 +118,7 @@ int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
 /* The runtime's own copy of the stderr the program started with (runtime.c): a program that
  * closes descriptor 2 and opens a file, which gets that number, must not find the runtime's
  * messages in its file. 2 until the copy is made, or when stderr was closed at start. */
-static int log_fd = 2;
+static int log_fd = 2; /* -1: nowhere (no stderr at start) */
 
 void fl_log_to(int fd)
 {
@@ -128,7 +128,8 @@ void fl_log_to(int fd)
 static void write_all_stderr(const char *s, size_t n)
 {
 	int saved = errno;
-	fl_write_all(log_fd, s, n, NULL);
+	if (log_fd >= 0)
+		fl_write_all(log_fd, s, n, NULL);
 	errno = saved;
 }
 

@@ -6,6 +6,7 @@
 #define FL_INTERNAL_THREAD_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 /* Set on the runtime's own threads (also declared in runtime_api.h for the shim). */
 extern __thread int fl_internal_thread;
@@ -22,10 +23,11 @@ int fl_internal_thread_enter(const char *name);
 void fl_internal_thread_mark(void);
 
 /* Threads of the program still alive besides the caller: the process's tasks less the runtime's
- * threads, the caller, and a thread group leader that has ended (a zombie: main called
- * pthread_exit). 0 when no program thread is left; -1 when /proc could not be read. Raw system
- * calls, no allocation. */
-int fl_program_threads_left(void);
+ * threads, the caller, those LEAVING says are on their way out (may be NULL), and a thread group
+ * leader that has ended (a zombie: main called pthread_exit). 0 when no program thread is left;
+ * -1 when that is not sure (/proc unreadable, or the list read in several parts). Raw system
+ * calls, no allocation in the region. */
+int fl_program_threads_left(bool (*leaving)(int tid));
 
 /* pthread_create for the runtime's threads, on a stack of their own mapped here (outside the
  * region, so libc takes none from its cache of exited threads' stacks: in a forked child, taking

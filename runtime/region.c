@@ -293,6 +293,8 @@ bool fl_region_any_free(void *addr, size_t size)
 	struct fl_runtime *rt = &fl_rt;
 	size_t first = fl_page_index(rt, (uint64_t)(uintptr_t)addr);
 	size_t end = first + ((size + FL_PAGE_SIZE - 1) >> FL_PAGE_SHIFT);
+	if (end < first || end > rt->region_pages)
+		return true; /* past the region: not the program's memory there */
 	pthread_mutex_lock(&rt->va_lock);
 	size_t i = extent_after(rt, first);
 	bool any = i < rt->nfree && rt->free_extents[i].first < end;

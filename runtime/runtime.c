@@ -129,13 +129,30 @@ static int connect_region(struct fl_runtime *rt)
 }
 
 /* The runtime's messages go to its own copy of stderr, at a descriptor number of its own
- * (fds.c), so they never land in a file the program opens at number 2 (diag.c). Inherited by a
- * forked child; an exec'd image makes its own copy again. */
+ * (fds.c), so they never land in a file the program opens at number 2 (diag.c). The copy follows
+ * the program's stderr (fl_runtime_stderr_moved): a dup2 onto 2 makes it a copy of the new one,
+ * a close of 2 makes it /dev/null, so a daemon that closes or redirects its stderr does not keep
+ * its parent's pipe open through the runtime (x=$(faultline record -- daemon) would wait for the
+ * daemon's end). Without a stderr at start, the messages go nowhere rather than into whatever the
+ * program opens at 2. Inherited by a forked child; an exec'd image makes its own copy again. */
+static int stderr_copy = -1, null_copy = -1;
+
 static void keep_stderr(void)
 {
-	int fd = fl_fd_keep((int)syscall(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 3));
-	if (fd >= 0)
-		fl_log_to(fd);
+	stderr_copy = fl_fd_keep((int)syscall(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 3));
+	null_copy = fl_fd_keep((int)syscall(SYS_open, "/dev/null", O_WRONLY | O_CLOEXEC));
+	fl_log_to(stderr_copy); /* -1: nowhere */
+}
+
+void fl_runtime_stderr_moved(void)
+{
+	if (stderr_copy < 0)
+		return;
+	/* dup3 replaces the copy at its number at once: a message being written meanwhile goes to
+	 * the old file or the new one, never to a number the program reuses */
+	int from = syscall(SYS_fcntl, 2, F_GETFD) >= 0 ? 2 : null_copy;
+	if (from >= 0)
+		syscall(SYS_dup3, from, stderr_copy, O_CLOEXEC);
 }
 
 static int read_config(struct fl_runtime *rt)

@@ -51,6 +51,7 @@ static inline bool fl_in_region(const void *p)
 int fl_runtime_init(void);                 /* reads FAULTLINE_*; 0 = ready, 1 = disabled, -1 = failed */
 void fl_runtime_shutdown(const char *why); /* flush records, write stats.json */
 void fl_runtime_fork_child(void);          /* atfork child: new uffd, handlers, trace directory */
+void fl_runtime_stderr_moved(void);        /* the program closed or replaced fd 2: the runtime's copy follows */
 bool fl_runtime_in_vfork_child(void);      /* the calling process shares the traced one's memory (vfork) */
 
 /* region.c: virtual memory of the region, in bytes (multiples of the page size) */
@@ -60,7 +61,7 @@ void fl_region_claim(void *addr, size_t size);     /* MAP_FIXED: every free page
 void fl_region_free(void *addr, size_t size);     /* discard + give the addresses back */
 void fl_region_unmap(void *addr, size_t size);    /* the same for munmap: PROT_NONE until reused */
 void fl_region_discard(void *addr, size_t size);  /* contents become zero; far copies dropped */
-bool fl_region_any_free(void *addr, size_t size); /* some page of the range is not allocated (unmapped) */
+bool fl_region_any_free(void *addr, size_t size); /* some page of the range is not allocated (unmapped), or past the region */
 void fl_region_set_noaccess(void *addr, size_t size, bool noaccess);
 
 /* alloc_log.c: CALLER is the return address of the allocation call in the program */

@@ -60,6 +60,11 @@ int fl_thread_slots_setup(void (*on_exit)(void *slot))
 	return 0;
 }
 
+bool fl_thread_exit_again(void *value)
+{
+	return exit_key_ok && pthread_setspecific(exit_key, value) == 0;
+}
+
 size_t fl_thread_slots_used(void)
 {
 	return atomic_load(&pool_high);

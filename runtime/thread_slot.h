@@ -3,6 +3,7 @@
 #ifndef FL_THREAD_SLOT_H
 #define FL_THREAD_SLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "thread_ctx.h"
@@ -10,6 +11,9 @@
 /* The pool (raw mmap) and the pthread key whose destructor ON_EXIT (threads.c) runs at a thread's
  * end with its slot; 0, or -1 after saying why. */
 int fl_thread_slots_setup(void (*on_exit)(void *slot));
+/* From the exit destructor: has it called again, with VALUE, in libc's next round of destructors
+ * (after the program's own of this round). False when that cannot be had. */
+bool fl_thread_exit_again(void *value);
 struct fl_thread *fl_thread_self(void);       /* NULL if none can be had */
 /* This thread's slot (NULL until fl_thread_self gave it one): the allocation path's fast check. */
 extern __thread struct fl_thread *fl_thread_tls;

@@ -37,34 +37,57 @@ static void release_slot(struct fl_thread *t)
 	atomic_store(&t->in_use, 0);
 }
 
-/* The process ends when its last thread does, with status 0 (glibc calls exit(0) in the last
- * thread to end once main has called pthread_exit). The runtime's threads never end on their own,
- * so without this the process would live on, its program gone, and record wait for ever: the last
- * program thread to end calls exit(0) itself. Two ending at once may each see the other still
- * listed: a thread in this destructor counts as gone for the others (ending), and one of them
- * only exits (claimed). A thread that never took a slot has no destructor: if it is the last
- * one, the process still lives on. */
-static _Atomic int ending;
-static _Atomic bool exit_claimed;
+/* The process ends when its last thread does, with status 0: once main has called pthread_exit,
+ * glibc calls exit(0) in the last thread to end. The runtime's threads never end on their own, so
+ * without this the process would live on with no program thread left, and record wait for ever.
+ * Each program thread that ends, once the program's own destructors of it have run (a second
+ * round of libc's: fl_thread_exit_again), says it is leaving (departed) and then, when main's
+ * thread has ended, looks for program threads still alive (fl_program_threads_left, the leaving
+ * ones left out): the last one calls exit(0), only one of several (exit_claimed). Main's thread
+ * says it ended (main_ended) before it looks; both are sequentially consistent, so of a worker
+ * and main ending together, at least one sees the other gone. Programs whose main thread returns
+ * or calls exit never look. A thread that never took a slot has no destructor: if it is the last
+ * one, the process lives on, as before. */
+#define DEPARTED_MAX 64
+static _Atomic bool main_ended, exit_claimed;
+static _Atomic int departed[DEPARTED_MAX];
+static _Atomic unsigned departed_next;
+static char second_round; /* the destructor's value for its second round */
 
-static void end_process_if_last(void)
+static bool departing(int tid)
 {
-	atomic_fetch_add(&ending, 1);
-	int left = fl_program_threads_left();
-	bool last = left >= 0 && left <= atomic_load(&ending) - 1;
-	if (last && !atomic_exchange(&exit_claimed, true))
+	for (unsigned i = 0; i < DEPARTED_MAX; i++)
+		if (atomic_load(&departed[i]) == tid)
+			return true;
+	return false;
+}
+
+static void leave(void)
+{
+	int self = (int)syscall(SYS_gettid);
+	if (self == getpid())
+		atomic_store(&main_ended, true);
+	else
+		atomic_store(&departed[atomic_fetch_add(&departed_next, 1) % DEPARTED_MAX], self);
+	if (!atomic_load(&main_ended))
+		return;
+	if (fl_program_threads_left(departing) == 0 && !atomic_exchange(&exit_claimed, true))
 		exit(0);
-	atomic_fetch_sub(&ending, 1);
 }
 
 static void on_thread_exit(void *arg)
 {
+	if (arg == &second_round) { /* the program's destructors of this thread have run */
+		leave();
+		return;
+	}
 	struct fl_thread *t = arg;
 	if (t && t == fl_thread_tls) {
 		fl_thread_tls = NULL;
 		release_slot(t);
-		end_process_if_last();
 	}
+	if (!fl_thread_exit_again(&second_round))
+		leave();
 }
 
 int fl_threads_setup(struct fl_runtime *rt)
@@ -94,6 +117,10 @@ void fl_threads_flush_all(void)
  * the parent, which writes it itself. The counters were the parent's threads'. */
 void fl_threads_after_fork(void)
 {
+	/* the child's one thread is its main thread, alive; no thread of its has ended */
+	atomic_store(&main_ended, false), atomic_store(&exit_claimed, false);
+	for (unsigned i = 0; i < DEPARTED_MAX; i++)
+		atomic_store(&departed[i], 0);
 	size_t high = fl_thread_slots_used();
 	for (size_t i = 0; i < high; i++) {
 		struct fl_thread *t = fl_thread_slot(i);

@@ -50,7 +50,10 @@ FL_EXPORT int close(int fd)
 	if (fl_fd_is_runtime(fd))
 		return 0;
 	close_fn f = (close_fn)next_cached(&real, "close");
-	return f ? f(fd) : (int)syscall(SYS_close, fd);
+	int rc = f ? f(fd) : (int)syscall(SYS_close, fd);
+	if (fd == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
+		fl_runtime_stderr_moved(); /* the runtime's copy of stderr follows (runtime.c) */
+	return rc;
 }
 
 /* close_range over [first, last] less the runtime's descriptors: the system call on each gap. */
@@ -83,7 +86,10 @@ FL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 		errno = EINVAL;
 		return -1;
 	}
-	return close_range_sparing(first, last, (unsigned)flags);
+	int rc = close_range_sparing(first, last, (unsigned)flags);
+	if (first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC) && atomic_load(&fl_rt_state) == FL_RT_READY)
+		fl_runtime_stderr_moved();
+	return rc;
 }
 
 /* As glibc's: where close_range is refused (a kernel before 5.9, a seccomp filter), each open
@@ -148,7 +154,10 @@ FL_EXPORT int dup3(int oldfd, int newfd, int flags)
 	if (fl_fd_is_runtime(newfd) && oldfd != newfd)
 		return refuse_runtime_target(newfd);
 	dup3_fn f = (dup3_fn)next_cached(&real, "dup3");
-	return f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	int rc = f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	if (rc == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
+		fl_runtime_stderr_moved();
+	return rc;
 }
 
 FL_EXPORT int dup2(int oldfd, int newfd)
@@ -157,5 +166,8 @@ FL_EXPORT int dup2(int oldfd, int newfd)
 	if (fl_fd_is_runtime(newfd) && oldfd != newfd)
 		return refuse_runtime_target(newfd);
 	dup2_fn f = (dup2_fn)next_cached(&real, "dup2");
-	return f ? f(oldfd, newfd) : (int)syscall(SYS_dup2, oldfd, newfd);
+	int rc = f ? f(oldfd, newfd) : (int)syscall(SYS_dup2, oldfd, newfd);
+	if (rc == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
+		fl_runtime_stderr_moved();
+	return rc;
 }

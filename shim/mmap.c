@@ -215,8 +215,8 @@ FL_EXPORT void *mremap(void *old, size_t oldsz, size_t newsz, int flags, ...)
 			errno = EINVAL;
 			return MAP_FAILED;
 		}
-		if (fl_region_any_free(old, round_up(oldsz))) {
-			errno = EFAULT; /* the old range is not all mapped */
+		if (round_up(oldsz) < oldsz || fl_region_any_free(old, round_up(oldsz))) {
+			errno = EFAULT; /* the old range is not all mapped (or runs past the region) */
 			return MAP_FAILED;
 		}
 		void *moved = remap_in_region(old, oldsz, newsz, flags, newaddr);
@@ -249,9 +249,11 @@ static bool known_advice(int advice)
 
 /* madvise on region memory. DONTNEED and FREE discard (pages read back as zeros, far copies
  * dropped). REMOVE needs shared memory: EINVAL, as the kernel says for private anonymous memory.
- * WIPEONFORK and DONTFORK cannot be honoured (a forked child gets the region whole): EINVAL, as
- * for memory the kernel cannot give them to, so that the program knows. Other advice is ignored
- * (huge pages would break page-granular tracking). A range with addresses that are not mapped
+ * WIPEONFORK cannot be honoured (a forked child gets the region whole): EINVAL, as for memory the
+ * kernel cannot give it to, so that the program knows (a random-number generator then reseeds by
+ * its pid). DONTFORK cannot be either, but is accepted and ignored, as before: RDMA libraries ask
+ * it of memory they register and give up when it fails. Other advice is ignored (huge pages
+ * would break page-granular tracking). A range with addresses that are not mapped
  * (the program unmapped them, and nothing took them since) fails with ENOMEM, as in the kernel,
  * after the advice is given to the rest. */
 FL_EXPORT int madvise(void *addr, size_t len, int advice)
@@ -260,7 +262,7 @@ FL_EXPORT int madvise(void *addr, size_t len, int advice)
 	size_t rl;
 	if (atomic_load(&fl_rt_state) == FL_RT_READY && region_part(addr, round_up(len), &rs, &rl)) {
 		if (((uintptr_t)addr & PAGE_MASK) || !known_advice(advice) || advice == MADV_REMOVE ||
-		    advice == MADV_WIPEONFORK || advice == MADV_DONTFORK) {
+		    advice == MADV_WIPEONFORK) {
 			errno = EINVAL;
 			return -1;
 		}

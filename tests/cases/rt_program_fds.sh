@@ -16,7 +16,9 @@
 #     sampler thread opened its perf counters in the process's table, each taking number 3 for a
 #     moment: 5 of 10 runs saw a 4;
 #   - a program that closes stderr and opens a file at number 2 finds only its own data in it: the
-#     runtime's messages go to its copy of the stderr the program started with.
+#     runtime's messages go to its own copy of stderr;
+#   - that copy follows the program's stderr: a daemon that closes or redirects it does not hold
+#     the parent's pipe, so $(faultline record -- daemon) returns when the command ends.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fd_closer
@@ -67,8 +69,9 @@ done
 echo "ok the program's open(2) got the lowest free number in 3 runs under record: $(cat "$WORK/lowest.native")"
 
 # a program that closes stderr and opens a file, which gets number 2: the runtime's messages (here
-# the region's exhaustion at -M 64M, by a 256 MiB malloc) go to the stderr it started with, not
-# into the program's file. Before, the message was written into the file.
+# the region's exhaustion at -M 64M, by a 256 MiB malloc) go to the runtime's own copy of stderr,
+# which became /dev/null when the program closed its stderr, never into the program's file.
+# Before, the message was written into the file.
 cat >"$WORK/stderr_reuse.c" <<'C'
 #include <fcntl.h>
 #include <stdlib.h>
@@ -89,5 +92,40 @@ gcc -O2 -o "$WORK/stderr_reuse" "$WORK/stderr_reuse.c" || fail "cannot build std
 run_record reuse -M 64M -- "$WORK/stderr_reuse" "$WORK/reuse.data"
 [ "$RC" = 0 ] || fail "stderr_reuse exited $RC: $(cat "$WORK/reuse.err")"
 [ "$(tr '\n' ' ' <"$WORK/reuse.data")" = "DATA1 null " ] || fail "stderr_reuse: the program's file holds: $(cat "$WORK/reuse.data")"
-grep -q "region exhausted" "$WORK/reuse.err" || fail "the runtime's message did not reach record's stderr: $(cat "$WORK/reuse.err")"
-echo "ok the runtime's message went to the stderr the program started with, not into its file at number 2"
+echo "ok the runtime's message stayed out of the program's file at number 2 (its stderr was closed: the message goes nowhere)"
+
+# A daemon that closes (or redirects to /dev/null) its stderr while it lives on: the runtime's copy
+# of stderr follows, so it does not hold the parent's pipe open, and x=$(faultline record ...)
+# returns when the command has ended, not when the daemon does (it sleeps 20 s).
+cat >"$WORK/daemon.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	if (fork() == 0) {
+		char *p = malloc(1 << 20);
+		memset(p, 1, 1 << 20);
+		if (argc > 1) {
+			int fd = open("/dev/null", O_RDWR);
+			dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+		} else {
+			close(0), close(1), close(2);
+		}
+		sleep(20);
+		_exit(0);
+	}
+	return 0;
+}
+C
+gcc -O2 -o "$WORK/daemon" "$WORK/daemon.c" || fail "cannot build daemon.c"
+for how in close dup2; do
+	arg=; [ "$how" = dup2 ] && arg=dup2
+	start=$(date +%s)
+	out=$("$FAULTLINE" record -q -o "$WORK/daemon-$how" --force -- "$WORK/daemon" $arg 2>&1)
+	took=$(( $(date +%s) - start ))
+	pkill -f "$WORK/daemon" 2>/dev/null || true
+	[ "$took" -lt 15 ] || fail "daemon that ${how}s its stderr: \$(faultline record ...) took $took s (the daemon's 20 s): $out"
+	echo "ok daemon that ${how}s its stderr: \$(faultline record ...) returned in $took s"
+done

@@ -284,17 +284,20 @@ static int choose_tree(struct ctx *c, struct ranges_proc *rp)
 	char count[32], count2[32];
 	rp->trace_faults = selected_faults(c->o, proc);
 	if (!c->o->from_trace && c->o->kinds == RANGES_KINDS_ALL && load_online(c, proc, &rp->tree) == 1) {
-		/* a whole trace and its online tree count the same faults (the runtime adds each to both):
-		 * a tree that counts otherwise is not this process's (a file copied from another recording) */
+		/* a whole trace and its online tree count the same faults (the runtime adds each to both),
+		 * but for the faults served after the tree was written at shutdown (threads still faulting
+		 * while the process exits: a few): a tree counting more, or under half, is not this
+		 * process's (a file copied from another recording) */
 		struct rap_stats st;
 		rap_get_stats(rp->tree, &st);
-		if (!proc->faults_lost_exact || st.n == rp->trace_faults + proc->faults_lost) {
+		uint64_t whole = rp->trace_faults + proc->faults_lost;
+		if (!proc->faults_lost_exact || (st.n <= whole && 2 * st.n >= whole)) {
 			rp->source = RANGES_SOURCE_ONLINE;
 			snprintf(rp->source_text, sizeof(rp->source_text), "online tree (%s)", FL_FILE_NAME_RAP);
 			return 0;
 		}
-		warn(c->res, "%s/%s: counts %s faults, but the process's trace holds %s and lost none: not this "
-		     "process's tree; using the fault records instead", proc->dir, FL_FILE_NAME_RAP,
+		warn(c->res, "%s/%s: counts %s faults, but the process's whole trace holds %s: not this process's "
+		     "tree; using the fault records instead", proc->dir, FL_FILE_NAME_RAP,
 		     cli_format_count(st.n, count, sizeof(count)), cli_format_count(rp->trace_faults, count2, sizeof(count2)));
 		rap_free(rp->tree);
 		rp->tree = NULL;

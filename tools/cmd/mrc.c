@@ -133,12 +133,14 @@ int cmd_mrc(int argc, char **argv)
 	struct mrc_row *rows = sizes ? calloc(nsizes + 1, sizeof(*rows)) : NULL;
 	rc = 1;
 	if (!rows) {
+		report_progress_stop(&progress);
 		cli_error("mrc: out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nsizes; i++) {
 		rows[i] = mrc_predict(&model, sizes[i], c.policy);
 		if (isnan(rows[i].predicted)) {
+			report_progress_stop(&progress);
 			cli_error("mrc: out of memory (simulating %s at %llu bytes)", mrc_policy_name(c.policy),
 				  (unsigned long long)sizes[i]);
 			goto out;
