@@ -115,10 +115,11 @@ int fl_write_all(int fd, const void *buf, size_t len, size_t *written)
 	return err;
 }
 
-/* The runtime's own copy of the stderr the program started with (runtime.c): a program that
- * closes descriptor 2 and opens a file, which gets that number, must not find the runtime's
- * messages in its file. 2 until the copy is made, or when stderr was closed at start. */
-static int log_fd = 2; /* -1: nowhere (no stderr at start) */
+/* Where the runtime's messages go: its own copy of the program's stderr (runtime.c, which keeps
+ * it following the program's), so that a program that closes descriptor 2 and opens a file,
+ * which gets that number, never finds them in its file. 2 until the copy is made; -1 (nowhere)
+ * when there was no stderr at start. */
+static int log_fd = 2;
 
 void fl_log_to(int fd)
 {

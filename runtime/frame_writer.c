@@ -210,7 +210,7 @@ static bool any_ready(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
-	fl_internal_thread_mark();
+	fl_internal_thread = 1;
 	fl_sys_block_all_signals();
 	for (;;) {
 		if (process_ready()) {

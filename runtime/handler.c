@@ -35,7 +35,6 @@
 #include "thread_slot.h"
 #include "trace_writer.h"
 #include "diag.h"
-#include "internal_thread.h"
 #include "clock.h"
 #include "sys.h"
 #include "uffd_compat.h"
@@ -221,7 +220,7 @@ static void *handler_main(void *arg)
 	struct fl_runtime *rt = h->rt;
 	struct uffd_msg msgs[FL_MSG_BATCH];
 
-	fl_internal_thread_mark();
+	fl_internal_thread = 1;
 	block_all_but_handler_signal();
 	if (h->cpu >= 0) {
 		cpu_set_t set;

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,19 +30,16 @@ static bool runtime_tid(int tid)
 	return false;
 }
 
-void fl_internal_thread_mark(void)
+/* Notes the calling runtime thread's id (start_marked, before its start routine). */
+static void note_runtime_tid(void)
 {
 	int tid = (int)syscall(SYS_gettid);
-	fl_internal_thread = 1;
-	if (runtime_tid(tid))
-		return;
 	for (unsigned i = 0; i < RUNTIME_TIDS_MAX; i++) {
 		int free_slot = 0;
 		if (atomic_compare_exchange_strong(&runtime_tids[i], &free_slot, tid))
 			return;
 	}
 }
-
 
 /* Whether thread TID of this process has ended but is still listed (a zombie group leader): only
  * when /proc says so (gone, or state Z or X); any other failure counts as alive. */
@@ -108,7 +104,7 @@ int fl_program_threads_left(bool (*leaving)(int tid))
 int fl_internal_thread_enter(const char *name)
 {
 	sigset_t all;
-	fl_internal_thread_mark();
+	fl_internal_thread = 1;
 	prctl(PR_SET_NAME, name, 0, 0, 0); /* a name only: a failure changes nothing else */
 	sigfillset(&all);
 	return (int)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, _NSIG / 8);
@@ -135,7 +131,8 @@ static void *start_marked(void *p)
 {
 	struct marked_start m = *(struct marked_start *)p;
 	syscall(SYS_munmap, p, 4096);
-	fl_internal_thread_mark();
+	fl_internal_thread = 1;
+	note_runtime_tid();
 	atomic_fetch_sub(&unmarked, 1);
 	return m.start(m.arg);
 }

@@ -17,13 +17,8 @@ extern __thread int fl_internal_thread;
  * Returns 0, or -1 with errno when the mask could not be set. */
 int fl_internal_thread_enter(const char *name);
 
-/* Marks the calling thread as the runtime's (fl_internal_thread) and notes its thread id, for
- * fl_program_threads_left. fl_internal_thread_enter does it; threads that keep their signal mask
- * call it alone. */
-void fl_internal_thread_mark(void);
-
 /* Threads of the program still alive besides the caller: the process's tasks less the runtime's
- * threads, the caller, those LEAVING says are on their way out (may be NULL), and a thread group
+ * threads (each notes its id as fl_thread_create starts it), the caller, those LEAVING says are on their way out (may be NULL), and a thread group
  * leader that has ended (a zombie: main called pthread_exit). 0 when no program thread is left;
  * -1 when that is not sure (/proc unreadable, or the list read in several parts). Raw system
  * calls, no allocation in the region. */

@@ -58,7 +58,6 @@
 #include "probe.h"
 #include "pages.h"
 #include "diag.h"
-#include "internal_thread.h"
 #include "uffd_compat.h"
 #include "faultline/env.h"
 #include "faultline/record_schema.h"
@@ -740,7 +739,7 @@ static void *probe_main(void *arg)
 	struct fl_runtime *rt = arg;
 	struct fl_probe *p = rt->probe;
 	struct timespec tick = { (time_t)(p->period_ns / 1000000000ull), (long)(p->period_ns % 1000000000ull) };
-	fl_internal_thread_mark();
+	fl_internal_thread = 1;
 	fl_sys_block_all_signals();
 	/* a re-arm late by a scheduling delay misses the reuses in between: ask for a higher priority
 	 * (allowed to root or CAP_SYS_NICE; otherwise the default one is kept, silently) */

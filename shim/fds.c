@@ -44,16 +44,22 @@ static void *next_cached(_Atomic(void *) *slot, const char *name)
 	return f;
 }
 
+/* After a call that closed or replaced descriptor 2 (TOUCHED): the runtime's copy of stderr
+ * follows (runtime.c). Returns RC, the call's result. */
+static int stderr_followed(int rc, bool touched)
+{
+	if (touched && atomic_load(&fl_rt_state) == FL_RT_READY)
+		fl_runtime_stderr_moved();
+	return rc;
+}
+
 FL_EXPORT int close(int fd)
 {
 	static _Atomic(void *) real;
 	if (fl_fd_is_runtime(fd))
 		return 0;
 	close_fn f = (close_fn)next_cached(&real, "close");
-	int rc = f ? f(fd) : (int)syscall(SYS_close, fd);
-	if (fd == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
-		fl_runtime_stderr_moved(); /* the runtime's copy of stderr follows (runtime.c) */
-	return rc;
+	return stderr_followed(f ? f(fd) : (int)syscall(SYS_close, fd), fd == 2);
 }
 
 /* close_range over [first, last] less the runtime's descriptors: the system call on each gap. */
@@ -86,10 +92,8 @@ FL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 		errno = EINVAL;
 		return -1;
 	}
-	int rc = close_range_sparing(first, last, (unsigned)flags);
-	if (first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC) && atomic_load(&fl_rt_state) == FL_RT_READY)
-		fl_runtime_stderr_moved();
-	return rc;
+	return stderr_followed(close_range_sparing(first, last, (unsigned)flags),
+			       first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC));
 }
 
 /* As glibc's: where close_range is refused (a kernel before 5.9, a seccomp filter), each open
@@ -155,9 +159,7 @@ FL_EXPORT int dup3(int oldfd, int newfd, int flags)
 		return refuse_runtime_target(newfd);
 	dup3_fn f = (dup3_fn)next_cached(&real, "dup3");
 	int rc = f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
-	if (rc == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
-		fl_runtime_stderr_moved();
-	return rc;
+	return stderr_followed(rc, rc == 2);
 }
 
 FL_EXPORT int dup2(int oldfd, int newfd)
@@ -167,7 +169,5 @@ FL_EXPORT int dup2(int oldfd, int newfd)
 		return refuse_runtime_target(newfd);
 	dup2_fn f = (dup2_fn)next_cached(&real, "dup2");
 	int rc = f ? f(oldfd, newfd) : (int)syscall(SYS_dup2, oldfd, newfd);
-	if (rc == 2 && atomic_load(&fl_rt_state) == FL_RT_READY)
-		fl_runtime_stderr_moved();
-	return rc;
+	return stderr_followed(rc, rc == 2);
 }

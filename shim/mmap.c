@@ -267,10 +267,12 @@ FL_EXPORT int madvise(void *addr, size_t len, int advice)
 			return -1;
 		}
 		bool holes = fl_region_any_free(rs, rl);
-		if ((advice == MADV_DONTNEED || advice == MADV_FREE) && !holes)
-			fl_region_discard(rs, rl);
-		else if (advice == MADV_DONTNEED || advice == MADV_FREE)
-			discard_allocated(rs, rl);
+		if (advice == MADV_DONTNEED || advice == MADV_FREE) {
+			if (holes)
+				discard_allocated(rs, rl);
+			else
+				fl_region_discard(rs, rl);
+		}
 		char *a = addr, *end = a + round_up(len);
 		if (a < rs && fl_sys_madvise(a, (size_t)(rs - a), advice) < 0)
 			return -1;

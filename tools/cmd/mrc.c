@@ -11,7 +11,6 @@
 #include "mrc.h"
 #include "mrc_output.h"
 #include "recording_arg.h"
-#include "report_progress.h"
 #include "trace_reader.h"
 
 #define MRC_MAX_AT 64
@@ -109,17 +108,8 @@ int cmd_mrc(int argc, char **argv)
 		return 1;
 	/* a line on a terminal while it works (the phases, with their time), erased before any output */
 	struct report_progress progress;
-	report_progress_start(&progress, "mrc", true);
-	report_progress_phase(&progress, "reading the recording", 0);
-	/* mrc_build walks the faults through fault streams: streamed when the recording allows */
-	if (fl_recording_open_stream(c.dir, &rec) != 0 && fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
-		report_progress_stop(&progress);
-		cli_error("mrc: %s", err);
+	if (!(rec = recording_arg_open("mrc", c.dir, &progress))) /* mrc_build walks the fault streams */
 		return 1;
-	}
-	if (rec->nwarnings || rec->warnings_suppressed)
-		report_progress_stop(&progress); /* the warnings' lines are not to be erased */
-	recording_arg_warnings(rec);
 	report_progress_phase(&progress, "gathering the sampled accesses", 0);
 	if (mrc_build(rec, &model, err, sizeof(err)) < 0) {
 		report_progress_stop(&progress);

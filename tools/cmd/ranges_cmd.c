@@ -12,7 +12,6 @@
 #include "ranges.h"
 #include "trace_reader.h"
 #include "recording_arg.h"
-#include "report_progress.h"
 
 struct ranges_cmd {
 	const char *dir;
@@ -165,17 +164,8 @@ int cmd_ranges(int argc, char **argv)
 		return 1;
 	/* a line on a terminal while it works (the phases, with their time), erased before any output */
 	struct report_progress progress;
-	report_progress_start(&progress, "ranges", true);
-	report_progress_phase(&progress, "reading the recording", 0);
-	/* ranges_compute walks the faults through fault streams: streamed when the recording allows */
-	if (fl_recording_open_stream(c.dir, &rec) != 0 && fl_recording_open(c.dir, &rec, err, sizeof(err)) < 0) {
-		report_progress_stop(&progress);
-		cli_error("ranges: %s", err);
+	if (!(rec = recording_arg_open("ranges", c.dir, &progress))) /* ranges_compute walks the fault streams */
 		return 1;
-	}
-	if (rec->nwarnings || rec->warnings_suppressed)
-		report_progress_stop(&progress); /* the warnings' lines are not to be erased */
-	recording_arg_warnings(rec);
 	report_progress_phase(&progress, "counting ranges", 0);
 	int computed = ranges_compute(rec, &c.o, &res, err, sizeof(err));
 	report_progress_stop(&progress);
