@@ -137,6 +137,8 @@ grep -q '^  stacks .* access samples of --mrc go without: --mrc-stacks' "$WORK/l
 "$FAULTLINE" dump "$WORK/loops-nostack" | awk '$5 == "access"' >"$WORK/loops-nostack.access" || fail "dump loops-nostack"
 check_ge "loops-nostack: access samples" "$(wc -l <"$WORK/loops-nostack.access")" 100
 check_eq "loops-nostack: access samples with a stack" "$(grep -vc ' stack=-$' "$WORK/loops-nostack.access")" 0
+check_eq "loops-nostack: meta.json mrc_stacks" "$(meta_of loops-nostack mrc_stacks)" 0
+check_eq "loops-sum (--mrc-stacks): meta.json mrc_stacks" "$(meta_of loops-sum mrc_stacks)" 1
 check_ge "loops-nostack: faults with a stack (first touches keep theirs)" "$("$FAULTLINE" dump "$WORK/loops-nostack" | awk '$5 == "first-touch"' | grep -vc ' stack=-$')" 1
 rc=0; "$FAULTLINE" mrc "$WORK/$name" --policy arc >/dev/null 2>&1 || rc=$?
 check_eq "mrc --policy arc exit status" "$rc" 2
