@@ -46,6 +46,7 @@
 #include "fault.h"
 #include "pages.h"
 #include "far_prefetch.h"
+#include "fill_ahead.h"
 #include "fault_sample.h"
 #include "remote_unwind.h"
 #include "diag.h"
@@ -226,6 +227,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		return FL_FAULT_CONCURRENT;
 	case PG_FREE:
 		reserve_local_page(rt);
+		if (write && rt->fill_ahead)
+			fl_fill_ahead(h, page); /* before this page's install wakes the thread, which goes on there */
 		kind = FL_FAULT_FIRST_TOUCH;
 		src = zero_page;
 		from_mirror = false;

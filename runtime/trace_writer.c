@@ -214,6 +214,7 @@ void fl_trace_write_meta(struct fl_runtime *rt)
 	fl_buf_json_key_u64(&b, FL_META_MAX_BYTES, rt->max_bytes);
 	fl_buf_json_key_u64(&b, FL_META_HANDLERS, rt->nhandlers);
 	fl_buf_json_key_str(&b, FL_META_POLICY, rt->policy == FL_POLICY_FIFO ? "fifo" : "clock");
+	fl_buf_json_key_u64(&b, FL_META_FILL_AHEAD_PAGES, rt->fill_ahead);
 	fl_buf_json_key_str(&b, FL_META_FAR, rt->far->name);
 	fl_buf_json_key_u64(&b, FL_META_PAGE_SIZE, FL_PAGE_SIZE);
 	fl_buf_json_key_u64(&b, FL_META_REGION_START, (uint64_t)(uintptr_t)rt->region);
@@ -266,7 +267,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0, sampled = 0, wakeups = 0, access_samples = 0;
+	uint64_t write_wait = 0, sampled = 0, wakeups = 0, access_samples = 0, filled = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -285,6 +286,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 		write_wait += atomic_load(&s->write_wait_ns);
 		sampled += atomic_load(&s->sampled_stacks);
 		wakeups += atomic_load(&s->wakeups);
+		filled += atomic_load(&s->filled_ahead);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -296,6 +298,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_SOFT, soft);
 	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_CONCURRENT, conc);
 	fl_buf_json_key_u64(&b, FL_STATS_WRITE_PROTECT_FAULTS, wp);
+	fl_buf_json_key_u64(&b, FL_STATS_FILLED_AHEAD_PAGES, filled);
 	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS, atomic_load(&rt->evict.evictions));
 	fl_buf_json_key_u64(&b, FL_STATS_WRITEBACKS, atomic_load(&rt->evict.writebacks));
 	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS_CLEAN, atomic_load(&rt->evict.evictions_clean));

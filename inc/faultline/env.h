@@ -33,6 +33,7 @@
 #define FL_ENV_FAR_LATENCY_NS "FAULTLINE_FAR_LATENCY_NS" /* emulated latency added to each far request */
 #define FL_ENV_FAR_BANDWIDTH "FAULTLINE_FAR_BANDWIDTH" /* emulated bandwidth, bytes per second; 0 = none */
 #define FL_ENV_PREFETCH     "FAULTLINE_PREFETCH"     /* read-ahead on refaults, in pages; 0 = off */
+#define FL_ENV_FILL_AHEAD   "FAULTLINE_FILL_AHEAD"   /* fresh pages zero-filled after a first-touch write; 0 = off */
 #define FL_ENV_TIMELINE_MS  "FAULTLINE_TIMELINE_MS"  /* counter timeline period in ms; 0 = off (trace.h) */
 #define FL_ENV_TIMELINE_EVERY "FAULTLINE_TIMELINE_EVERY" /* also a sample every N faults; 0 = off */
 #define FL_ENV_VERBOSE      "FAULTLINE_VERBOSE"      /* 1 = diagnostics on stderr */

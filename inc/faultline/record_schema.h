@@ -37,6 +37,7 @@
 #define FL_META_FAR_LATENCY_NS   "far_latency_ns"
 #define FL_META_FAR_BANDWIDTH    "far_bandwidth_bytes_per_s"
 #define FL_META_PREFETCH_PAGES   "prefetch_pages"
+#define FL_META_FILL_AHEAD_PAGES "fill_ahead_pages"  /* record --fill-ahead N; 0 = off */
 /* the access prober (runtime/probe.c: record --mrc, --sample-accesses); 0 when off */
 #define FL_META_MRC_RATE_DENOMINATOR "mrc_rate_denominator" /* --mrc: 1 page in N sampled */
 #define FL_META_MRC_THRESHOLD    "mrc_threshold"    /* --mrc: the starting sampling threshold */
@@ -115,6 +116,7 @@
 #define FL_STATS_FAR_WRITE_PAGES      "far_write_pages"
 #define FL_STATS_FAR_DELAY_NS         "far_delay_ns"
 #define FL_STATS_PREFETCHED_PAGES     "prefetched_pages"
+#define FL_STATS_FILLED_AHEAD_PAGES   "filled_ahead_pages" /* --fill-ahead: pages installed without a fault */
 #define FL_STATS_PREFETCH_HITS        "prefetch_hits"
 #define FL_STATS_PREFETCH_UNUSED      "prefetch_unused"
 #define FL_STATS_FAR_READ_NS          "far_read_ns"

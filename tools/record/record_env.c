@@ -97,6 +97,7 @@ int child_env_build(const struct record_options *o, const char *dir, const char 
 	rc |= child_env_add(env, FL_ENV_FAR_LATENCY_NS, "%llu", (unsigned long long)o->far_latency_ns);
 	rc |= child_env_add(env, FL_ENV_FAR_BANDWIDTH, "%llu", (unsigned long long)o->far_bandwidth);
 	rc |= child_env_add(env, FL_ENV_PREFETCH, "%u", o->prefetch);
+	rc |= child_env_add(env, FL_ENV_FILL_AHEAD, "%u", o->fill_ahead);
 	rc |= child_env_add(env, FL_ENV_TIMELINE_MS, "%u", o->timeline_ms);
 	rc |= child_env_add(env, FL_ENV_TIMELINE_EVERY, "%u", o->timeline_every);
 	rc |= child_env_add(env, FL_ENV_PROBE_MRC, "%u", o->mrc);

@@ -65,6 +65,10 @@ void record_usage(void)
 	      "      --far-bandwidth MBPS emulated bandwidth of the far store (MB/s, 10^6 bytes)\n"
 	      "      --prefetch N       on a refault, read the next N evicted pages ahead into local\n"
 	      "                         memory (counted in -L) without mapping them (default 0)\n"
+	      "      --fill-ahead N     on a first-touch write that walks forward over fresh memory,\n"
+	      "                         zero-fill the next N never-touched pages at once (at most 64;\n"
+	      "                         default 0 = off): fewer faults, but those pages have no fault\n"
+	      "                         record and no stack (stats.json filled_ahead_pages)\n"
 	      "      --timeline MS      sample counters every MS milliseconds into the trace's\n"
 	      "                         timeline (default 20; 0 = off): per thread task-clock,\n"
 	      "                         page-faults, context-switches (and instructions, cycles\n"
@@ -325,6 +329,11 @@ static int apply_prefetch(struct record_options *o, const char *v, char *err, si
 	return parse_unsigned(v, 0, 64, &o->prefetch, err, errlen);
 }
 
+static int apply_fill_ahead(struct record_options *o, const char *v, char *err, size_t errlen)
+{
+	return parse_unsigned(v, 0, 64, &o->fill_ahead, err, errlen);
+}
+
 static int apply_timeline(struct record_options *o, const char *v, char *err, size_t errlen)
 {
 	return parse_unsigned(v, 0, 60000, &o->timeline_ms, err, errlen);
@@ -378,6 +387,7 @@ static const struct record_value_option {
 	{ NULL, "--far-latency", apply_far_latency },
 	{ NULL, "--far-bandwidth", apply_far_bandwidth },
 	{ NULL, "--prefetch", apply_prefetch },
+	{ NULL, "--fill-ahead", apply_fill_ahead },
 	{ NULL, "--timeline", apply_timeline },
 	{ NULL, "--timeline-every", apply_timeline_every },
 	{ NULL, "--mrc-rate", apply_mrc_rate },

@@ -43,6 +43,7 @@ struct record_options {
 	uint64_t far_latency_ns; /* --far-latency USEC, in ns */
 	uint64_t far_bandwidth; /* --far-bandwidth MBPS, in bytes per second; 0 = unlimited */
 	unsigned prefetch;      /* --prefetch N pages */
+	unsigned fill_ahead;    /* --fill-ahead N pages; 0 = off */
 	unsigned timeline_ms;   /* --timeline MS: counter sampling period; 0 = off */
 	unsigned timeline_every; /* --timeline-every N faults; 0 = off */
 	unsigned mrc;           /* --mrc: sample 1 page in N for reuse distances; 0 = off */

@@ -37,6 +37,7 @@ struct record_totals {
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
 	uint64_t prefetched, prefetch_hits, prefetch_unused;
+	uint64_t filled_ahead;
 	char far[512];           /* the far store of the first process (meta.json) */
 };
 
@@ -71,6 +72,7 @@ static const struct stats_counter {
 	STATS_SUM(FL_STATS_FAR_WRITE_PAGES, far_write_pages),
 	STATS_SUM(FL_STATS_FAR_DELAY_NS, far_delay_ns),
 	STATS_SUM(FL_STATS_PREFETCHED_PAGES, prefetched),
+	STATS_SUM(FL_STATS_FILLED_AHEAD_PAGES, filled_ahead),
 	STATS_SUM(FL_STATS_PREFETCH_HITS, prefetch_hits),
 	STATS_SUM(FL_STATS_PREFETCH_UNUSED, prefetch_unused),
 };
@@ -272,6 +274,9 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 		fprintf(stderr, "  read-ahead        %s pages staged: %s hits, %s never used\n",
 			cli_format_count(t->prefetched, a, sizeof(a)), cli_format_count(t->prefetch_hits, b, sizeof(b)),
 			cli_format_count(t->prefetch_unused, c, sizeof(c)));
+	if (t->filled_ahead || o->fill_ahead)
+		fprintf(stderr, "  fill-ahead        %s fresh pages zero-filled without a fault (no record, no stack)\n",
+			cli_format_count(t->filled_ahead, a, sizeof(a)));
 	if (t->side_dropped)
 		cli_error("%s bytes of stacks, contexts or allocation records were lost (see records_dropped_reason "
 			  "in stats.json)", cli_format_count(t->side_dropped, a, sizeof(a)));

@@ -1,0 +1,15 @@
+/* fill_ahead.h: fresh pages zero-filled ahead of a first-touch write (fill_ahead.c,
+ * record --fill-ahead N). Above evict (it makes room as a fault does), below fault.c. */
+#ifndef FL_FILL_AHEAD_H
+#define FL_FILL_AHEAD_H
+
+#include "context.h"
+
+#define FL_FILL_AHEAD_MAX 64 /* pages filled after one fault at most (one UFFDIO_COPY) */
+
+/* While the first-touch write fault on PAGE is served (PAGE locked, not yet installed): when the program walks forward
+ * over fresh memory (PAGE - 1 resident), installs zeros in the never-touched pages after it,
+ * up to rt->fill_ahead, in one system call, without a fault record. Handler threads only. */
+void fl_fill_ahead(struct fl_handler *h, size_t page);
+
+#endif
