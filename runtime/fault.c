@@ -207,7 +207,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
  * Without dontwake, *service_ns is the service time up to the waking install (READ_NS: when
  * the message was read); with it, the caller measures up to its signal. */
 static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool dontwake, bool *prefetch_hit,
-			     uint64_t read_ns, uint32_t *service_ns)
+			     uint64_t read_ns, uint32_t *service_ns, size_t object_end)
 {
 	struct fl_runtime *rt = h->rt;
 	uint64_t waits = 0;
@@ -227,8 +227,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		return FL_FAULT_CONCURRENT;
 	case PG_FREE:
 		reserve_local_page(rt);
-		if (write && rt->fill_ahead)
-			fl_fill_ahead(h, page); /* before this page's install wakes the thread, which goes on there */
+		if (write && object_end > page + 1)
+			fl_fill_ahead(h, page, object_end); /* before this page's install wakes the thread, which goes on there */
 		kind = FL_FAULT_FIRST_TOUCH;
 		src = zero_page;
 		from_mirror = false;
@@ -419,8 +419,10 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 	/* without a stack to ask for by signal, the install wakes the thread; with one, the page
 	 * is installed asleep, the signal queued, then the thread woken */
 	bool ask_signal = plan->want_stack && !plan->stack_taken;
+	/* --fill-ahead stays inside the object the fault hit (fill_ahead.c) */
+	size_t object_end = rt->fill_ahead && rec.obj_size ? fl_page_index(rt, rec.obj_addr + rec.obj_size - 1) + 1 : 0;
 	rec.kind = serve_missing(h, page, flags & UFFD_PAGEFAULT_FLAG_WRITE, ask_signal, &prefetch_hit, plan->time_ns,
-				 &rec.service_ns);
+				 &rec.service_ns, object_end);
 	FL_ASSERT(rec.kind >= FL_FAULT_FIRST_TOUCH && rec.kind <= FL_FAULT_KIND_MAX);
 	if (prefetch_hit)
 		rec.flags |= FL_FAULT_PREFETCH_HIT;

@@ -15,8 +15,11 @@
  * filled ahead but never used is counted there too. Refaults, soft faults and evictions keep
  * their meaning: a page filled ahead is evicted and faulted back like a first-touched one.
  *
- * Only pages in state FREE (never touched, or given back) below the highest page ever handed
- * out are filled; the run stops at the first other page. The pages are counted in before they
+ * Only pages of the object the fault hit (the live object of the allocation log: every
+ * allocation of a page or more is one) are filled, and only those in state FREE (never touched,
+ * or given back): the run stops at the object's end or the first other page. So a page filled
+ * and never used is one the program allocated and then left untouched, and no more local memory
+ * goes to the fill than the object being written holds. The pages are counted in before they
  * are locked (fl_evict_reserve may evict, and must not meet our locks), and the ones not locked
  * after all are given back. */
 #include "fill_ahead.h"
@@ -56,10 +59,12 @@ static size_t install_zeros(struct fl_runtime *rt, size_t first, size_t n, bool 
 	return copy.copy > 0 ? (size_t)copy.copy / FL_PAGE_SIZE : 0;
 }
 
-void fl_fill_ahead(struct fl_handler *h, size_t page)
+void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
 {
 	struct fl_runtime *rt = h->rt;
 	size_t high = __atomic_load_n(&rt->va_high_pages, __ATOMIC_RELAXED);
+	if (end < high)
+		high = end;
 	if (page == 0 || (atomic_load_explicit(&rt->state[page - 1], memory_order_relaxed) & PG_WHERE) != PG_RESIDENT)
 		return; /* not a forward walk */
 	size_t want = 0;

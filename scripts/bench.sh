@@ -1200,8 +1200,8 @@ thrash_prog_rounds() {
 	local sec_start=$EPOCHREALTIME
 	for i in $(seq 1 "$runs"); do
 		budget_ok "rows $id" "$sec_start" "$i" || break
-		order="native clock fifo kernel floor"; [ $((i % 2)) = 0 ] && order="floor kernel fifo clock native"
-		wall_kernel= wall_clock=
+		order="native clock fifo ahead kernel floor"; [ $((i % 2)) = 0 ] && order="floor kernel ahead fifo clock native"
+		wall_kernel= wall_clock= wall_ahead=
 		for who in $order; do
 			case $who in
 			floor) native tpf "$BIN/uffd_floor" 4096 0 0 1
@@ -1209,6 +1209,7 @@ thrash_prog_rounds() {
 			native) native tp "$BIN/$prog" "$@" ;;
 			clock) rec tp -L "${mib}M" -M 4G -- "$BIN/$prog" "$@" ;;
 			fifo) rec tp -L "${mib}M" -M 4G --policy fifo -- "$BIN/$prog" "$@" ;;
+			ahead) rec tp -L "${mib}M" -M 4G --fill-ahead 64 -- "$BIN/$prog" "$@" ;;
 			kernel) [ "$kernel" = 1 ] || continue
 				# shellcheck disable=SC2016
 				TMO=$TP_KERNEL_TMO native tp bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
@@ -1232,7 +1233,9 @@ thrash_prog_rounds() {
 			add "${k}_cpu_$who" "$(val tp "$tag" cpu_ns)"
 			[ "$who" = kernel ] && wall_kernel=$WALL_NS
 			[ "$who" = clock ] && wall_clock=$WALL_NS
-			case $who in clock | fifo)
+			[ "$who" = ahead ] && wall_ahead=$WALL_NS
+			[ "$who" = ahead ] && add "${k}_filled_ahead" "$(stat_sum tp filled_ahead_pages)"
+			case $who in clock | fifo | ahead)
 				local f c h e
 				f=$(stat_sum tp faults_total) c=$(stat_sum tp cpu_ns) h=$(stat_sum tp handler_cpu_ns) e=$(stat_sum tp evictor_cpu_ns)
 				add "${k}_faults_$who" "$f"
@@ -1249,6 +1252,9 @@ thrash_prog_rounds() {
 		# the kernel's ratio pairs runs of the same round only (a round may lose its kernel run)
 		if [ -n "$wall_kernel" ] && [ -n "$wall_clock" ]; then
 			add "${k}_pair_kernel" "$wall_kernel"; add "${k}_pair_clock" "$wall_clock"
+		fi
+		if [ -n "$wall_kernel" ] && [ -n "$wall_ahead" ]; then
+			add "${k}_pairx_kernel" "$wall_kernel"; add "${k}_pairx_ahead" "$wall_ahead"
 		fi
 	done
 	swap_teardown
@@ -1335,6 +1341,11 @@ thrash_prog_table() {
 		row "${id}4" "$what4" "$(cell "${k}_wall_kernel" s 1e-9)" "$(cell "${k}_wall_clock" s 1e-9)" \
 			"$(ratio "${k}_pair_clock" "${k}_pair_kernel")" "$(runs_of "${k}_wall_kernel")" "target ≤ 1.0× (ratio of runs in the same round); process CPU: kernel $(cell "${k}_cpu_kernel" s 1e-9) (its reclaim in kswapd not included), clock $(cell "${k}_cpu_clock" s 1e-9)$oom_note"
 	fi
+	local vs_kernel="kernel swap not run"
+	[ -s "$S/${k}_pairx_kernel" ] && vs_kernel="against the kernel's swap (same rounds) $(ratio "${k}_pairx_ahead" "${k}_pairx_kernel")"
+	row "${id}5" "$w, wall: native vs faultline --fill-ahead 64 (fresh pages zero-filled ahead of a forward first-touch write: no fault, no record, no stack for them)" \
+		"$(cell "${k}_wall_native" s 1e-9)" "$(cell "${k}_wall_ahead" s 1e-9)" "$(ratio "${k}_wall_ahead" "${k}_wall_native")" "$(runs_of "${k}_wall_ahead")" \
+		"against the default's wall $(ratio "${k}_wall_ahead" "${k}_wall_clock"); $vs_kernel; faults $(cell "${k}_faults_ahead" "") (first touch $(cell "${k}_first_ahead" ""), refaults $(cell "${k}_refault_ahead" "")), pages filled ahead $(cell "${k}_filled_ahead" "")"
 }
 
 table_thrash_programs() {
