@@ -54,6 +54,7 @@ struct fl_handler_stats {
 	_Atomic uint64_t sampled_stacks;     /* stacks taken from perf samples (no signal) */
 	_Atomic uint64_t wakeups;            /* reads that returned messages (a blocking read never returns none) */
 	_Atomic uint64_t filled_ahead;       /* pages zero-filled ahead of a first-touch write (fill_ahead.c): no fault */
+	_Atomic uint64_t filled_unused;      /* of them, faulted on later still zero: that fault is their first touch */
 };
 
 /* A handler's counts as of its last flush (trace_writer.c): every fault they count has its record in
@@ -213,6 +214,7 @@ struct fl_runtime {
 	unsigned stack_depth;                /* frames per stack */
 	unsigned sample;                     /* a stack for one fault in `sample` */
 	unsigned fill_ahead;                 /* record --fill-ahead: fresh pages zero-filled after a first-touch write */
+	uint8_t *filled;                     /* fill_ahead.c: per page, 1 = filled ahead and not faulted on since */
 	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */
 	int stack_signal;                    /* real-time signal that asks a thread for its stack; 0 = off */
 	int maps_fd;

@@ -268,6 +268,8 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		from_mirror = rt->far->mirror_is_far;
 		break;
 	}
+	if (rt->filled) /* a page filled ahead and evicted unused: this is its first touch */
+		kind = fl_fill_ahead_kind(h, page, kind, src);
 	rt->epoch[page]++;
 	if (!dontwake)
 		*service_ns = fl_fault_service_ns(rt, read_ns); /* the install below wakes the thread */

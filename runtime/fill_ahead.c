@@ -12,8 +12,11 @@
  * on it, so it has no fault record, no stack and no object attributed to it; stats.json counts
  * it apart (filled_ahead_pages). faults_first_touch counts the first touches that faulted, and
  * first touches + pages filled ahead is at least the pages the program first touched: a page
- * filled ahead but never used is counted there too. Refaults, soft faults and evictions keep
- * their meaning: a page filled ahead is evicted and faulted back like a first-touched one.
+ * filled ahead but never used is counted there too. A page filled ahead can be evicted before
+ * the program reaches it (the clock's direct sweep goes in address order); the fault that then
+ * brings it back, still all zeros, is its first touch and is counted as one (fl_fill_ahead_kind,
+ * stats.json filled_ahead_unused), not as a refault: a per-page mark, set here and cleared by the
+ * page's next fault, tells.
  *
  * Only pages of the object the fault hit (the live object of the allocation log: every
  * allocation of a page or more is one) are filled, and only those in state FREE (never touched,
@@ -27,6 +30,7 @@
 #include "diag.h"
 #include "evict.h"
 #include "uffd_compat.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <sys/ioctl.h>
@@ -57,6 +61,35 @@ static size_t install_zeros(struct fl_runtime *rt, size_t first, size_t n, bool 
 	if (err != EEXIST && err != EAGAIN && err != ESRCH && err != ENOENT)
 		fl_log_errno("ioctl(UFFDIO_COPY, fill ahead)", err);
 	return copy.copy > 0 ? (size_t)copy.copy / FL_PAGE_SIZE : 0;
+}
+
+int fl_fill_ahead_setup(struct fl_runtime *rt)
+{
+	if (rt->fill_ahead == 0)
+		return 0;
+	rt->filled = fl_sys_reserve(rt->region_pages, "mmap(pages filled ahead)");
+	return rt->filled ? 0 : -1;
+}
+
+static bool all_zero(const void *content)
+{
+	const uint64_t *w = content;
+	for (size_t i = 0; i < FL_PAGE_SIZE / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+uint8_t fl_fill_ahead_kind(struct fl_handler *h, size_t page, uint8_t kind, const void *content)
+{
+	struct fl_runtime *rt = h->rt;
+	if (!rt->filled || !rt->filled[page])
+		return kind;
+	rt->filled[page] = 0;
+	if ((kind != FL_FAULT_REFAULT && kind != FL_FAULT_SOFT) || !content || !all_zero(content))
+		return kind;
+	atomic_fetch_add_explicit(&h->stats.filled_unused, 1, memory_order_relaxed);
+	return FL_FAULT_FIRST_TOUCH;
 }
 
 void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
@@ -92,6 +125,7 @@ void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
 			continue;
 		}
 		rt->epoch[p]++;
+		rt->filled[p] = 1;
 		fl_evict_note_arrival(rt, p, FL_FAULT_FIRST_TOUCH);
 		fl_page_unlock(rt, p, PG_RESIDENT | PG_REF | PG_DIRTY);
 		fl_evict_note_installed(rt, p);

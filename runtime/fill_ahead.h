@@ -13,4 +13,11 @@
  * the fault hit), in one system call, without a fault record. Handler threads only. */
 void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end);
 
+int fl_fill_ahead_setup(struct fl_runtime *rt); /* the per-page marks, when --fill-ahead is on */
+
+/* The kind of a MISSING fault on PAGE (locked) whose content is at CONTENT (NULL: not read):
+ * a page filled ahead, evicted before the program wrote it and faulted on now still holding
+ * zeros, is first touched by this fault, not refaulted (nor soft-faulted). Clears the mark. */
+uint8_t fl_fill_ahead_kind(struct fl_handler *h, size_t page, uint8_t kind, const void *content);
+
 #endif

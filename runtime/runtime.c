@@ -223,7 +223,7 @@ static int setup_steps(struct fl_runtime *rt)
 {
 	keep_stderr();
 	if (read_config(rt) < 0 || fl_region_setup(rt) < 0 || connect_region(rt) < 0 || fl_far_open(rt) < 0 ||
-	    fl_prefetch_setup(rt) < 0 || fl_evict_setup(rt) < 0 || fl_probe_setup(rt) < 0 ||
+	    fl_prefetch_setup(rt) < 0 || fl_evict_setup(rt) < 0 || fl_fill_ahead_setup(rt) < 0 || fl_probe_setup(rt) < 0 ||
 	    fl_threads_setup(rt) < 0 || fl_stacks_setup(rt) < 0 || fl_objects_setup(rt) < 0 ||
 	    fl_alloc_log_setup(rt) < 0 || fl_pmu_setup(rt) < 0 || fl_sample_setup(rt) < 0 ||
 	    fl_unwind_setup(rt) < 0 || fl_fault_context_setup(rt) < 0 || fl_timeline_setup(rt) < 0 ||

@@ -267,7 +267,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	static char buf[8192];
 	struct fl_buf b = { buf, 0, sizeof(buf) };
 	uint64_t total = 0, first = 0, refault = 0, soft = 0, conc = 0, wp = 0, written = 0, dropped = 0, waits = 0;
-	uint64_t write_wait = 0, sampled = 0, wakeups = 0, access_samples = 0, filled = 0;
+	uint64_t write_wait = 0, sampled = 0, wakeups = 0, access_samples = 0, filled = 0, unused = 0;
 	int write_errno = 0;
 
 	for (unsigned i = 0; i < rt->nhandlers; i++) {
@@ -287,6 +287,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 		sampled += atomic_load(&s->sampled_stacks);
 		wakeups += atomic_load(&s->wakeups);
 		filled += atomic_load(&s->filled_ahead);
+		unused += atomic_load(&s->filled_unused);
 		if (rt->handlers[i].last_write_errno)
 			write_errno = rt->handlers[i].last_write_errno;
 	}
@@ -299,6 +300,7 @@ static void write_stats(struct fl_runtime *rt, const char *exit_reason)
 	fl_buf_json_key_u64(&b, FL_STATS_FAULTS_CONCURRENT, conc);
 	fl_buf_json_key_u64(&b, FL_STATS_WRITE_PROTECT_FAULTS, wp);
 	fl_buf_json_key_u64(&b, FL_STATS_FILLED_AHEAD_PAGES, filled);
+	fl_buf_json_key_u64(&b, FL_STATS_FILLED_AHEAD_UNUSED, unused);
 	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS, atomic_load(&rt->evict.evictions));
 	fl_buf_json_key_u64(&b, FL_STATS_WRITEBACKS, atomic_load(&rt->evict.writebacks));
 	fl_buf_json_key_u64(&b, FL_STATS_EVICTIONS_CLEAN, atomic_load(&rt->evict.evictions_clean));

@@ -117,6 +117,8 @@
 #define FL_STATS_FAR_DELAY_NS         "far_delay_ns"
 #define FL_STATS_PREFETCHED_PAGES     "prefetched_pages"
 #define FL_STATS_FILLED_AHEAD_PAGES   "filled_ahead_pages" /* --fill-ahead: pages installed without a fault */
+#define FL_STATS_FILLED_AHEAD_UNUSED  "filled_ahead_unused" /* of them, evicted still zero: their next fault
+                                                            is counted as their first touch */
 #define FL_STATS_PREFETCH_HITS        "prefetch_hits"
 #define FL_STATS_PREFETCH_UNUSED      "prefetch_unused"
 #define FL_STATS_FAR_READ_NS          "far_read_ns"

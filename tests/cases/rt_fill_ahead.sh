@@ -7,12 +7,17 @@
 #     the trace agrees with stats.json (check_stats); most pages came in without a fault (filled >=
 #     3/4 of the pages, first-touch faults <= 1/4), and first touches + pages filled ahead count
 #     every page (>= pages, <= pages + the allocator's allowance); the read passes still refault;
+#   - tests/planted/fill_gap 16 at -L 4M: pages filled ahead are evicted before the program writes
+#     them; the faults that bring them back (zeros) are their first touches, not refaults: stats.json
+#     filled_ahead_unused >= 32, and first-touch faults + pages filled - those = the first-touch
+#     faults of the same run without --fill-ahead (within 16 pages), the same output;
 #   - bench/bigbuf (buffers replaced and rewritten) and bench/extsort (two threads) under
 #     --fill-ahead 64 at a tight -L: the native checksum, the cap, a consistent trace;
 #   - bad values (65, a word) are refused with exit 2 and a message naming the option.
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 need_planted fill
+need_planted fill_gap
 
 size=64 local=16 max=512
 pages=$((size * MIB / PAGE))
@@ -39,6 +44,21 @@ check_le "$name faults_first_touch" "$first" $((pages / 4))
 check_ge "$name first touches + pages filled ahead" $((first + filled)) "$pages"
 check_le "$name first touches + pages filled ahead" $((first + filled)) $((pages + allow))
 check_ge "$name faults_refault" "$(stat_of "$name" faults_refault)" 1
+
+run_native gap "$PLANTED/fill_gap" 16
+for k in 0 64; do
+	name=gap-$k
+	expect_record "$name" -L 4M -M "$max" --fill-ahead "$k" -- "$PLANTED/fill_gap" 16
+	same_output "$name" gap
+	check_stats "$name" --local $((4 * MIB)) --max $((max * MIB)) --procs 1
+	summary "$name"
+done
+exact=$(stat_of gap-0 faults_first_touch)
+unused=$(stat_of gap-64 filled_ahead_unused)
+check_ge "gap-64 filled_ahead_unused" "$unused" 32
+counted=$(( $(stat_of gap-64 faults_first_touch) + $(stat_of gap-64 filled_ahead_pages) - unused ))
+check_ge "gap-64 first touches + filled - unused" "$counted" $((exact - 16))
+check_le "gap-64 first touches + filled - unused" "$counted" $((exact + 16))
 
 for p in bigbuf extsort; do
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/$p" \

@@ -37,7 +37,7 @@ struct record_totals {
 	char pmu[160];           /* PMU events of the first process, as its meta.json says */
 	uint64_t far_reads, far_read_pages, far_writes, far_write_pages, far_delay_ns;
 	uint64_t prefetched, prefetch_hits, prefetch_unused;
-	uint64_t filled_ahead;
+	uint64_t filled_ahead, filled_unused;
 	char far[512];           /* the far store of the first process (meta.json) */
 };
 
@@ -73,6 +73,7 @@ static const struct stats_counter {
 	STATS_SUM(FL_STATS_FAR_DELAY_NS, far_delay_ns),
 	STATS_SUM(FL_STATS_PREFETCHED_PAGES, prefetched),
 	STATS_SUM(FL_STATS_FILLED_AHEAD_PAGES, filled_ahead),
+	STATS_SUM(FL_STATS_FILLED_AHEAD_UNUSED, filled_unused),
 	STATS_SUM(FL_STATS_PREFETCH_HITS, prefetch_hits),
 	STATS_SUM(FL_STATS_PREFETCH_UNUSED, prefetch_unused),
 };
@@ -275,8 +276,9 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 			cli_format_count(t->prefetched, a, sizeof(a)), cli_format_count(t->prefetch_hits, b, sizeof(b)),
 			cli_format_count(t->prefetch_unused, c, sizeof(c)));
 	if (t->filled_ahead || o->fill_ahead)
-		fprintf(stderr, "  fill-ahead        %s fresh pages zero-filled without a fault (no record, no stack)\n",
-			cli_format_count(t->filled_ahead, a, sizeof(a)));
+		fprintf(stderr, "  fill-ahead        %s fresh pages zero-filled without a fault (no record, no stack); "
+			"%s evicted unused, their first touch counted when it came\n",
+			cli_format_count(t->filled_ahead, a, sizeof(a)), cli_format_count(t->filled_unused, b, sizeof(b)));
 	if (t->side_dropped)
 		cli_error("%s bytes of stacks, contexts or allocation records were lost (see records_dropped_reason "
 			  "in stats.json)", cli_format_count(t->side_dropped, a, sizeof(a)));
