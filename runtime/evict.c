@@ -777,6 +777,16 @@ void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
 	pthread_mutex_unlock(&rt->evict_lock);
 }
 
+void fl_evict_note_installed_run(struct fl_runtime *rt, size_t first, size_t n)
+{
+	if (n == 0 || rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)
+		return;
+	pthread_mutex_lock(&rt->evict_lock);
+	for (size_t i = 0; i < n; i++)
+		fl_evict_note_installed_locked(rt, first + i);
+	pthread_mutex_unlock(&rt->evict_lock);
+}
+
 void fl_evict_note_installed_locked(struct fl_runtime *rt, size_t page)
 {
 	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)

@@ -18,6 +18,7 @@ void fl_evict_note_arrival(struct fl_runtime *rt, size_t page, unsigned kind);
  * holds evict_lock (the prober mapping a page back). */
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page);
 void fl_evict_note_installed_locked(struct fl_runtime *rt, size_t page);
+void fl_evict_note_installed_run(struct fl_runtime *rt, size_t first, size_t n); /* pages installed together */
 /* A soft fault on PAGE, which its caller holds locked: the adaptive clock's evidence. */
 void fl_evict_note_soft(struct fl_runtime *rt, size_t page);
 int fl_evict_setup(struct fl_runtime *rt);   /* state and rings, no thread */

@@ -8,7 +8,10 @@
  *
  * Message kinds:
  *   MISSING on a FREE page  -> first touch: zeros (write-protected when it was a read, so the
- *                              page stays clean: its far copy, a hole, also reads as zeros)
+ *                              page stays clean: its far copy, a hole, also reads as zeros);
+ *                              with --fill-ahead, a write also fills the free pages after it
+ *                              (fill_ahead.c), which may turn a later refault back into a first
+ *                              touch
  *   MISSING on a FAR page   -> refault: copy back from the far store (or, when read ahead
  *                              (FAR | STAGED), from the mirror: flagged FL_FAULT_PREFETCH_HIT)
  *   MISSING on a SOFT page  -> soft fault: the clock policy's trial eviction was wrong

@@ -4,27 +4,30 @@
  * userfaultfd round trip (the thread sleeps, a handler wakes, installs zeros, wakes it): a
  * 20 MiB buffer is 5,120 of them where the kernel alone takes ~1 µs a page. With --fill-ahead N,
  * a first-touch *write* whose previous page is resident (the program walks forward over fresh
- * memory) makes its handler install zeros in the next never-touched pages too, up to N, in one
- * UFFDIO_COPY; the program then writes them without faulting.
+ * memory) makes its handler install zeros in the next FREE pages too (never touched, or given
+ * back), up to N, in one UFFDIO_COPY, before the faulting page's own install wakes the thread;
+ * the program then writes them without faulting.
  *
  * What that costs in exactness, and what the counts then mean: a page filled ahead is local
  * memory like any other (room is made for it first, so the cap holds), but no fault happened
  * on it, so it has no fault record, no stack and no object attributed to it; stats.json counts
- * it apart (filled_ahead_pages). faults_first_touch counts the first touches that faulted, and
- * first touches + pages filled ahead is at least the pages the program first touched: a page
- * filled ahead but never used is counted there too. A page filled ahead can be evicted before
- * the program reaches it (the clock's direct sweep goes in address order); the fault that then
- * brings it back, still all zeros, is its first touch and is counted as one (fl_fill_ahead_kind,
- * stats.json filled_ahead_unused), not as a refault: a per-page mark, set here and cleared by the
- * page's next fault, tells.
+ * it apart (filled_ahead_pages). First touches + pages filled ahead is at least the pages the
+ * program first touched: a page filled ahead but never used is counted there too, and a thread
+ * whose first-touch fault was already on its way when its page was filled is counted as a
+ * concurrent fault. A page filled ahead can be evicted before the program reaches it (the
+ * clock's direct sweep goes in address order); the fault that then brings it back, still all
+ * zeros, is its first touch and is counted as one (fl_fill_ahead_kind, stats.json
+ * filled_ahead_unused), not as a refault: a per-page mark, set here and cleared by the page's next
+ * fault, tells. Writes to a filled page do not fault, so a page the program wrote only zeros to
+ * is taken for an unused one too.
  *
  * Only pages of the object the fault hit (the live object of the allocation log: every
- * allocation of a page or more is one) are filled, and only those in state FREE (never touched,
- * or given back): the run stops at the object's end or the first other page. So a page filled
- * and never used is one the program allocated and then left untouched, and no more local memory
- * goes to the fill than the object being written holds. The pages are counted in before they
- * are locked (fl_evict_reserve may evict, and must not meet our locks), and the ones not locked
- * after all are given back. */
+ * allocation of a page or more is one) are filled, and only FREE ones: the run stops at the
+ * object's end or the first other page. So a page filled and never used is one the program
+ * allocated and left untouched, and the fill takes no more local memory than the object being
+ * written holds. The pages are locked first (trylock), then counted in: eviction only trylocks,
+ * and FREE pages are never its candidates. A fill is at most 1/16 of -L, so it cannot wait for
+ * room that pages the runtime may not evict (PROT_NONE, armed by the prober) hold. */
 #include "fill_ahead.h"
 #include "pages.h"
 #include "diag.h"
@@ -36,32 +39,6 @@
 #include <sys/ioctl.h>
 
 static char zero_run[FL_FILL_AHEAD_MAX * FL_PAGE_SIZE] __attribute__((aligned(FL_PAGE_SIZE)));
-
-static bool is_free(const struct fl_runtime *rt, size_t page)
-{
-	return atomic_load_explicit(&rt->state[page], memory_order_relaxed) == PG_FREE;
-}
-
-/* Installs zeros in the N pages from FIRST (locked by us); returns how many were installed.
- * *MAPPED: the page after them was found mapped behind our back (EEXIST). */
-static size_t install_zeros(struct fl_runtime *rt, size_t first, size_t n, bool *mapped)
-{
-	struct uffdio_copy copy = {
-		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, first),
-		.src = (uint64_t)(uintptr_t)zero_run,
-		.len = n * FL_PAGE_SIZE,
-		.mode = 0,
-	};
-	if (ioctl(rt->uffd, UFFDIO_COPY, &copy) == 0)
-		return n;
-	int err = errno;
-	*mapped = err == EEXIST;
-	/* EEXIST (a page mapped behind our back), EAGAIN (the address space changing), ESRCH
-	 * (exiting): what was copied stays; the rest is left to its own faults */
-	if (err != EEXIST && err != EAGAIN && err != ESRCH && err != ENOENT)
-		fl_log_errno("ioctl(UFFDIO_COPY, fill ahead)", err);
-	return copy.copy > 0 ? (size_t)copy.copy / FL_PAGE_SIZE : 0;
-}
 
 int fl_fill_ahead_setup(struct fl_runtime *rt)
 {
@@ -92,6 +69,30 @@ uint8_t fl_fill_ahead_kind(struct fl_handler *h, size_t page, uint8_t kind, cons
 	return FL_FAULT_FIRST_TOUCH;
 }
 
+/* Installs zeros in the N pages from FIRST (locked by us); returns how many were installed.
+ * *MAPPED: the page after those was found mapped behind our back, as fault.c's EEXIST (a copy
+ * that stops there after other pages reports EAGAIN, one that starts there EEXIST). */
+static size_t install_zeros(struct fl_runtime *rt, size_t first, size_t n, bool *mapped)
+{
+	struct uffdio_copy copy = {
+		.dst = (uint64_t)(uintptr_t)fl_page_addr(rt, first),
+		.src = (uint64_t)(uintptr_t)zero_run,
+		.len = n * FL_PAGE_SIZE,
+		.mode = 0,
+	};
+	*mapped = false;
+	if (ioctl(rt->uffd, UFFDIO_COPY, &copy) == 0)
+		return n;
+	int err = errno;
+	size_t done = copy.copy > 0 ? (size_t)copy.copy / FL_PAGE_SIZE : 0;
+	/* EEXIST, EAGAIN (the address space changing, or a mapped page after others), ESRCH and
+	 * ENOENT (exiting): what was copied stays; the rest is left to its own faults */
+	if (err != EEXIST && err != EAGAIN && err != ESRCH && err != ENOENT)
+		fl_log_errno("ioctl(UFFDIO_COPY, fill ahead)", err);
+	*mapped = (err == EEXIST || err == EAGAIN) && done < n && fl_evict_mapped(fl_page_addr(rt, first + done));
+	return done;
+}
+
 void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
 {
 	struct fl_runtime *rt = h->rt;
@@ -100,38 +101,40 @@ void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
 		high = end;
 	if (page == 0 || (atomic_load_explicit(&rt->state[page - 1], memory_order_relaxed) & PG_WHERE) != PG_RESIDENT)
 		return; /* not a forward walk */
-	size_t want = 0;
-	while (want < rt->fill_ahead && page + 1 + want < high && is_free(rt, page + 1 + want))
-		want++;
-	if (want == 0)
-		return;
-	fl_evict_reserve(rt, want);
+	size_t max = rt->fill_ahead;
+	if (rt->local_limit_pages && max > rt->local_limit_pages / 16)
+		max = rt->local_limit_pages / 16;
 	size_t first = page + 1, n = 0;
 	uint8_t old;
-	while (n < want && fl_page_trylock(rt, first + n, &old)) {
+	while (n < max && first + n < high && fl_page_trylock(rt, first + n, &old)) {
 		if (old != PG_FREE) {
 			fl_page_unlock(rt, first + n, old);
 			break;
 		}
+		/* before the install wakes a thread waiting there: a stack another handler takes from
+		 * that thread's sample meanwhile is then seen to be stale (fault.c, stack_from_sample) */
+		rt->epoch[first + n]++;
 		n++;
 	}
-	bool mapped = false;
-	size_t done = n ? install_zeros(rt, first, n, &mapped) : 0;
-	size_t resident = done + (mapped && done < n); /* a page mapped behind our back: resident, as fault.c takes it */
+	if (n == 0)
+		return;
+	fl_evict_reserve(rt, n);
+	bool mapped;
+	size_t done = install_zeros(rt, first, n, &mapped);
+	size_t resident = done + (mapped ? 1 : 0); /* a page mapped behind our back: resident, as fault.c takes it */
 	for (size_t i = 0; i < n; i++) {
 		size_t p = first + i;
 		if (i >= resident) {
 			fl_page_unlock(rt, p, PG_FREE);
 			continue;
 		}
-		rt->epoch[p]++;
-		rt->filled[p] = 1;
+		rt->filled[p] = i < done;
 		fl_evict_note_arrival(rt, p, FL_FAULT_FIRST_TOUCH);
 		fl_page_unlock(rt, p, PG_RESIDENT | PG_REF | PG_DIRTY);
-		fl_evict_note_installed(rt, p);
 	}
-	if (want > resident)
-		fl_local_sub(rt, want - resident);
+	if (n > resident)
+		fl_local_sub(rt, n - resident);
+	fl_evict_note_installed_run(rt, first, resident);
 	if (done)
 		atomic_fetch_add_explicit(&h->stats.filled_ahead, done, memory_order_relaxed);
 }

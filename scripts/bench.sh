@@ -1309,7 +1309,7 @@ bench_thrash_programs() {
 	wanted TX && { TP_SWAP_MIB=$TX_SWAP; thrash_prog_rounds TX extsort "$TX_L" extsort $TX_ARGS; }
 }
 
-# thrash_prog_table ID WHAT: rows ID1..ID4 of thrash_prog_rounds' samples.
+# thrash_prog_table ID WHAT: rows ID1..ID5 of thrash_prog_rounds' samples.
 thrash_prog_table() {
 	local id=$1 k; k=$(tr 'A-Z' 'a-z' <<<"$id")
 	local mib; mib=$(cat "$S/${k}_budget" 2>/dev/null || echo "?")

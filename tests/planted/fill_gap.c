@@ -1,21 +1,25 @@
-/* fill_gap.c: starts writing a fresh buffer A, leaves it for a while, then finishes it. Writes the
- * first two pages of A (1 MiB), then fills a second buffer B of N MiB (default 16) in order, then
- * writes the rest of A, then checks every word of both. Prints the checksum of the contents,
+/* fill_gap.c: starts writing a fresh buffer A, leaves it for a while, then finishes it. Allocates A
+ * (264 pages: the fill that reaches its end has 62 pages more to go) and right after it C (1 MiB,
+ * never touched), writes the first two pages of A, then fills a
+ * second buffer B of N MiB (default 16) in order, then writes the rest of A, then checks every word
+ * of A and B. Prints the checksum of the contents,
  * identical in every correct run.
  *
  * usage: fill_gap [N_MiB]
  * Under `record -L X --fill-ahead K` with X well below N: A's second page is a first-touch write
  * after a resident page, so the pages after it are filled ahead; B's pages then evict them before
  * the program wrote them, and the later writes of A find them evicted with nothing but zeros in
- * them: first touches, not refaults (stats.json filled_ahead_unused). */
+ * them: first touches, not refaults (stats.json filled_ahead_unused). A fill stays inside the
+ * object written: none of the pages after A's end is filled. */
 #include "planted.h"
 
 int main(int argc, char **argv)
 {
 	size_t mib = arg_ulong(argc, argv, 1, 16);
-	size_t a_words = MiB / sizeof(uint64_t), first_words = 2 * WORDS_PER_PAGE;
-	uint64_t *a = malloc(MiB);
-	if (!a)
+	size_t a_words = 264 * WORDS_PER_PAGE, first_words = 2 * WORDS_PER_PAGE;
+	uint64_t *a = malloc(a_words * sizeof(uint64_t));
+	char *c = malloc(MiB);
+	if (!a || !c)
 		die_errno("malloc(1 MiB)");
 	fill_words(a, first_words, 0xa11);
 	size_t b_words;
@@ -25,6 +29,7 @@ int main(int argc, char **argv)
 	uint64_t sum = verify_words(a, a_words, 0xa11, "buffer A") ^ verify_words(b, b_words, 0xb22, "buffer B");
 	printf("fill_gap %zu MiB checksum %016llx\n", mib, (unsigned long long)sum);
 	free(b);
+	free(c);
 	free(a);
 	return 0;
 }

@@ -505,6 +505,11 @@ int record_parse_args(int argc, char **argv, struct record_options *o, char *err
 		snprintf(err, errlen, "--timeline-every needs the timeline on (--timeline 0 turns it off)");
 		return -1;
 	}
+	if (o->fill_ahead && o->mrc) {
+		snprintf(err, errlen, "--fill-ahead and --mrc cannot go together: pages filled ahead have no fault, so the "
+			 "miss-ratio curve would never see them");
+		return -1;
+	}
 	if (o->mrc_stacks && !o->mrc) {
 		snprintf(err, errlen, "--mrc-stacks gives stacks to the access samples of --mrc: it needs --mrc");
 		return -1;
