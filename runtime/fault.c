@@ -80,13 +80,6 @@ static inline uint32_t fl_fault_service_ns(const struct fl_runtime *rt, uint64_t
 	return d > UINT32_MAX ? UINT32_MAX : d == 0 ? 1 : (uint32_t)d;
 }
 
-static void wake_page(struct fl_runtime *rt, size_t page)
-{
-	struct uffdio_range range = { .start = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .len = FL_PAGE_SIZE };
-	if (ioctl(rt->uffd, UFFDIO_WAKE, &range) < 0 && errno != ESRCH && errno != ENOENT)
-		fl_log_errno("ioctl(UFFDIO_WAKE)", errno);
-}
-
 /* Map one page of content at the page's address; wakes the faulting threads unless told not
  * to (then the caller wakes them). Returns 0, or EEXIST when the page is already mapped. */
 static int install_page(struct fl_runtime *rt, size_t page, const void *src, bool write_protect, bool dontwake)
@@ -107,7 +100,7 @@ static int install_page(struct fl_runtime *rt, size_t page, const void *src, boo
 			continue;
 		}
 		if (errno == EEXIST) {
-			wake_page(rt, page);
+			fl_page_wake(rt, page);
 			return EEXIST;
 		}
 		if (errno != ESRCH && errno != ENOENT) /* the process is exiting: nothing to serve */
@@ -149,7 +142,7 @@ static int move_page_in(struct fl_runtime *rt, size_t page, bool dontwake)
 		if (!fl_evict_mapped(fl_mirror_addr(rt, page)) && fl_evict_mapped(fl_page_addr(rt, page))) {
 			FL_TESTCASE(err == EEXIST);
 			if (!dontwake)
-				wake_page(rt, page);
+				fl_page_wake(rt, page);
 			return 0;
 		}
 		static _Atomic bool reported; /* copied instead: said once (shared with a fork, EBUSY: expected) */
@@ -198,7 +191,7 @@ static void serve_write_protect(struct fl_handler *h, size_t page)
 	} else {
 		/* already writable, or no longer mapped: the thread retries (and may fault again) */
 		fl_page_unlock(rt, page, old);
-		wake_page(rt, page);
+		fl_page_wake(rt, page);
 	}
 	FL_TESTCASE(waits > 0);
 	if (waits)
@@ -440,7 +433,7 @@ static void serve_one(struct fl_handler *h, const struct uffd_msg *msg, const st
 		if (rec.kind == FL_FAULT_CONCURRENT || !fl_fault_context_request(rt, rec.tid, (uint32_t)rec.seq))
 			rec.flags |= FL_FAULT_NO_STACK;
 		if (rec.kind != FL_FAULT_CONCURRENT)
-			wake_page(rt, page); /* never leave the thread asleep, even if the signal is blocked */
+			fl_page_wake(rt, page); /* never leave the thread asleep, even if the signal is blocked */
 	}
 	fl_probe_note(h, page, rec.tid, rec.kind); /* the access prober re-arms its pages (probe.c) */
 	if (rec.kind != FL_FAULT_ACCESS_SAMPLE) /* counted by probe.c, apart from the faults */

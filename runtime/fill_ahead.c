@@ -132,6 +132,8 @@ void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end)
 		fl_evict_note_arrival(rt, p, FL_FAULT_FIRST_TOUCH);
 		fl_page_unlock(rt, p, PG_RESIDENT | PG_REF | PG_DIRTY);
 	}
+	if (mapped)
+		fl_page_wake(rt, first + done); /* no install woke a thread waiting there */
 	if (n > resident)
 		fl_local_sub(rt, n - resident);
 	fl_evict_note_installed_run(rt, first, resident);

@@ -9,7 +9,7 @@
 
 /* While the first-touch write fault on PAGE is served (PAGE locked, not yet installed): when
  * the program walks forward over fresh memory (PAGE - 1 resident), installs zeros in the
- * never-touched pages after it, up to rt->fill_ahead and below page END (the end of the object
+ * free pages after it (never touched, or given back), up to rt->fill_ahead and below page END (the end of the object
  * the fault hit), in one system call, without a fault record. Handler threads only. */
 void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end);
 

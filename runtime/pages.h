@@ -23,9 +23,12 @@
 #ifndef FL_PAGES_H
 #define FL_PAGES_H
 
+#include <errno.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include "context.h"
 #include "diag.h"
+#include "uffd_compat.h"
 
 #define PG_WHERE    0x03
 #define PG_FREE     0x00
@@ -93,6 +96,15 @@ static inline void fl_page_unlock(struct fl_runtime *rt, size_t page, uint8_t ne
 	FL_ASSERT(atomic_load_explicit(&rt->state[page], memory_order_relaxed) & PG_BUSY); /* locked by us */
 	FL_ASSERT(!(new_state & PG_STAGED) || (new_state & PG_WHERE) == PG_FAR);     /* STAGED only with FAR */
 	atomic_store_explicit(&rt->state[page], (uint8_t)(new_state & ~PG_BUSY), memory_order_release);
+}
+
+/* Wakes the threads waiting in a fault on the page (one whose page came in without an install
+ * that woke them: found mapped, or installed DONTWAKE). */
+static inline void fl_page_wake(struct fl_runtime *rt, size_t page)
+{
+	struct uffdio_range range = { .start = (uint64_t)(uintptr_t)fl_page_addr(rt, page), .len = FL_PAGE_SIZE };
+	if (ioctl(rt->uffd, UFFDIO_WAKE, &range) < 0 && errno != ESRCH && errno != ENOENT)
+		fl_log_errno("ioctl(UFFDIO_WAKE)", errno);
 }
 
 static inline void fl_local_add(struct fl_runtime *rt, size_t n)
