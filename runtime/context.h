@@ -214,7 +214,8 @@ struct fl_runtime {
 	unsigned stack_depth;                /* frames per stack */
 	unsigned sample;                     /* a stack for one fault in `sample` */
 	unsigned fill_ahead;                 /* record --fill-ahead: fresh pages zero-filled after a first-touch write */
-	uint8_t *filled;                     /* fill_ahead.c: per page, 1 = filled ahead and not faulted on since */
+	uint8_t *filled;                     /* fill_ahead.c: per page, how a fill left it (0 = not filled, or faulted on since) */
+	_Atomic size_t fill_last_write;      /* fill_ahead.c: the page of the last first-touch write served */
 	unsigned alloc_sample;               /* a stack for one allocation in `alloc_sample` */
 	int stack_signal;                    /* real-time signal that asks a thread for its stack; 0 = off */
 	int maps_fd;

@@ -223,7 +223,7 @@ static uint8_t serve_missing(struct fl_handler *h, size_t page, bool write, bool
 		return FL_FAULT_CONCURRENT;
 	case PG_FREE:
 		reserve_local_page(rt);
-		if (write && object_end > page + 1)
+		if (write && rt->fill_ahead)
 			fl_fill_ahead(h, page, object_end); /* before this page's install wakes the thread, which goes on there */
 		kind = FL_FAULT_FIRST_TOUCH;
 		src = zero_page;

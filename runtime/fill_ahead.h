@@ -8,9 +8,10 @@
 #define FL_FILL_AHEAD_MAX 64 /* pages filled after one fault at most (one UFFDIO_COPY) */
 
 /* While the first-touch write fault on PAGE is served (PAGE locked, not yet installed): when
- * the program walks forward over fresh memory (PAGE - 1 resident), installs zeros in the
- * free pages after it (never touched, or given back), up to rt->fill_ahead and below page END (the end of the object
- * the fault hit), in one system call, without a fault record. Handler threads only. */
+ * the program walks forward over fresh memory (see fill_ahead.c), installs zeros in the free
+ * pages after it (never touched, or given back), up to rt->fill_ahead and below page END (the
+ * end of the object the fault hit; 0: none known, no fill), in one system call, without a
+ * fault record. Handler threads only. */
 void fl_fill_ahead(struct fl_handler *h, size_t page, size_t end);
 
 int fl_fill_ahead_setup(struct fl_runtime *rt); /* the per-page marks, when --fill-ahead is on */

@@ -188,9 +188,7 @@ static int read_config(struct fl_runtime *rt)
 	if (rt->stack_depth > FL_MAX_STACK_DEPTH)
 		rt->stack_depth = FL_MAX_STACK_DEPTH;
 	rt->sample = (unsigned)fl_env_u64(FL_ENV_SAMPLE, 1);
-	rt->fill_ahead = (unsigned)fl_env_u64(FL_ENV_FILL_AHEAD, 0);
-	if (rt->fill_ahead > FL_FILL_AHEAD_MAX)
-		rt->fill_ahead = FL_FILL_AHEAD_MAX;
+	rt->fill_ahead = (unsigned)fl_env_u64(FL_ENV_FILL_AHEAD, 0); /* capped by fl_fill_ahead_setup */
 	rt->alloc_sample = (unsigned)fl_env_u64(FL_ENV_ALLOC_SAMPLE, 1);
 	/* rt->sample 0 (record -s 0): no fault stacks, so no PMU values either; allocation sites stay */
 	if (rt->alloc_sample == 0)
