@@ -16,6 +16,8 @@
 #   - tests/planted/zero_fill 32 at -L 8M (zeros written over a buffer, then read back twice): the
 #     read passes' faults (refaults + soft faults) within 1 % of the same run without
 #     --fill-ahead and filled_ahead_unused = 0: a page the program zeroed is no unused page;
+#   - report's header says how many pages were filled ahead (and says nothing without), diff warns
+#     that its two recordings were made with different --fill-ahead;
 #   - random writes are no forward walk: fill_gap's 2,000 random page writes into a fresh 32 MiB
 #     buffer fill nothing (the first-touch sum above would be off by thousands);
 #   - every run with the state checker (FAULTLINE_CHECK_STATES=1): no page's state disagrees with
@@ -88,6 +90,14 @@ back() { echo $(( $(stat_of "$1" faults_refault) + $(stat_of "$1" faults_soft) )
 check_eq "zero-64 filled_ahead_unused" "$(stat_of zero-64 filled_ahead_unused)" 0
 check_ge "zero-64 refaults + soft faults" "$(back zero-64)" $(( $(back zero-0) * 99 / 100 ))
 check_le "zero-64 refaults + soft faults" "$(back zero-64)" $(( $(back zero-0) * 101 / 100 ))
+for k in 0 64; do
+	"$FAULTLINE" report "$WORK/zero-$k" >"$WORK/zero-$k.report" 2>&1 || fail "report of zero-$k failed: $(cat "$WORK/zero-$k.report")"
+done
+grep -q '^# fill-ahead: .* pages zero-filled without a fault' "$WORK/zero-64.report" || fail "report: no fill-ahead line: $(head -12 "$WORK/zero-64.report")"
+! grep -q '^# fill-ahead:' "$WORK/zero-0.report" || fail "report: a fill-ahead line without --fill-ahead"
+"$FAULTLINE" diff "$WORK/zero-0" "$WORK/zero-64" >/dev/null 2>"$WORK/diff.err" || fail "diff failed: $(cat "$WORK/diff.err")"
+grep -q 'with --fill-ahead 0, .* with 64' "$WORK/diff.err" || fail "diff: no --fill-ahead warning: $(cat "$WORK/diff.err")"
+echo "ok report's header and diff's warning name the fill-ahead"
 
 for p in bigbuf extsort; do
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/$p" \

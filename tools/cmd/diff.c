@@ -5,6 +5,7 @@
  * Exit status: 0; 1 when a recording cannot be read, memory runs out or an output cannot be written;
  * 2 on a usage error. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "diff_render.h"
 #include "flamegraph.h"
 #include "report.h"
+#include "stats_json.h"
+#include "faultline/record_schema.h"
 
 static void diff_usage(FILE *out)
 {
@@ -217,6 +220,23 @@ static int side_open(struct report *r, const struct report_options *ro, const ch
 	return rc;
 }
 
+/* record --fill-ahead on one side and not the other (or another N): its filled pages are no
+ * faults, so first touches differ by design, not by the program. */
+static uint64_t fill_ahead_of(const struct report *r)
+{
+	uint64_t n = 0;
+	stats_json_uint(&r->rec->procs[0].meta, FL_META_FILL_AHEAD_PAGES, &n); /* absent: recorded before it existed */
+	return n;
+}
+
+static void warn_fill_ahead(const struct report *a, const struct report *b, const struct diff_options *o)
+{
+	uint64_t na = fill_ahead_of(a), nb = fill_ahead_of(b);
+	if (na != nb)
+		cli_error("diff: warning: %s was recorded with --fill-ahead %" PRIu64 ", %s with %" PRIu64 ": pages filled "
+			  "ahead are no faults, so first touches differ by that too", o->dirs[0], na, o->dirs[1], nb);
+}
+
 /* ----------------------------------------------------------------- outputs */
 
 static int write_flame(const struct diff_options *o, struct report sides[2], const char *path, bool folded)
@@ -279,6 +299,8 @@ int cmd_diff(int argc, char **argv)
 	rc = side_open(&sides[0], &o.ro, o.dirs[0]);
 	if (rc == 0)
 		rc = side_open(&sides[1], &o.ro, o.dirs[1]);
+	if (rc == 0)
+		warn_fill_ahead(&sides[0], &sides[1], &o);
 	if (rc == 0 && diff_build(&sides[0], &sides[1], &d) < 0) {
 		cli_error("diff: out of memory");
 		rc = 1;

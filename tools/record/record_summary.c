@@ -277,7 +277,7 @@ static void print_totals(const struct record_totals *t, const struct record_opti
 			cli_format_count(t->prefetch_unused, c, sizeof(c)));
 	if (t->filled_ahead || o->fill_ahead)
 		fprintf(stderr, "  fill-ahead        %s fresh pages zero-filled without a fault (no record, no stack); "
-			"%s evicted unused, their first touch counted when it came\n",
+			"%s of them evicted before the program reached them (their first touch then faulted)\n",
 			cli_format_count(t->filled_ahead, a, sizeof(a)), cli_format_count(t->filled_unused, b, sizeof(b)));
 	if (t->side_dropped)
 		cli_error("%s bytes of stacks, contexts or allocation records were lost (see records_dropped_reason "

@@ -369,6 +369,24 @@ static void header_limits(const struct report *r, FILE *out)
 	putc('\n', out);
 }
 
+/* record --fill-ahead: pages that came in without a fault, so in no row (stats.json). */
+static void header_fill_ahead(const struct report *r, FILE *out)
+{
+	uint64_t filled = 0, unused = 0, value;
+	char a[32], b[32];
+	for (size_t i = 0; i < r->rec->nprocs; i++) {
+		const struct fl_process *proc = &r->rec->procs[i];
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_FILLED_AHEAD_PAGES, &value) == 0)
+			filled += value;
+		if (proc->has_stats && stats_json_uint(&proc->stats, FL_STATS_FILLED_AHEAD_UNUSED, &value) == 0)
+			unused += value;
+	}
+	if (filled)
+		fprintf(out, "# fill-ahead:      %s pages zero-filled without a fault (record --fill-ahead): in no row and "
+			"no first-touch count; %s of them evicted unused, their first touch counted when it came\n",
+			cli_format_count(filled, a, sizeof(a)), cli_format_count(unused, b, sizeof(b)));
+}
+
 static void header_totals(const struct report *r, FILE *out)
 {
 	uint64_t dropped = 0, by_runtime = 0, end_ns = 0, value, kinds[FL_FAULT_KIND_MAX + 1] = { 0 };
@@ -423,6 +441,7 @@ static void header_totals(const struct report *r, FILE *out)
 	if (kinds[FL_FAULT_ACCESS_SAMPLE]) /* not faults: record --sample-accesses / --mrc */
 		fprintf(out, "# access samples:  %s (not counted as faults; --kind access shows them)\n",
 			cli_format_count(kinds[FL_FAULT_ACCESS_SAMPLE], c[5], sizeof(c[5])));
+	header_fill_ahead(r, out);
 	size_t sampled = 0, made = 0;
 	for (size_t i = 0; i < r->rec->nprocs; i++) {
 		sampled += !r->rec->procs[i].alloc_log_complete && r->rec->procs[i].nallocs;
