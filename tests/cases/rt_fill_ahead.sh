@@ -61,15 +61,22 @@ check_ge "$name faults_refault" "$(stat_of "$name" faults_refault)" 1
 check_eq "$name faults_concurrent" "$(stat_of "$name" faults_concurrent)" 0
 check_eq "$name page_state_mismatches" "$(stat_of "$name" page_state_mismatches)" 0
 
-run_native gap "$PLANTED/fill_gap" 16
-for k in 0 64; do
-	name=gap-$k
-	expect_record "$name" -L 4M -M "$max" --fill-ahead "$k" -- "$PLANTED/fill_gap" 16
-	same_output "$name" gap
-	check_stats "$name" --local $((4 * MIB)) --max $((max * MIB)) --procs 1
-	check_eq "$name page_state_mismatches" "$(stat_of "$name" page_state_mismatches)" 0
-	summary "$name"
-done
+# pair NAME LIMIT_MiB PROGRAM ARGS...: NAME-0 and NAME-64, PROGRAM recorded at -L LIMIT without and
+# with --fill-ahead 64, each checked against the native run NAME.
+pair() {
+	local base=$1 mib=$2 k name; shift 2
+	run_native "$base" "$@"
+	for k in 0 64; do
+		name=$base-$k
+		expect_record "$name" -L "${mib}M" -M "$max" --fill-ahead "$k" -- "$@"
+		same_output "$name" "$base"
+		check_stats "$name" --local $((mib * MIB)) --max $((max * MIB)) --procs 1
+		check_eq "$name page_state_mismatches" "$(stat_of "$name" page_state_mismatches)" 0
+		summary "$name"
+	done
+}
+
+pair gap 4 "$PLANTED/fill_gap" 16
 exact=$(stat_of gap-0 faults_first_touch)
 unused=$(stat_of gap-64 filled_ahead_unused)
 check_ge "gap-64 filled_ahead_unused" "$unused" 32
@@ -77,15 +84,7 @@ counted=$(( $(stat_of gap-64 faults_first_touch) + $(stat_of gap-64 filled_ahead
 check_ge "gap-64 first touches + filled - unused" "$counted" $((exact - 4))
 check_le "gap-64 first touches + filled - unused" "$counted" $((exact + 4))
 
-run_native zero "$PLANTED/zero_fill" 32
-for k in 0 64; do
-	name=zero-$k
-	expect_record "$name" -L 8M -M "$max" --fill-ahead "$k" -- "$PLANTED/zero_fill" 32
-	same_output "$name" zero
-	check_stats "$name" --local $((8 * MIB)) --max $((max * MIB)) --procs 1
-	check_eq "$name page_state_mismatches" "$(stat_of "$name" page_state_mismatches)" 0
-	summary "$name"
-done
+pair zero 8 "$PLANTED/zero_fill" 32
 back() { echo $(( $(stat_of "$1" faults_refault) + $(stat_of "$1" faults_soft) )); }
 check_eq "zero-64 filled_ahead_unused" "$(stat_of zero-64 filled_ahead_unused)" 0
 check_ge "zero-64 refaults + soft faults" "$(back zero-64)" $(( $(back zero-0) * 99 / 100 ))
