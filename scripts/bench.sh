@@ -1233,8 +1233,7 @@ thrash_prog_rounds() {
 			add "${k}_cpu_$who" "$(val tp "$tag" cpu_ns)"
 			[ "$who" = kernel ] && wall_kernel=$WALL_NS
 			[ "$who" = clock ] && wall_clock=$WALL_NS
-			[ "$who" = ahead ] && wall_ahead=$WALL_NS
-			[ "$who" = ahead ] && add "${k}_filled_ahead" "$(stat_sum tp filled_ahead_pages)"
+			if [ "$who" = ahead ]; then wall_ahead=$WALL_NS; add "${k}_filled_ahead" "$(stat_sum tp filled_ahead_pages)"; fi
 			case $who in clock | fifo | ahead)
 				local f c h e
 				f=$(stat_sum tp faults_total) c=$(stat_sum tp cpu_ns) h=$(stat_sum tp handler_cpu_ns) e=$(stat_sum tp evictor_cpu_ns)
