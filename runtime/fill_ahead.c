@@ -3,10 +3,10 @@
  * A program that initialises a new buffer takes one first-touch fault per page, each a full
  * userfaultfd round trip (the thread sleeps, a handler wakes, installs zeros, wakes it): a
  * 20 MiB buffer is 5,120 of them where the kernel alone takes ~1 µs a page. With --fill-ahead N,
- * a first-touch *write* whose previous page is resident (the program walks forward over fresh
- * memory) makes its handler install zeros in the next FREE pages too (never touched, or given
- * back), up to N, in one UFFDIO_COPY, before the faulting page's own install wakes the thread;
- * the program then writes them without faulting.
+ * a first-touch *write* that walks forward over fresh memory (below) makes its handler install
+ * zeros in the next FREE pages too (never touched, or given back), up to N, in one UFFDIO_COPY,
+ * before the faulting page's own install wakes the thread; the program then writes them
+ * without faulting.
  *
  * When: a first-touch write on page P is a forward walk when P - 1 was the page of the last
  * first-touch write served (two in a row), or was filled ahead and P is the first page past
