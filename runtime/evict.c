@@ -770,11 +770,7 @@ void fl_evict_note_arrival(struct fl_runtime *rt, size_t page, unsigned kind)
 
 void fl_evict_note_installed(struct fl_runtime *rt, size_t page)
 {
-	if (rt->local_limit_pages == 0 || rt->policy != FL_POLICY_FIFO)
-		return;
-	pthread_mutex_lock(&rt->evict_lock);
-	fl_evict_note_installed_locked(rt, page);
-	pthread_mutex_unlock(&rt->evict_lock);
+	fl_evict_note_installed_run(rt, page, 1);
 }
 
 void fl_evict_note_installed_run(struct fl_runtime *rt, size_t first, size_t n)
