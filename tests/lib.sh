@@ -87,6 +87,16 @@ expect_record() {
 	echo "ok $name: exit status 0"
 }
 
+# build_bench NAME [LIBS...]: bench/NAME.c built into $WORK/NAME, as scripts/bench.sh builds it.
+build_bench() {
+	local name=$1; shift
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/$name" \
+		"$ROOT/bench/$name.c" "$@" || fail "cannot build bench/$name.c"
+}
+
+# bench_checksum FILE: the checksum a bench program printed (its checksum=HEX) in FILE; empty if none.
+bench_checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
+
 # run_native NAME CMD...: the command without faultline; stdout in $WORK/NAME.native; must exit 0.
 run_native() {
 	local name=$1; shift

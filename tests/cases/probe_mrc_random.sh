@@ -13,13 +13,11 @@
 need_faultline
 
 graph=$WORK/graph_bfs
-gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$graph" \
-	"$ROOT/bench/graph_bfs.c" -lm || fail "cannot build bench/graph_bfs.c"
+build_bench graph_bfs -lm
 args=(16 32 1)
-checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
 same_checksum() {
-	local got; got=$(checksum "$WORK/$1.out")
-	[ -n "$got" ] && [ "$got" = "$(checksum "$WORK/graph.native")" ] || fail "$1: checksum '$got', natively '$(checksum "$WORK/graph.native")'"
+	local got; got=$(bench_checksum "$WORK/$1.out")
+	[ -n "$got" ] && [ "$got" = "$(bench_checksum "$WORK/graph.native")" ] || fail "$1: checksum '$got', natively '$(bench_checksum "$WORK/graph.native")'"
 	echo "ok $1: checksum $got as natively"
 }
 

@@ -18,19 +18,17 @@ need_faultline
 need_planted cyclic_scan
 
 csr=$WORK/csr_scatter
-gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$csr" \
-	"$ROOT/bench/csr_scatter.c" || fail "cannot build bench/csr_scatter.c"
+build_bench csr_scatter
 
-checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
 
 run_native csr "$csr" 14 16 2
-want=$(checksum "$WORK/csr.native")
+want=$(bench_checksum "$WORK/csr.native")
 [ -n "$want" ] || fail "no checksum in the native output"
 
 expect_record clock -L 1M -M 64M -- "$csr" 14 16 2
 expect_record fifo -L 1M -M 64M --policy fifo -- "$csr" 14 16 2
 for name in clock fifo; do
-	got=$(checksum "$WORK/$name.out")
+	got=$(bench_checksum "$WORK/$name.out")
 	[ "$got" = "$want" ] || fail "$name: checksum $got, natively $want (a lost or corrupted page)"
 	echo "ok $name: checksum $got as natively"
 done

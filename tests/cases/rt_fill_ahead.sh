@@ -98,19 +98,16 @@ grep -q '^# fill-ahead: .* pages zero-filled without a fault' "$WORK/zero-64.rep
 grep -q 'with --fill-ahead 0, .* with 64' "$WORK/diff.err" || fail "diff: no --fill-ahead warning: $(cat "$WORK/diff.err")"
 echo "ok report's header and diff's warning name the fill-ahead"
 
-for p in bigbuf extsort; do
-	gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/$p" \
-		"$ROOT/bench/$p.c" || fail "cannot build bench/$p.c"
-done
-checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
+build_bench bigbuf
+build_bench extsort
 for run in "bigbuf 2 12 256 768" "extsort 1 4 256"; do
 	read -r prog mib args <<<"$run"
 	run_native "$prog" "$WORK/$prog" $args
-	want=$(checksum "$WORK/$prog.native")
+	want=$(bench_checksum "$WORK/$prog.native")
 	[ -n "$want" ] || fail "$prog: no checksum in the native output"
 	name=$prog-ahead
 	expect_record "$name" -L "${mib}M" -M 256M --fill-ahead 64 -- "$WORK/$prog" $args
-	got=$(checksum "$WORK/$name.out")
+	got=$(bench_checksum "$WORK/$name.out")
 	[ "$got" = "$want" ] || { show_err "$name"; fail "$name: checksum '$got', natively $want"; }
 	echo "ok $name: checksum $got as natively"
 	check_stats "$name" --local $((mib * MIB)) --max $((256 * MIB))

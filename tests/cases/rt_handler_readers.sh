@@ -12,16 +12,14 @@
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 
-gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/csr" \
-	"$ROOT/bench/csr_scatter.c" || fail "cannot build bench/csr_scatter.c"
-checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
+build_bench csr_scatter
 
-run_native csr "$WORK/csr" 14 16 2
-want=$(checksum "$WORK/csr.native")
+run_native csr "$WORK/csr_scatter" 14 16 2
+want=$(bench_checksum "$WORK/csr.native")
 [ -n "$want" ] || fail "no checksum in the native output: $(cat "$WORK/csr.native")"
 
-expect_record scatter -L 1M -M 256M -c 2 -- "$WORK/csr" 14 16 2
-got=$(checksum "$WORK/scatter.out")
+expect_record scatter -L 1M -M 256M -c 2 -- "$WORK/csr_scatter" 14 16 2
+got=$(bench_checksum "$WORK/scatter.out")
 [ "$got" = "$want" ] || { show_err scatter; fail "checksum '$got', natively $want (a lost or corrupted page)"; }
 echo "ok checksum $got as natively"
 one=$(stat_of scatter readers_chose_one)

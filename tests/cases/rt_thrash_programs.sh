@@ -15,23 +15,21 @@
 need_faultline
 
 for p in bigbuf dict_sort extsort; do
-	gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/$p" \
-		"$ROOT/bench/$p.c" || fail "cannot build bench/$p.c"
+	build_bench "$p"
 done
 
-checksum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
 
 # run_program NAME LIMIT_MiB PROGRAM ARGS...: native, clock and fifo runs of PROGRAM, checked.
 run_program() {
 	local name=$1 mib=$2 prog=$3; shift 3
 	run_native "$name" "$WORK/$prog" "$@"
-	local want; want=$(checksum "$WORK/$name.native")
+	local want; want=$(bench_checksum "$WORK/$name.native")
 	[ -n "$want" ] || fail "$name: no checksum in the native output: $(cat "$WORK/$name.native")"
 	local policy run got
 	for policy in clock fifo; do
 		run=$name-$policy
 		expect_record "$run" -L "${mib}M" -M 256M --policy "$policy" -- "$WORK/$prog" "$@"
-		got=$(checksum "$WORK/$run.out")
+		got=$(bench_checksum "$WORK/$run.out")
 		[ "$got" = "$want" ] || { show_err "$run"; fail "$run: checksum '$got', natively $want (a lost or corrupted page)"; }
 		echo "ok $run: checksum $got as natively"
 		check_ge "$run: evictions" "$(stat_of "$run" evictions)" 1

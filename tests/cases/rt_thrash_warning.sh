@@ -14,10 +14,9 @@
 . "$(dirname "$0")/../lib.sh"
 need_faultline
 
-gcc -std=gnu11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I"$ROOT/inc" -I"$ROOT/bench" -pthread -o "$WORK/dict_sort" \
-	"$ROOT/bench/dict_sort.c" || fail "cannot build bench/dict_sort.c"
+build_bench dict_sort
 run_native native "$WORK/dict_sort" 30000
-want=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/native.native")
+want=$(bench_checksum "$WORK/native.native")
 [ -n "$want" ] || fail "no checksum in the native output"
 
 export FAULTLINE_THRASH_WARN_AFTER=1 FAULTLINE_THRASH_WARN_RATE=100
@@ -25,7 +24,7 @@ expect_record tight -L 1M -- "$WORK/dict_sort" 30000
 n=$(grep -c '^faultline: note: [0-9]* s in, [0-9]* refaults a second at -L 1 MiB (peak heap so far [0-9]* MiB): the program runs at the speed of its page faults' "$WORK/tight.err")
 check_eq "-L 1M: note lines" "$n" 1
 grep -q 'faultline record --mrc' "$WORK/tight.err" || fail "the note does not name record --mrc: $(cat "$WORK/tight.err")"
-got=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/tight.out")
+got=$(bench_checksum "$WORK/tight.out")
 [ "$got" = "$want" ] || fail "-L 1M: checksum '$got', natively $want"
 # its numbers: N s in, R refaults a second, so R x N refaults had happened: at most the run's total
 set -- $(sed -n 's/^faultline: note: \([0-9]*\) s in, \([0-9]*\) refaults a second.*/\1 \2/p' "$WORK/tight.err")
