@@ -16,8 +16,9 @@
 #   - tests/planted/zero_fill 32 at -L 8M (zeros written over a buffer, then read back twice): the
 #     read passes' faults (refaults + soft faults) within 1 % of the same run without
 #     --fill-ahead and filled_ahead_unused = 0: a page the program zeroed is no unused page;
-#   - report's header says how many pages were filled ahead (and says nothing without), diff warns
-#     that its two recordings were made with different --fill-ahead;
+#   - report's header says how many pages were filled ahead and how many of them were evicted
+#     unused, the numbers of stats.json (and says nothing without), record's summary line the
+#     same; diff warns that its two recordings were made with different --fill-ahead;
 #   - random writes are no forward walk: fill_gap's 2,000 random page writes into a fresh 32 MiB
 #     buffer fill nothing (the first-touch sum above would be off by thousands);
 #   - every run with the state checker (FAULTLINE_CHECK_STATES=1): no page's state disagrees with
@@ -92,7 +93,20 @@ check_le "zero-64 refaults + soft faults" "$(back zero-64)" $(( $(back zero-0) *
 for k in 0 64; do
 	"$FAULTLINE" report "$WORK/zero-$k" >"$WORK/zero-$k.report" 2>&1 || fail "report of zero-$k failed: $(cat "$WORK/zero-$k.report")"
 done
-grep -q '^# fill-ahead: .* pages zero-filled without a fault' "$WORK/zero-64.report" || fail "report: no fill-ahead line: $(head -12 "$WORK/zero-64.report")"
+# fill_counts FILE PATTERN: the two numbers (pages filled, of them evicted unused) of FILE's line
+# matching PATTERN, thousands separators dropped
+fill_counts() { grep -m1 -E "$2" "$1" | tr -d , | grep -oE '[0-9]+ (fresh )?pages zero-filled|[0-9]+ of them' | grep -oE '^[0-9]+' | tr '\n' ' '; }
+for name in zero-64 gap-64; do   # gap-64 has pages evicted unused, zero-64 none
+	"$FAULTLINE" report "$WORK/$name" >"$WORK/$name.report" 2>&1 || fail "report of $name failed: $(cat "$WORK/$name.report")"
+	want_counts="$(stat_of $name filled_ahead_pages) $(stat_of $name filled_ahead_unused) "
+	got=$(fill_counts "$WORK/$name.report" '^# fill-ahead: ')
+	[ "$got" = "$want_counts" ] || fail "$name: report's fill-ahead line says '$got', stats.json '$want_counts'"
+done
+"$FAULTLINE" record -o "$WORK/zero-sum" --force -L 8M -M "$max" --fill-ahead 64 -- "$PLANTED/zero_fill" 32 >/dev/null 2>"$WORK/zero-sum.err" ||
+	{ show_err zero-sum; fail "record of zero-sum failed"; }
+want_counts="$(stat_of zero-sum filled_ahead_pages) $(stat_of zero-sum filled_ahead_unused) "
+got=$(fill_counts "$WORK/zero-sum.err" '^  fill-ahead ')
+[ "$got" = "$want_counts" ] || fail "record's summary says '$got', stats.json '$want_counts': $(grep 'fill-ahead' "$WORK/zero-sum.err")"
 ! grep -q '^# fill-ahead:' "$WORK/zero-0.report" || fail "report: a fill-ahead line without --fill-ahead"
 "$FAULTLINE" diff "$WORK/zero-0" "$WORK/zero-64" >/dev/null 2>"$WORK/diff.err" || fail "diff failed: $(cat "$WORK/diff.err")"
 grep -q 'with --fill-ahead 0, .* with 64' "$WORK/diff.err" || fail "diff: no --fill-ahead warning: $(cat "$WORK/diff.err")"
